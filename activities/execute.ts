@@ -1,0 +1,126 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
+import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
+import type { ToolRegistry } from '../src/registry.ts';
+import { textContent } from '../src/toolResult.ts';
+import type { AgentEvent, AgentEventSink, AgentHooks, AgentToolResult } from '../src/types.ts';
+import { messageOf } from './prepare.ts';
+
+export interface ExecuteDependencies {
+  registry: ToolRegistry;
+  hooks: AgentHooks;
+  emit: AgentEventSink;
+}
+
+/**
+ * EXECUTE and FINALIZE of one tool call, as one activity: emit `toolExecutionStart`, run the tool with
+ * the activity's cancellation signal, stream partial results as heartbeats and events, then run
+ * `afterToolCall`, emit `toolExecutionEnd` and return the result message.
+ */
+export async function executeTool(
+  deps: ExecuteDependencies,
+  input: ExecuteToolInput,
+): Promise<ExecuteToolOutput> {
+  const context = Context.current();
+  const { attempt } = context.info;
+  const { conversationId, toolCallId, toolName, args } = input;
+  const tool = deps.registry.get(toolName);
+  if (!tool) {
+    return {
+      message: toolErrorMessage(
+        toolCallId,
+        toolName,
+        `Tool "${toolName}" is no longer available on this worker`,
+      ),
+      terminate: false,
+    };
+  }
+  const event = { conversationId, toolCallId, toolName, attempt };
+  deps.emit({ type: 'toolExecutionStart', ...event, args });
+
+  const onPartialResult = (partialResult: Record<string, unknown>): void => {
+    context.heartbeat(partialResult);
+    deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
+  };
+  const stopHeartbeats = heartbeatWhileRunning(context);
+  let result: AgentToolResult;
+  let isError = false;
+  try {
+    result = normalizeResult(
+      await tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+    );
+  } catch (error) {
+    if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) throw error;
+    result = failureResult(toolName, error, attempt);
+    isError = true;
+  } finally {
+    stopHeartbeats();
+  }
+
+  const after = await deps.hooks.afterToolCall?.({
+    conversationId,
+    toolCallId,
+    toolName,
+    args,
+    result,
+    isError,
+  });
+  if (after) {
+    const { isError: replacedIsError, ...replaced } = after;
+    result = { ...result, ...replaced };
+    isError = replacedIsError ?? isError;
+  }
+  deps.emit({ type: 'toolExecutionEnd', ...event, result, isError });
+  return { message: toolResultMessage(toolCallId, toolName, result, isError), terminate: result.terminate };
+}
+
+/**
+ * A tool error the model should see now: a `ToolError` (matched by name, since tool files may load
+ * their own copy of the class), a non-retryable failure, or the last allowed attempt.
+ */
+function givesUp(error: unknown, attempt: number, maximumAttempts: number): boolean {
+  if (error instanceof ApplicationFailure && error.nonRetryable) return true;
+  if (error instanceof Error && error.name === 'ToolError') return true;
+  return maximumAttempts > 0 && attempt >= maximumAttempts;
+}
+
+function failureResult(toolName: string, error: unknown, attempt: number): AgentToolResult {
+  const retried = attempt > 1 ? ` (after ${attempt} attempts)` : '';
+  return {
+    content: [textContent(`Tool "${toolName}" failed${retried}: ${messageOf(error)}`)],
+    details: { error: messageOf(error), attempt },
+    usage: null,
+    terminate: false,
+  };
+}
+
+/** Tools written by hand may leave out fields; the model and the transcript need all of them. */
+function normalizeResult(result: Partial<AgentToolResult> | undefined): AgentToolResult {
+  return {
+    content: Array.isArray(result?.content) ? result.content : [],
+    details: result?.details ?? {},
+    usage: result?.usage ?? null,
+    terminate: result?.terminate === true,
+  };
+}
+
+/** Heartbeats at a third of the heartbeat timeout, so a live but quiet tool is never taken for dead. */
+function heartbeatWhileRunning(context: Context): () => void {
+  const timeoutMs = context.info.heartbeatTimeoutMs;
+  if (!timeoutMs) return () => {};
+  const timer = setInterval(() => context.heartbeat(), Math.max(100, Math.floor(timeoutMs / 3)));
+  return () => clearInterval(timer);
+}
+
+/** Wraps a sink so that a throwing sink never fails a tool call. */
+export function safeSink(sink: AgentEventSink | undefined, log: (message: string) => void): AgentEventSink {
+  if (!sink) return () => {};
+  return (event: AgentEvent) => {
+    try {
+      sink(event);
+    } catch (error) {
+      log(`eventSink threw on ${event.type}: ${messageOf(error)}`);
+    }
+  };
+}

@@ -1,0 +1,35 @@
+import type { Client } from '@temporalio/client';
+import type { ResolvedModelSettings } from '../src/model/settings.ts';
+import type { AgentActivities } from '../src/protocol.ts';
+import type { ToolRegistry } from '../src/registry.ts';
+import type { AgentEventSink, AgentHooks } from '../src/types.ts';
+import { ArgumentValidator } from '../src/validation.ts';
+import { executeTool, safeSink } from './execute.ts';
+import { callModel, createOpenAIClient } from './model.ts';
+import { ModelContextReader } from './modelContext.ts';
+import { prepareToolCalls } from './prepare.ts';
+
+export interface AgentActivityDependencies {
+  registry: ToolRegistry;
+  model: ResolvedModelSettings;
+  hooks?: AgentHooks;
+  eventSink?: AgentEventSink;
+  /** A client on the worker's cluster: model calls read their context through a query. */
+  getClient: () => Promise<Client>;
+  log?: (message: string) => void;
+}
+
+/** The activities a conversation workflow schedules, bound to one worker's tools and model. */
+export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
+  const hooks = deps.hooks ?? {};
+  const validator = new ArgumentValidator();
+  const emit = safeSink(deps.eventSink, deps.log ?? console.warn);
+  const contexts = new ModelContextReader(deps.getClient);
+  const openai = createOpenAIClient(deps.model);
+  return {
+    callModel: (input) =>
+      callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input),
+    prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
+    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit }, input),
+  };
+}

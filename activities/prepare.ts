@@ -1,0 +1,103 @@
+import { toolErrorMessage } from '../src/messages.ts';
+import type { PreparedToolCall, PrepareToolCallsInput } from '../src/protocol.ts';
+import type { ToolRegistry } from '../src/registry.ts';
+import type { AgentHooks, AgentTool, AgentToolCall, ToolArguments } from '../src/types.ts';
+import type { ArgumentValidator } from '../src/validation.ts';
+import { resolveToolPolicy } from './policy.ts';
+import { summarizeToolCall } from './summary.ts';
+
+export interface PrepareDependencies {
+  registry: ToolRegistry;
+  validator: ArgumentValidator;
+  hooks: AgentHooks;
+}
+
+/**
+ * PREPARE for a whole batch (the seed's `prepareToolCall`): find each tool, prepare and validate its
+ * arguments, and ask `beforeToolCall`. A call that fails any step is answered here with an error
+ * result, so it never reaches an execution activity.
+ */
+export async function prepareToolCalls(
+  deps: PrepareDependencies,
+  input: PrepareToolCallsInput,
+): Promise<PreparedToolCall[]> {
+  const prepared: PreparedToolCall[] = [];
+  for (const call of input.toolCalls) prepared.push(await prepareToolCall(deps, input.conversationId, call));
+  return prepared;
+}
+
+async function prepareToolCall(
+  deps: PrepareDependencies,
+  conversationId: string,
+  call: AgentToolCall,
+): Promise<PreparedToolCall> {
+  const refuse = (text: string): PreparedToolCall => ({
+    kind: 'immediate',
+    message: toolErrorMessage(call.id, call.name, text),
+  });
+  const tool = deps.registry.get(call.name);
+  if (!tool) {
+    return refuse(
+      `Tool "${call.name}" not found. Available tools: ${deps.registry.names().join(', ') || '(none)'}`,
+    );
+  }
+  if (call.argumentsError) return refuse(call.argumentsError);
+
+  let args: ToolArguments;
+  try {
+    args = tool.prepareArguments
+      ? tool.prepareArguments(structuredClone(call.arguments))
+      : structuredClone(call.arguments);
+  } catch (error) {
+    return refuse(`prepareArguments of "${tool.name}" failed: ${messageOf(error)}`);
+  }
+
+  const invalid = validateArguments(deps.validator, tool, args);
+  if (invalid) return refuse(invalid);
+
+  try {
+    const decision = await deps.hooks.beforeToolCall?.({
+      conversationId,
+      toolCallId: call.id,
+      toolName: tool.name,
+      args,
+      tool,
+    });
+    if (decision?.block)
+      return refuse(
+        `Tool call "${tool.name}" was blocked: ${decision.reason ?? 'blocked by beforeToolCall'}`,
+      );
+  } catch (error) {
+    return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${messageOf(error)}`);
+  }
+
+  return {
+    kind: 'ready',
+    toolCallId: call.id,
+    toolName: tool.name,
+    args,
+    parallel: tool.parallelToolExecute,
+    policy: resolveToolPolicy(tool.policy),
+    summary: summarizeToolCall(tool.name, args),
+  };
+}
+
+/** The tool's own `validateRequiredArgs` when it has one, else the full JSON Schema. */
+function validateArguments(
+  validator: ArgumentValidator,
+  tool: AgentTool,
+  args: ToolArguments,
+): string | null {
+  try {
+    if (!tool.validateRequiredArgs) return validator.validate(tool.name, tool.inputSchema, args);
+    const problem = tool.validateRequiredArgs(args);
+    if (!problem) return null;
+    return `Invalid arguments for tool "${tool.name}": ${problem}\nReceived arguments: ${JSON.stringify(args)}`;
+  } catch (error) {
+    return `Could not validate the arguments of tool "${tool.name}": ${messageOf(error)}`;
+  }
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,10 @@
+import type { ToolArguments } from '../src/types.ts';
+
+const SUMMARY_LIMIT = 120;
+
+/** `getWeather(city: "Tokyo", units: "celsius")`, cut to one short line for the Temporal UI. */
+export function summarizeToolCall(toolName: string, args: ToolArguments): string {
+  const parts = Object.entries(args).map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
+  const line = `${toolName}(${parts.join(', ')})`.replace(/\s+/g, ' ');
+  return line.length <= SUMMARY_LIMIT ? line : `${line.slice(0, SUMMARY_LIMIT - 1)}…`;
+}

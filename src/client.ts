@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import {
+  endSignal,
+  postSignal,
+  promptUpdate,
+  statusQuery,
+  transcriptQuery,
+} from '../workflows/definitions.ts';
+import type { conversationWorkflow } from '../workflows/index.ts';
+import type {
+  ConversationOptions,
+  ConversationStatus,
+  ConversationSummary,
+  Message,
+  TurnResult,
+} from './types.ts';
+import { DEFAULT_TASK_QUEUE } from './worker.ts';
+
+export interface AgentClientOptions {
+  /** A Temporal client to reuse; otherwise one is made from `address` and `namespace`. */
+  client?: Client;
+  /** Default: env `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
+  address?: string;
+  /** Default: env `TEMPORAL_NAMESPACE`, else `default`. */
+  namespace?: string;
+  /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
+  taskQueue?: string;
+}
+
+export interface StartConversationOptions extends ConversationOptions {
+  /** The conversation id, which is also its workflow id. Default: `conversation-<uuid>`. */
+  id?: string;
+}
+
+/** Starts and finds conversations. Every call goes through the Temporal client. */
+export class AgentClient {
+  readonly client: Client;
+  readonly taskQueue: string;
+
+  constructor(options: AgentClientOptions = {}) {
+    this.client =
+      options.client ??
+      new Client({
+        connection: Connection.lazy({
+          address: options.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+        }),
+        namespace: options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+      });
+    this.taskQueue = options.taskQueue ?? process.env.YIEM_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  }
+
+  /** Starts a conversation workflow; fails if a conversation with that id already exists. */
+  async startConversation(options: StartConversationOptions): Promise<Conversation> {
+    const { id = `conversation-${randomUUID()}`, ...conversationOptions } = options;
+    const handle = await this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
+      workflowId: id,
+      taskQueue: this.taskQueue,
+      args: [conversationOptions],
+    });
+    return new Conversation(handle);
+  }
+
+  /** A handle on an existing conversation (no call is made until it is used). */
+  getConversation(id: string): Conversation {
+    return new Conversation(this.client.workflow.getHandle<typeof conversationWorkflow>(id));
+  }
+
+  /** Closes the connection this client opened. */
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+}
+
+/** One conversation: send messages, read its transcript and status, end it. */
+export class Conversation {
+  readonly handle: WorkflowHandle<typeof conversationWorkflow>;
+
+  constructor(handle: WorkflowHandle<typeof conversationWorkflow>) {
+    this.handle = handle;
+  }
+
+  get id(): string {
+    return this.handle.workflowId;
+  }
+
+  /** Sends a message and waits for the result of the turn that consumed it. */
+  send(text: string): Promise<TurnResult> {
+    return this.handle.executeUpdate(promptUpdate, { args: [text] });
+  }
+
+  /** Posts a message without waiting; it joins the next model call of this conversation. */
+  async post(text: string): Promise<void> {
+    await this.handle.signal(postSignal, text);
+  }
+
+  /** The transcript so far. */
+  messages(): Promise<Message[]> {
+    return this.handle.query(transcriptQuery);
+  }
+
+  status(): Promise<ConversationStatus> {
+    return this.handle.query(statusQuery);
+  }
+
+  /** Ends the conversation after its pending messages, and waits until it has ended. */
+  async end(): Promise<ConversationSummary> {
+    await this.handle.signal(endSignal);
+    return this.handle.result();
+  }
+}

@@ -1,0 +1,29 @@
+export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+export { conversationWorkflow } from '../workflows/conversation.ts';
+export {
+  endSignal,
+  modelContextQuery,
+  postSignal,
+  promptUpdate,
+  statusQuery,
+  transcriptQuery,
+} from '../workflows/definitions.ts';
+export {
+  AgentClient,
+  type AgentClientOptions,
+  Conversation,
+  type StartConversationOptions,
+} from './client.ts';
+export type { ModelSettings } from './model/settings.ts';
+export type { AgentActivities } from './protocol.ts';
+export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
+export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
+export type * from './types.ts';
+export { ArgumentValidator } from './validation.ts';
+export {
+  type AgentWorker,
+  type AgentWorkerOptions,
+  BUILTIN_TOOLS_DIR,
+  createAgentWorker,
+  DEFAULT_TASK_QUEUE,
+} from './worker.ts';

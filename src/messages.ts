@@ -1,0 +1,28 @@
+import { textContent } from './toolResult.ts';
+import type { AgentToolResult, ToolResultMessage } from './types.ts';
+
+/**
+ * A tool result message (the seed's `createToolResultMessage`). Pure, so the workflow can build one
+ * too when a tool's activity fails for good.
+ */
+export function toolResultMessage(
+  toolCallId: string,
+  toolName: string,
+  result: Pick<AgentToolResult, 'content' | 'details'>,
+  isError: boolean,
+): ToolResultMessage {
+  return {
+    role: 'toolResult',
+    toolCallId,
+    toolName,
+    content: result.content,
+    details: result.details,
+    isError,
+    timestamp: Date.now(),
+  };
+}
+
+/** An error result whose text the model reads and can act on. */
+export function toolErrorMessage(toolCallId: string, toolName: string, text: string): ToolResultMessage {
+  return toolResultMessage(toolCallId, toolName, { content: [textContent(text)], details: {} }, true);
+}

@@ -1,0 +1,33 @@
+/** Where and how the worker reaches the model. Lives on the worker only: none of it enters history. */
+export interface ModelSettings {
+  /** An OpenAI-compatible Chat Completions endpoint. Default: env `OPENAI_BASE_URL`, else OpenAI's. */
+  baseURL?: string;
+  /** Default: env `OPENAI_API_KEY`. Local endpoints that need no key get a placeholder. */
+  apiKey?: string;
+  /** Default model name: env `YIEM_MODEL`, else `gpt-4o-mini`. A conversation may override it. */
+  model?: string;
+  /** How long one HTTP request may take before it counts as a timeout (retried). Default 60 000 ms. */
+  timeoutMs?: number;
+}
+
+export interface ResolvedModelSettings {
+  baseURL: string | undefined;
+  apiKey: string;
+  model: string;
+  timeoutMs: number;
+}
+
+export const DEFAULT_MODEL = 'gpt-4o-mini';
+
+/** Fills what the caller left out from the environment. */
+export function resolveModelSettings(
+  settings: ModelSettings = {},
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedModelSettings {
+  return {
+    baseURL: settings.baseURL ?? env.OPENAI_BASE_URL,
+    apiKey: settings.apiKey ?? env.OPENAI_API_KEY ?? 'not-needed',
+    model: settings.model ?? env.YIEM_MODEL ?? DEFAULT_MODEL,
+    timeoutMs: settings.timeoutMs ?? 60_000,
+  };
+}

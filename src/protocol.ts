@@ -1,0 +1,81 @@
+/**
+ * The data that passes between the conversation workflow and its activities. Plain data only: it is
+ * recorded in Temporal history.
+ */
+import type {
+  ActivityPolicy,
+  AgentToolCall,
+  AssistantMessage,
+  Message,
+  ToolArguments,
+  ToolResultMessage,
+} from './types.ts';
+
+/**
+ * A model call carries a reference to its context, not the context: the activity reads the first
+ * `messageCount` messages from the workflow, so each message enters history once.
+ */
+export interface CallModelInput {
+  conversationId: string;
+  turn: number;
+  messageCount: number;
+  model?: string;
+}
+
+/** What the model-call activity reads from the workflow (through a query) to build the request. */
+export interface ModelContext {
+  systemPrompt: string;
+  /** Messages from the requested index on. */
+  messages: Message[];
+  /** The transcript's length when the query ran. */
+  total: number;
+}
+
+export interface PrepareToolCallsInput {
+  conversationId: string;
+  turn: number;
+  toolCalls: AgentToolCall[];
+}
+
+/** The outcome of PREPARE for one call: ready to execute, or already answered with an error. */
+export type PreparedToolCall =
+  | {
+      kind: 'ready';
+      toolCallId: string;
+      toolName: string;
+      args: ToolArguments;
+      parallel: boolean;
+      policy: ResolvedToolPolicy;
+      /** One line for the Temporal UI: the tool and its arguments. */
+      summary: string;
+    }
+  | { kind: 'immediate'; message: ToolResultMessage };
+
+/** A tool's policy with every default filled in. */
+export interface ResolvedToolPolicy {
+  startToCloseTimeout: string;
+  heartbeatTimeout: string;
+  retry: Required<NonNullable<ActivityPolicy['retry']>>;
+}
+
+export interface ExecuteToolInput {
+  conversationId: string;
+  turn: number;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  /** The attempt on which a thrown error becomes an error result instead of a retry. */
+  maximumAttempts: number;
+}
+
+export interface ExecuteToolOutput {
+  message: ToolResultMessage;
+  terminate: boolean;
+}
+
+/** The activities the conversation workflow schedules, by name. */
+export interface AgentActivities {
+  callModel(input: CallModelInput): Promise<AssistantMessage>;
+  prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
+  executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+}

@@ -1,0 +1,121 @@
+import { readdir } from 'node:fs/promises';
+import { extname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentTool, ToolInfo, ToolLoadContext, ToolModule } from './types.ts';
+
+const TOOL_FILE_EXTENSIONS = new Set(['.ts', '.js', '.mts', '.mjs']);
+
+/** Where a registered tool came from, for error messages about duplicates. */
+interface RegisteredTool {
+  tool: AgentTool;
+  source: string;
+}
+
+/** The tools one worker can run, by name, in registration order. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, RegisteredTool>();
+
+  /** What tool files' `getTool(context)` receive. */
+  readonly context: ToolLoadContext = { listTools: () => this.list() };
+
+  /**
+   * Adds one tool. A name that is already registered is an error naming both sources, so two tools
+   * can never shadow each other silently.
+   */
+  registerTool(tool: AgentTool, source = 'registerTool()'): void {
+    assertToolShape(tool, source);
+    const existing = this.#tools.get(tool.name);
+    if (existing) {
+      throw new Error(
+        `Duplicate tool name "${tool.name}": registered by ${existing.source} and again by ${source}`,
+      );
+    }
+    this.#tools.set(tool.name, { tool, source });
+  }
+
+  /** Loads every tool file in `dir` in alphabetical order and registers each; returns the new tools. */
+  async loadTools(dir: string): Promise<AgentTool[]> {
+    const loaded: AgentTool[] = [];
+    for (const file of await listToolFiles(dir)) {
+      const tool = await importTool(file, this.context);
+      this.registerTool(tool, file);
+      loaded.push(tool);
+    }
+    return loaded;
+  }
+
+  get(name: string): AgentTool | undefined {
+    return this.#tools.get(name)?.tool;
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  tools(): AgentTool[] {
+    return [...this.#tools.values()].map((entry) => entry.tool);
+  }
+
+  list(): ToolInfo[] {
+    return this.tools().map(({ name, label, description }) => ({ name, label, description }));
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+}
+
+/** Loads the tool files of `dir` (the seed's `loadTools("src/tools")`) into a fresh registry. */
+export async function loadTools(dir: string): Promise<AgentTool[]> {
+  return new ToolRegistry().loadTools(dir);
+}
+
+/** The tool files of a directory, sorted by name so registration order is deterministic. */
+export async function listToolFiles(dir: string): Promise<string[]> {
+  const absolute = resolve(dir);
+  const entries = await readdir(absolute, { withFileTypes: true });
+  return entries
+    .filter((entry) => entry.isFile() && isToolFileName(entry.name))
+    .map((entry) => entry.name)
+    .sort()
+    .map((name) => join(absolute, name));
+}
+
+function isToolFileName(name: string): boolean {
+  return TOOL_FILE_EXTENSIONS.has(extname(name)) && !name.endsWith('.d.ts') && !name.includes('.test.');
+}
+
+async function importTool(file: string, context: ToolLoadContext): Promise<AgentTool> {
+  const module = (await importModule(file)) as Partial<ToolModule>;
+  if (typeof module.getTool !== 'function') {
+    throw new Error(`Tool file ${file} does not export a getTool() function`);
+  }
+  return module.getTool(context);
+}
+
+/**
+ * TypeScript tool files go through tsx so that a worker started from plain JavaScript can still load
+ * them; every call yields a fresh module, which is what reloading a changed tool needs.
+ */
+async function importModule(file: string): Promise<unknown> {
+  if (file.endsWith('.ts') || file.endsWith('.mts')) {
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(pathToFileURL(file).href, import.meta.url);
+  }
+  return import(pathToFileURL(file).href);
+}
+
+function assertToolShape(tool: AgentTool, source: string): void {
+  const missing = (['name', 'label', 'description'] as const).filter(
+    (field) => typeof tool?.[field] !== 'string' || tool[field] === '',
+  );
+  if (missing.length > 0) throw new Error(`Tool from ${source} lacks ${missing.join(', ')}`);
+  if (typeof tool.execute !== 'function')
+    throw new Error(`Tool "${tool.name}" from ${source} has no execute()`);
+  if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
+    throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
+  }
+  if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name)) {
+    throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
+  }
+}

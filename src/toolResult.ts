@@ -1,0 +1,24 @@
+import type { AgentToolResult, TextContent } from './types.ts';
+
+/** A text block (the seed's `textContent`). */
+export function textContent(text: string): TextContent {
+  return { type: 'text', text };
+}
+
+/** A plain text result with no details, usage or termination: the common case. */
+export function textResult(text: string, details: Record<string, unknown> = {}): AgentToolResult {
+  return { content: [textContent(text)], details, usage: null, terminate: false };
+}
+
+/**
+ * A failure the model should see at once, without retries: bad input the schema could not catch, a
+ * missing record, a refused request. Any other error a tool throws is retried per its policy first.
+ */
+export class ToolError extends Error {
+  override name = 'ToolError';
+}
+
+/** The text of a result's content blocks, joined by newlines. */
+export function resultText(content: readonly TextContent[]): string {
+  return content.map((block) => block.text).join('\n');
+}

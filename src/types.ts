@@ -1,0 +1,291 @@
+/**
+ * The public contract of yiem-agent: tools, their results, hooks, events and transcript messages.
+ *
+ * The tool contract is the YiemAgent seed's (`agentTool`, `agentToolResult`, `textContent`), in
+ * TypeScript. Types used inside workflow code must stay plain data (no functions, no classes) so that
+ * they serialise into Temporal history unchanged.
+ */
+
+/** A JSON Schema (MCP format) describing a tool's arguments. */
+export type JsonSchema = Record<string, unknown>;
+
+/** Plain JSON-like arguments a tool receives after preparation and validation. */
+export type ToolArguments = Record<string, unknown>;
+
+/** A block of text in a tool result or a message. */
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+/** Token accounting reported by a model or a tool that spends tokens itself. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** What a tool's `execute` returns (the seed's `agentToolResult`). */
+export interface AgentToolResult {
+  /** What the model reads as the tool result. */
+  content: TextContent[];
+  /** Structured data for the application and the UI; the model never sees it. */
+  details: Record<string, unknown>;
+  /** Tokens the tool spent, if it called a model itself. */
+  usage: Usage | null;
+  /** When true the turn ends after the current batch of tool calls, without another model call. */
+  terminate: boolean;
+}
+
+/**
+ * Streams progress while a tool runs. Each call heartbeats the tool's activity and reaches the
+ * worker's event sink as a `toolExecutionUpdate` event. The value must be JSON-serialisable.
+ */
+export type OnPartialResult = (partial: Record<string, unknown>) => void;
+
+/**
+ * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
+ *
+ * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
+ *   another worker, so a tool with side effects can use it as an idempotency key.
+ * - `args` have been prepared and validated (JSON Schema defaults applied).
+ * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
+ * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
+ *   tool's retry policy and reaches the model as an error result when retries run out.
+ */
+export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
+  toolCallId: string,
+  args: TArgs,
+  signal: AbortSignal | undefined,
+  onPartialResult: OnPartialResult,
+) => AgentToolResult | Promise<AgentToolResult>;
+
+/** How an activity is timed and retried. Durations are Temporal duration strings (`'30 seconds'`). */
+export interface ActivityPolicy {
+  /** Longest a single attempt may run. Default `'5 minutes'`. */
+  startToCloseTimeout?: string;
+  /** A live tool heartbeats at least this often; a dead worker is noticed within it. Default `'30 seconds'`. */
+  heartbeatTimeout?: string;
+  /** Retries for thrown errors and lost workers. Defaults: 3 attempts, 1 s first interval, doubling. */
+  retry?: {
+    maximumAttempts?: number;
+    initialInterval?: string;
+    backoffCoefficient?: number;
+    maximumInterval?: string;
+  };
+}
+
+/** A tool the agent can call (the seed's `agentTool`). */
+export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
+  /** Unique identifier the model calls it by, e.g. `getWeather`. */
+  name: string;
+  /** Human-readable name, e.g. `Weather Lookup`. */
+  label: string;
+  /** What the tool does; shown to the model. */
+  description: string;
+  /** JSON Schema of the arguments; validated in full by ajv unless `validateRequiredArgs` is given. */
+  inputSchema: JsonSchema;
+  execute: ToolExecute<TArgs>;
+  /**
+   * Transforms raw arguments before validation (e.g. renames a legacy field). Must be synchronous and
+   * pure; a throw becomes an error result to the model.
+   */
+  prepareArguments?: (args: ToolArguments) => ToolArguments;
+  /**
+   * Replaces the default JSON Schema validation. Return `null`/`undefined` to pass, or an error
+   * message that goes back to the model so it can retry with corrected arguments.
+   */
+  validateRequiredArgs?: (args: ToolArguments) => string | null | undefined;
+  /** Whether this tool may run concurrently with others in parallel mode. */
+  parallelToolExecute: boolean;
+  /** Timeouts and retries of this tool's activity. */
+  policy?: ActivityPolicy;
+}
+
+/** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
+export interface ToolLoadContext {
+  /** Every registered tool, in registration order, at the time of the call. */
+  listTools(): ToolInfo[];
+}
+
+/** The shape of a tool module: a `getTool()` export, as in the seed. */
+export interface ToolModule {
+  getTool(context: ToolLoadContext): AgentTool | Promise<AgentTool>;
+}
+
+/** Name, label and description of a tool: what `listTools` and clients show. */
+export interface ToolInfo {
+  name: string;
+  label: string;
+  description: string;
+}
+
+/** One tool call the model asked for (the seed's `agentToolCall`). */
+export interface AgentToolCall {
+  type: 'function';
+  id: string;
+  name: string;
+  /** Parsed arguments; `{}` when they could not be parsed. */
+  arguments: ToolArguments;
+  /** Why the arguments could not be parsed, with the raw text; PREPARE turns it into an error result. */
+  argumentsError?: string;
+}
+
+/** How the tool calls of one model reply are scheduled. */
+export type ToolExecutionMode = 'sequential' | 'parallel';
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+  timestamp: number;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  /** The reply text; empty when the model only called tools. */
+  content: string;
+  toolCalls: AgentToolCall[];
+  model: string;
+  usage: Usage | null;
+  stopReason: 'stop' | 'toolCalls' | 'length' | 'other';
+  timestamp: number;
+}
+
+export interface ToolResultMessage {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: TextContent[];
+  details: Record<string, unknown>;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** One entry of a conversation's transcript. The transcript is append-only. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** Passed to `beforeToolCall` once a call has been found and its arguments validated. */
+export interface BeforeToolCallContext {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  tool: AgentTool;
+}
+
+/** Returning `{ block: true, reason }` stops the call; the reason goes back to the model. */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+}
+
+/** Passed to `afterToolCall` once `execute` has returned or thrown. */
+export interface AfterToolCallContext {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** Fields `afterToolCall` may replace in the result the model receives. */
+export type AfterToolCallResult = Partial<AgentToolResult> & { isError?: boolean };
+
+/**
+ * Worker-side hooks around every tool call. They run inside activities, so they may do I/O; they
+ * must not depend on running on a particular worker.
+ */
+export interface AgentHooks {
+  /**
+   * Runs in PREPARE, after validation and before any execution is scheduled. Return `{ block: true }`
+   * to stop the call: it then never reaches `execute` and emits no `toolExecutionStart`.
+   */
+  beforeToolCall?: (
+    context: BeforeToolCallContext,
+  ) => BeforeToolCallResult | undefined | Promise<BeforeToolCallResult | undefined>;
+  /**
+   * Runs in FINALIZE, after `execute`. Whatever it returns replaces the matching fields of the result
+   * (content, details, usage, terminate, isError).
+   */
+  afterToolCall?: (
+    context: AfterToolCallContext,
+  ) => AfterToolCallResult | undefined | Promise<AfterToolCallResult | undefined>;
+}
+
+/** Events a worker reports to its `eventSink` while tools run. */
+export type AgentEvent =
+  | {
+      type: 'toolExecutionStart';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      args: ToolArguments;
+      attempt: number;
+    }
+  | {
+      type: 'toolExecutionUpdate';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      partialResult: Record<string, unknown>;
+      attempt: number;
+    }
+  | {
+      type: 'toolExecutionEnd';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      result: AgentToolResult;
+      isError: boolean;
+      attempt: number;
+    };
+
+/**
+ * Receives every event on the worker that produced it. It must not throw and should return quickly;
+ * an error it throws is logged and ignored so that a broken sink never fails a tool call.
+ */
+export type AgentEventSink = (event: AgentEvent) => void;
+
+/** How a turn ended. */
+export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached';
+
+/** The outcome of one turn: what `prompt` returns to the caller. */
+export interface TurnResult {
+  turn: number;
+  status: TurnStatus;
+  /** The final assistant text, or the tool results' text when a tool terminated the turn. */
+  reply: string;
+  /** Why the turn failed or stopped early, in words a user can act on. */
+  error?: string;
+}
+
+/** What a client sees of a conversation without reading the transcript. */
+export interface ConversationStatus {
+  state: 'idle' | 'running' | 'ended';
+  turn: number;
+  messageCount: number;
+  pendingMessages: number;
+  toolExecution: ToolExecutionMode;
+  lastTurn: TurnResult | null;
+}
+
+/** The input a conversation workflow starts with. */
+export interface ConversationOptions {
+  systemPrompt: string;
+  toolExecution?: ToolExecutionMode;
+  /** Overrides the worker's default model name for this conversation. */
+  model?: string;
+  /** Model calls allowed in one turn before it stops with `limitReached`. Default 25. */
+  maxModelCallsPerTurn?: number;
+  /** Largest user message accepted, in bytes (UTF-8). Default 100 000. */
+  maxMessageBytes?: number;
+  /** Timeouts and retries of model calls. Defaults: 2 minutes a call, 5 attempts from 1 s, doubling. */
+  modelPolicy?: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+}
+
+/** What the conversation workflow returns when it ends. */
+export interface ConversationSummary {
+  turns: number;
+  messageCount: number;
+}

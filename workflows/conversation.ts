@@ -1,0 +1,115 @@
+import { allHandlersFinished, condition, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import type {
+  ConversationOptions,
+  ConversationStatus,
+  ConversationSummary,
+  Message,
+  TurnResult,
+} from '../src/types.ts';
+import {
+  endSignal,
+  modelContextQuery,
+  postSignal,
+  promptUpdate,
+  statusQuery,
+  transcriptQuery,
+} from './definitions.ts';
+import { resolveConversationSettings, userTextProblem } from './settings.ts';
+import { runTurn } from './turn.ts';
+
+interface PendingMessage {
+  id: number;
+  text: string;
+  timestamp: number;
+}
+
+/**
+ * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
+ * which waits for its turn's result) or Signal (`post`); each turn drains every pending message.
+ */
+export async function conversationWorkflow(options: ConversationOptions): Promise<ConversationSummary> {
+  const settings = resolveConversationSettings(options);
+  const conversationId = workflowInfo().workflowId;
+  const messages: Message[] = [];
+  const pending: PendingMessage[] = [];
+  const resultsByMessage = new Map<number, TurnResult>();
+  let nextMessageId = 0;
+  let turn = 0;
+  let running = false;
+  let ending = false;
+  let lastTurn: TurnResult | null = null;
+
+  const enqueue = (text: string): number => {
+    const id = nextMessageId++;
+    pending.push({ id, text, timestamp: Date.now() });
+    return id;
+  };
+
+  setHandler(
+    promptUpdate,
+    async (text) => {
+      const id = enqueue(text);
+      await condition(() => resultsByMessage.has(id));
+      const result = resultsByMessage.get(id) as TurnResult;
+      resultsByMessage.delete(id);
+      return result;
+    },
+    {
+      validator: (text) => {
+        if (ending) throw new Error('This conversation has ended; start a new one');
+        const problem = userTextProblem(text, settings.maxMessageBytes);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(postSignal, (text) => {
+    const problem = ending ? 'the conversation has ended' : userTextProblem(text, settings.maxMessageBytes);
+    if (problem) log.warn('Ignored a posted message', { problem });
+    else enqueue(text);
+  });
+  setHandler(endSignal, () => {
+    ending = true;
+  });
+  setHandler(transcriptQuery, () => messages);
+  setHandler(
+    statusQuery,
+    (): ConversationStatus => ({
+      state: running ? 'running' : ending && pending.length === 0 ? 'ended' : 'idle',
+      turn,
+      messageCount: messages.length,
+      pendingMessages: pending.length,
+      toolExecution: settings.toolExecution,
+      lastTurn,
+    }),
+  );
+  setHandler(modelContextQuery, (fromIndex) => ({
+    systemPrompt: settings.systemPrompt,
+    messages: messages.slice(fromIndex),
+    total: messages.length,
+  }));
+
+  for (;;) {
+    await condition(() => pending.length > 0 || ending);
+    if (pending.length === 0) break;
+    turn += 1;
+    running = true;
+    const consumed: number[] = [];
+    const result = await runTurn({
+      conversationId,
+      turn,
+      settings,
+      messages,
+      drainPending: () => {
+        for (const message of pending.splice(0)) {
+          consumed.push(message.id);
+          messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
+        }
+      },
+    });
+    running = false;
+    lastTurn = result;
+    for (const id of consumed) resultsByMessage.set(id, result);
+  }
+  await condition(allHandlersFinished);
+  return { turns: turn, messageCount: messages.length };
+}

@@ -1,0 +1,25 @@
+/**
+ * The conversation workflow's public messages. Exported from the package so that the plain Temporal
+ * client can talk to a conversation as well as `AgentClient` does.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ModelContext } from '../src/protocol.ts';
+import type { ConversationStatus, Message, TurnResult } from '../src/types.ts';
+
+/** Sends a user message and resolves with the result of the turn that consumed it. */
+export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
+
+/** Posts a user message without waiting; it joins the next model call. */
+export const postSignal = defineSignal<[text: string]>('post');
+
+/** Ends the conversation once the running turn and pending messages are done. */
+export const endSignal = defineSignal('end');
+
+/** The whole transcript. */
+export const transcriptQuery = defineQuery<Message[]>('transcript');
+
+/** State, turn number and the last turn's result. */
+export const statusQuery = defineQuery<ConversationStatus>('status');
+
+/** The system prompt and the messages from an index on: how model calls read their context. */
+export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number]>('modelContext');

@@ -1,0 +1,1 @@
+export { conversationWorkflow } from './conversation.ts';

@@ -1,0 +1,40 @@
+import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from '../src/types.ts';
+
+/** A conversation's options with every default filled in. */
+export interface ConversationSettings {
+  systemPrompt: string;
+  toolExecution: ToolExecutionMode;
+  model: string | undefined;
+  maxModelCallsPerTurn: number;
+  maxMessageBytes: number;
+  modelPolicy: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+}
+
+export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
+  return {
+    systemPrompt: options.systemPrompt ?? '',
+    toolExecution: options.toolExecution ?? 'parallel',
+    model: options.model,
+    maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
+    maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    modelPolicy: {
+      startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
+      retry: {
+        maximumAttempts: 5,
+        initialInterval: '1 second',
+        backoffCoefficient: 2,
+        maximumInterval: '30 seconds',
+        ...options.modelPolicy?.retry,
+      },
+    },
+  };
+}
+
+/** Why a user message cannot be accepted, or `null` when it can. */
+export function userTextProblem(text: unknown, maxBytes: number): string | null {
+  if (typeof text !== 'string') return 'A message must be a string';
+  if (text.trim() === '') return 'A message must not be empty';
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
+  return null;
+}

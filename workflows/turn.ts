@@ -1,0 +1,173 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  proxyActivities,
+  proxyLocalActivities,
+  TimeoutFailure,
+} from '@temporalio/workflow';
+import { toolErrorMessage } from '../src/messages.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
+import { resultText } from '../src/toolResult.ts';
+import type {
+  AgentToolCall,
+  AssistantMessage,
+  Message,
+  ToolResultMessage,
+  TurnResult,
+} from '../src/types.ts';
+import type { ConversationSettings } from './settings.ts';
+import { planExecutionGroups } from './toolBatch.ts';
+
+const { prepareToolCalls } = proxyLocalActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
+
+/** What one turn needs from its conversation. */
+export interface TurnContext {
+  conversationId: string;
+  turn: number;
+  settings: ConversationSettings;
+  /** The transcript; the turn appends to it. */
+  messages: Message[];
+  /** Moves pending user messages into the transcript (the seed's inputChannel drain). */
+  drainPending(): void;
+}
+
+/**
+ * One turn of the agent loop (the seed's `_process_message`): drain pending messages, call the
+ * model, run its tool calls, and repeat until the model answers without tools, a tool terminates the
+ * batch, the model call limit is reached, or the model call fails for good.
+ */
+export async function runTurn(context: TurnContext): Promise<TurnResult> {
+  const { turn, settings, messages } = context;
+  const callModel = modelActivity(context);
+  for (let modelCalls = 0; ; modelCalls++) {
+    context.drainPending();
+    if (modelCalls >= settings.maxModelCallsPerTurn) {
+      return {
+        turn,
+        status: 'limitReached',
+        reply: '',
+        error: `Stopped after ${settings.maxModelCallsPerTurn} model calls in one turn without a final answer. Send another message to let the agent continue.`,
+      };
+    }
+    let assistant: AssistantMessage;
+    try {
+      assistant = await callModel({
+        conversationId: context.conversationId,
+        turn,
+        messageCount: messages.length,
+        ...(settings.model ? { model: settings.model } : {}),
+      });
+    } catch (error) {
+      return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
+    }
+    messages.push(assistant);
+    if (assistant.toolCalls.length === 0) return { turn, status: 'completed', reply: assistant.content };
+
+    const batch = await runToolCalls(context, assistant.toolCalls);
+    messages.push(...batch.results);
+    if (batch.terminate) {
+      return {
+        turn,
+        status: 'terminated',
+        reply: batch.results.map((result) => resultText(result.content)).join('\n'),
+      };
+    }
+  }
+}
+
+function modelActivity(context: TurnContext): AgentActivities['callModel'] {
+  const { modelPolicy, model } = context.settings;
+  return proxyActivities<AgentActivities>({
+    startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
+    ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
+    summary: `model ${model ?? '(worker default)'} · turn ${context.turn}`,
+  }).callModel;
+}
+
+/**
+ * PREPARE the batch in one local activity, then EXECUTE the ready calls group by group. Results are
+ * returned in the order the model asked for them, whatever order they finished in.
+ */
+async function runToolCalls(
+  context: TurnContext,
+  toolCalls: AgentToolCall[],
+): Promise<{ results: ToolResultMessage[]; terminate: boolean }> {
+  const prepared = await prepareToolCalls({
+    conversationId: context.conversationId,
+    turn: context.turn,
+    toolCalls,
+  });
+  const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
+    call.kind === 'immediate' ? call.message : undefined,
+  );
+  let terminate = false;
+  const activityIds = new Set<string>();
+  for (const group of planExecutionGroups(prepared, context.settings.toolExecution)) {
+    await Promise.all(
+      group.map(async (index) => {
+        const call = prepared[index];
+        if (call?.kind !== 'ready') return;
+        const outcome = await executeToolCall(
+          context,
+          call,
+          uniqueActivityId(activityIds, context.turn, call.toolCallId),
+        );
+        results[index] = outcome.message;
+        terminate ||= outcome.terminate;
+      }),
+    );
+  }
+  return {
+    results: results.filter((result): result is ToolResultMessage => result !== undefined),
+    terminate,
+  };
+}
+
+async function executeToolCall(
+  context: TurnContext,
+  call: Extract<PreparedToolCall, { kind: 'ready' }>,
+  activityId: string,
+): Promise<{ message: ToolResultMessage; terminate: boolean }> {
+  const { executeTool } = proxyActivities<AgentActivities>({
+    activityId,
+    summary: call.summary,
+    startToCloseTimeout: call.policy.startToCloseTimeout,
+    heartbeatTimeout: call.policy.heartbeatTimeout,
+    retry: call.policy.retry,
+  });
+  try {
+    return await executeTool({
+      conversationId: context.conversationId,
+      turn: context.turn,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+      maximumAttempts: call.policy.retry.maximumAttempts,
+    });
+  } catch (error) {
+    // The activity failed for good (lost workers, timeouts): the model still gets a result.
+    const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
+    return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
+  }
+}
+
+/** Activity ids derive from the tool call id; a model that repeats an id still gets unique ones. */
+function uniqueActivityId(taken: Set<string>, turn: number, toolCallId: string): string {
+  const base = `tool-${turn}-${toolCallId}`;
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+  taken.add(id);
+  return id;
+}
+
+/** The innermost cause's message: what actually went wrong, not the activity wrapper. */
+function failureMessage(error: unknown): string {
+  let cause: unknown = error;
+  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
+  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
+  return String(cause);
+}
