@@ -1,0 +1,85 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textContent, textResult } from '../../src/toolResult.ts';
+import type { AgentTool } from '../../src/types.ts';
+import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+
+const lookup: AgentTool = {
+  name: 'lookup',
+  label: 'Lookup',
+  description: 'Looks a key up',
+  inputSchema: { type: 'object', properties: { key: { type: 'string' } }, required: ['key'] },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(`value of ${String(args.key)}`),
+};
+const serial: AgentTool = { ...lookup, name: 'serial', parallelToolExecute: false };
+const stop: AgentTool = {
+  ...lookup,
+  name: 'stop',
+  execute: () => ({ content: [textContent('stopped')], details: {}, usage: null, terminate: true }),
+};
+
+async function replay(name: string, history: unknown): Promise<void> {
+  await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, name);
+}
+
+/**
+ * Recorded conversations must replay against today's workflow code: a change that would break
+ * running conversations fails here. `YIEM_RECORD_HISTORIES=1` re-records the fixtures.
+ */
+describe('replaying recorded conversation histories', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [lookup, serial, stop] });
+  });
+  afterAll(async () => agent?.close());
+
+  it('replays every committed history fixture', async () => {
+    const files = (await readdir(FIXTURES)).filter((file) => file.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const history = JSON.parse(await readFile(`${FIXTURES}${file}`, 'utf8'));
+      await expect(replay(file, history), file).resolves.toBeUndefined();
+    }
+  });
+
+  it('replays a fresh conversation that uses every path of the loop', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'p1', name: 'lookup', arguments: { key: 'a' } },
+          { id: 'p2', name: 'lookup', arguments: { key: 'b' } },
+          { id: 's1', name: 'serial', arguments: { key: 'c' } },
+          { id: 'bad', name: 'lookup', arguments: {} },
+          { id: 'missing', name: 'nothing', arguments: {} },
+        ],
+      },
+      { kind: 'text', text: 'first answer' },
+      { kind: 'error', status: 400, message: 'bad request' },
+      { kind: 'toolCalls', toolCalls: [{ id: 't1', name: 'stop', arguments: { key: 'x' } }] },
+    );
+    const conversation = await agent.client.startConversation({
+      id: `replay-${Date.now()}`,
+      systemPrompt: 'Replay me.',
+      toolExecution: 'parallel',
+    });
+    expect((await conversation.send('one')).status).toBe('completed');
+    expect((await conversation.send('two')).status).toBe('failed');
+    await conversation.post('three');
+    await expect
+      .poll(async () => (await conversation.status()).lastTurn?.status, { timeout: 10_000 })
+      .toBe('terminated');
+    await conversation.end();
+    const history = await conversation.handle.fetchHistory();
+    await replay(conversation.id, history);
+    if (process.env.YIEM_RECORD_HISTORIES === '1') {
+      await writeFile(`${FIXTURES}conversation-all-paths.json`, historyToJSON(history));
+    }
+  });
+});

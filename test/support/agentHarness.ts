@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { AgentClient } from '../../src/client.ts';
+import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
+import type { AgentEvent, AgentHooks, AgentTool } from '../../src/types.ts';
+import { type AgentWorker, createAgentWorker } from '../../src/worker.ts';
+
+let bundle: Promise<{ code: string }> | undefined;
+let runtimeInstalled = false;
+
+/** Worker INFO lines drown test output; warnings and errors still show. */
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
+/** The workflow bundle, built once per test file process. */
+export function workflowBundle(): Promise<{ code: string }> {
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
+    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+  });
+  return bundle;
+}
+
+export interface TestAgentOptions {
+  tools?: AgentTool[];
+  builtinTools?: boolean;
+  hooks?: AgentHooks;
+  toolsDir?: string;
+  /** How long one model HTTP request may take. Default 5 s. */
+  modelTimeoutMs?: number;
+}
+
+/** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
+export interface TestAgent {
+  address: string;
+  taskQueue: string;
+  model: ScriptedModel;
+  worker: AgentWorker;
+  client: AgentClient;
+  /** Every event the worker's sink received, in order. */
+  events: AgentEvent[];
+  close(): Promise<void>;
+}
+
+export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
+  quietRuntime();
+  const address = inject('temporalAddress');
+  const taskQueue = `test-${randomUUID()}`;
+  const model = await startScriptedModel();
+  const events: AgentEvent[] = [];
+  const worker = await createAgentWorker({
+    address,
+    taskQueue,
+    tools: options.tools ?? [],
+    builtinTools: options.builtinTools ?? false,
+    ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+    model: {
+      baseURL: model.baseURL,
+      apiKey: 'test-key-never-in-history',
+      model: 'scripted',
+      timeoutMs: options.modelTimeoutMs ?? 5_000,
+    },
+    eventSink: (event) => events.push(event),
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  const client = new AgentClient({ address, taskQueue });
+  return {
+    address,
+    taskQueue,
+    model,
+    worker,
+    client,
+    events,
+    async close() {
+      await worker.shutdown();
+      await running;
+      await client.close();
+      await model.close();
+    },
+  };
+}
+
+/** Fast model retries so tests of provider errors finish in seconds. */
+export const FAST_MODEL_RETRY = {
+  retry: { initialInterval: '50 milliseconds', maximumInterval: '200 milliseconds', maximumAttempts: 3 },
+};
