@@ -7,7 +7,7 @@ import { scheduledActivities } from '../support/history.ts';
 /** Every argument set `execute` received, by tool name: proves what did and did not run. */
 const executed: Record<string, ToolArguments[]> = {};
 const record = (name: string, args: ToolArguments): void => {
-  (executed[name] ??= []).push(args);
+  executed[name] = [...(executed[name] ?? []), args];
 };
 
 const bookTable: AgentTool = {
