@@ -6,5 +6,6 @@ const SUMMARY_LIMIT = 120;
 export function summarizeToolCall(toolName: string, args: ToolArguments): string {
   const parts = Object.entries(args).map(([key, value]) => `${key}: ${JSON.stringify(value)}`);
   const line = `${toolName}(${parts.join(', ')})`.replace(/\s+/g, ' ');
-  return line.length <= SUMMARY_LIMIT ? line : `${line.slice(0, SUMMARY_LIMIT - 1)}…`;
+  const characters = [...line];
+  return characters.length <= SUMMARY_LIMIT ? line : `${characters.slice(0, SUMMARY_LIMIT - 1).join('')}…`;
 }

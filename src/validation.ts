@@ -38,6 +38,8 @@ export class ArgumentValidator {
 
   /** Whether `schema` is a valid JSON Schema by ajv's meta-schema; returns the errors when not. */
   checkSchema(schema: unknown): string | null {
+    // ajv reads `$schema` off its argument before validating it.
+    if (schema === null || schema === undefined) return 'A schema must be a JSON object, not null';
     if (this.#ajv.validateSchema(schema as JsonSchema)) return null;
     return (this.#ajv.errors ?? []).map(describeError).join('\n');
   }

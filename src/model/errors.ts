@@ -42,8 +42,8 @@ function providerMessage(error: APIError): string {
 
 /** Retry-After in seconds or as an HTTP date, as milliseconds from now. */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
-  const milliseconds = headers?.get('retry-after-ms');
-  if (milliseconds) return Math.max(0, Number(milliseconds));
+  const milliseconds = Number(headers?.get('retry-after-ms') ?? Number.NaN);
+  if (Number.isFinite(milliseconds)) return Math.max(0, milliseconds);
   const value = headers?.get('retry-after');
   if (!value) return undefined;
   const seconds = Number(value);

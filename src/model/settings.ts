@@ -24,10 +24,12 @@ export function resolveModelSettings(
   settings: ModelSettings = {},
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedModelSettings {
+  // An empty variable (`OPENAI_API_KEY=` in a .env file, a compose pass-through) counts as unset.
+  const fromEnv = (name: string): string | undefined => env[name] || undefined;
   return {
-    baseURL: settings.baseURL ?? env.OPENAI_BASE_URL,
-    apiKey: settings.apiKey ?? env.OPENAI_API_KEY ?? 'not-needed',
-    model: settings.model ?? env.YIEM_MODEL ?? DEFAULT_MODEL,
+    baseURL: settings.baseURL ?? fromEnv('OPENAI_BASE_URL'),
+    apiKey: settings.apiKey ?? fromEnv('OPENAI_API_KEY') ?? 'not-needed',
+    model: settings.model ?? fromEnv('YIEM_MODEL') ?? DEFAULT_MODEL,
     timeoutMs: settings.timeoutMs ?? 60_000,
   };
 }

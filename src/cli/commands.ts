@@ -1,0 +1,172 @@
+import { AgentClient } from '../client.ts';
+import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
+import type { ToolExecutionMode } from '../types.ts';
+import { createAgentWorker } from '../worker.ts';
+import { runChat } from './chat.ts';
+import { type ConnectionFlags, connectionConfig, conversationUiUrl, defaultUiUrl } from './config.ts';
+import { startDemoModel } from './demoModel.ts';
+import { formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+
+export interface ServerFlags {
+  dataDir?: string;
+  port: string;
+  uiPort?: string;
+  headless?: boolean;
+}
+
+export interface WorkerFlags extends ConnectionFlags {
+  toolsDir?: string[];
+  builtinTools: boolean;
+}
+
+export interface ChatFlags extends ConnectionFlags {
+  id?: string;
+  system: string;
+  mode: ToolExecutionMode;
+}
+
+export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant. Use the tools when they help.';
+
+/** `yiem server`: the embedded Temporal dev server, until Ctrl-C. */
+export async function serverCommand(flags: ServerFlags): Promise<void> {
+  const server = await startServer(flags);
+  console.log(`Temporal dev server at ${server.address} (Web UI ${server.uiUrl}, data in ${server.dbFile})`);
+  console.log('Press Ctrl-C to stop.');
+  await untilInterrupted();
+  await server.stop();
+}
+
+/** `yiem worker`: runs conversations and their tools, until Ctrl-C. */
+export async function workerCommand(flags: WorkerFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  await waitForServer(config.address, 5_000).catch(() => {
+    throw new Error(unreachable(config.address));
+  });
+  const agent = await createAgentWorker({
+    ...config,
+    builtinTools: flags.builtinTools,
+    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
+  });
+  console.log(`Worker on task queue ${agent.taskQueue} with tools: ${agent.registry.names().join(', ')}`);
+  const stopping = untilInterrupted().then(() => agent.shutdown());
+  await agent.run();
+  await stopping;
+}
+
+/** `yiem dev`: server, worker and chat in one process; the way to try yiem on one machine. */
+export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: string[] }): Promise<void> {
+  const config = connectionConfig(flags);
+  const reused = await waitForServer(config.address, 500).then(
+    () => true,
+    () => false,
+  );
+  const server: DevServer | undefined = reused ? undefined : await startServer(flags);
+  const address = server?.address ?? config.address;
+  const demo = process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY ? undefined : await startDemoModel();
+  if (demo) {
+    console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
+  }
+  const agent = await createAgentWorker({
+    address,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
+    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    eventSink: (event) => console.log(formatToolEvent(event)),
+  });
+  const running = agent.run();
+  const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
+  try {
+    await runChat({
+      client,
+      namespace: config.namespace,
+      uiUrl: server?.uiUrl ?? defaultUiUrl(address),
+      systemPrompt: flags.system,
+      toolExecution: flags.mode,
+      ...(flags.id ? { id: flags.id } : {}),
+    });
+  } finally {
+    await agent.shutdown();
+    await running;
+    await client.close();
+    await demo?.close();
+    await server?.stop();
+  }
+}
+
+/** `yiem chat`: a REPL against a running worker. */
+export async function chatCommand(flags: ChatFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    await runChat({
+      client,
+      namespace: config.namespace,
+      uiUrl: defaultUiUrl(config.address),
+      systemPrompt: flags.system,
+      toolExecution: flags.mode,
+      ...(flags.id ? { id: flags.id } : {}),
+    });
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem send`: one message, one reply; exits non-zero when the turn did not complete. */
+export async function sendCommand(text: string, flags: ChatFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    const conversation = flags.id
+      ? client.getConversation(flags.id)
+      : await client.startConversation({ systemPrompt: flags.system, toolExecution: flags.mode });
+    if (!flags.id) console.error(`Started conversation ${conversation.id}`);
+    const result = await conversation.send(text);
+    console.log(formatTurnResult(result));
+    if (result.status === 'failed' || result.status === 'limitReached') process.exitCode = 1;
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem history`: a conversation's transcript, readable or as JSON. */
+export async function historyCommand(id: string, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    const messages = await client.getConversation(id).messages();
+    console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
+    console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+async function connectedClient(config: ReturnType<typeof connectionConfig>): Promise<AgentClient> {
+  await waitForServer(config.address, 5_000).catch(() => {
+    throw new Error(unreachable(config.address));
+  });
+  return new AgentClient(config);
+}
+
+function startServer(flags: ServerFlags): Promise<DevServer> {
+  const port = Number(flags.port);
+  return startDevServer({
+    port,
+    ...(flags.dataDir ? { dataDir: flags.dataDir } : {}),
+    ...(flags.uiPort ? { uiPort: Number(flags.uiPort) } : {}),
+    ...(flags.headless ? { headless: true } : {}),
+  });
+}
+
+function unreachable(address: string): string {
+  return `No Temporal server answers at ${address}. Start one with "yiem server" (or "yiem dev"), or set TEMPORAL_ADDRESS.`;
+}
+
+function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}

