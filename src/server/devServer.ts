@@ -94,7 +94,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const dbFile = path.resolve(options.dbFile ?? path.join(dataDir, 'temporal.db'));
   const namespace = options.namespace ?? 'default';
   const readyTimeoutMs = options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
-  const deadline = Date.now() + readyTimeoutMs;
   await mkdir(dataDir, { recursive: true });
   await mkdir(path.dirname(dbFile), { recursive: true });
 
@@ -109,6 +108,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const killOnParentExit = () => child.kill('SIGKILL');
   process.once('exit', killOnParentExit);
   const address = `${HOST}:${port}`;
+  const deadline = Date.now() + readyTimeoutMs;
 
   try {
     await waitUntilReadyOrExited(address, namespace, readyTimeoutMs, exited, output, cliPath);

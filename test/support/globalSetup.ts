@@ -13,7 +13,9 @@ const EXTERNAL_SERVER_TIMEOUT_MS = 10_000;
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
   const external = process.env.YIEM_TEST_TEMPORAL_ADDRESS;
   if (external) {
-    await waitForServer(external, EXTERNAL_SERVER_TIMEOUT_MS);
+    await waitForServer(external, EXTERNAL_SERVER_TIMEOUT_MS).catch((error: Error) => {
+      throw new Error(`YIEM_TEST_TEMPORAL_ADDRESS=${external}: ${error.message}`);
+    });
     project.provide('temporalAddress', external);
     return undefined;
   }
