@@ -37,6 +37,8 @@ export interface DevServerOptions {
   readyTimeoutMs?: number;
   /** The `temporal` binary to run. Default: found or installed by `ensureTemporalCli({ dataDir })`. */
   cliPath?: string;
+  /** Server dynamic config values (`--dynamic-config-value KEY=VALUE`), e.g. `{ 'system.enableActivityEagerExecution': true }`. */
+  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface DevServer {
@@ -101,6 +103,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const port = await resolvePort(options.port ?? DEFAULT_PORT);
   const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
   const args = startDevArgs({ dbFile, port, uiPort, namespace });
+  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
 
   const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = waitForExit(child);

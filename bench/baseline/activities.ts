@@ -1,0 +1,24 @@
+import { formatMessages } from '../../src/model/formatMessages.ts';
+import { parseAssistantMessage } from '../../src/model/parseReply.ts';
+import { type ModelSettings, resolveModelSettings } from '../../src/model/settings.ts';
+import { createOpenAIClient } from '../../activities/model.ts';
+import type { AssistantMessage, Message } from '../../src/types.ts';
+
+/** The baseline's model call: the whole context travels in the activity input, so into history. */
+export interface BaselineActivities {
+  callModelWithContext(input: { systemPrompt: string; messages: Message[] }): Promise<AssistantMessage>;
+}
+
+export function createBaselineActivities(model: ModelSettings): BaselineActivities {
+  const settings = resolveModelSettings(model);
+  const openai = createOpenAIClient(settings);
+  return {
+    async callModelWithContext({ systemPrompt, messages }) {
+      const completion = await openai.chat.completions.create({
+        model: settings.model,
+        messages: formatMessages(systemPrompt, messages),
+      });
+      return parseAssistantMessage(completion, settings.model);
+    },
+  };
+}

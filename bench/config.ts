@@ -1,0 +1,56 @@
+import { parseArgs } from 'node:util';
+
+/** How much each benchmark does; `--quick` is for checking the harness, not for numbers. */
+export interface BenchConfig {
+  quick: boolean;
+  only: Set<string>;
+  out: string;
+  json: string | undefined;
+  workerOptions: Record<string, unknown> | undefined;
+  dynamicConfig: Record<string, string | number | boolean> | undefined;
+  overheadRuns: number;
+  parallelRuns: number;
+  latencyRuns: number;
+  latencyTurns: number;
+  historyCheckpoints: number[];
+  throughputLevels: number[];
+  throughputRuns: number;
+  throughputSeconds: number;
+  idleConversations: number;
+  crashRuns: number;
+}
+
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f'] as const;
+
+export function readConfig(argv: string[]): BenchConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      out: { type: 'string', default: 'BENCHMARKS.md' },
+      json: { type: 'string' },
+      'worker-options': { type: 'string' },
+      'dynamic-config': { type: 'string' },
+    },
+  });
+  const quick = values.quick ?? false;
+  return {
+    quick,
+    only: new Set(values.only ? values.only.split(',') : BENCHMARK_IDS),
+    out: values.out ?? 'BENCHMARKS.md',
+    json: values.json,
+    workerOptions: values['worker-options'] ? JSON.parse(values['worker-options']) : undefined,
+    dynamicConfig: values['dynamic-config'] ? JSON.parse(values['dynamic-config']) : undefined,
+    overheadRuns: quick ? 2 : 9,
+    parallelRuns: quick ? 2 : 5,
+    latencyRuns: quick ? 1 : 3,
+    latencyTurns: quick ? 50 : 500,
+    historyCheckpoints: quick ? [1, 5, 10] : [1, 10, 50, 100],
+    throughputLevels: quick ? [1, 10] : [1, 10, 100],
+    throughputRuns: quick ? 1 : 3,
+    throughputSeconds: quick ? 3 : 8,
+    idleConversations: quick ? 100 : 1_000,
+    crashRuns: quick ? 1 : 3,
+  };
+}

@@ -1,0 +1,95 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { AgentClient } from '../src/client.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../src/server/index.ts';
+import { type ScriptedModel, startScriptedModel } from '../src/testing/index.ts';
+import { benchReply } from './scriptedReplies.ts';
+import { startWorkerProcess, type WorkerHandle } from './workerHandle.ts';
+
+const silent = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never;
+
+export interface EnvironmentOptions {
+  /** Server dynamic config (the eager-dispatch experiment). */
+  dynamicConfig?: Record<string, string | number | boolean>;
+}
+
+/** A dev server on free ports with its own data dir, the scripted model, and the two workflow bundles. */
+export interface BenchEnvironment {
+  server: DevServer;
+  model: ScriptedModel;
+  temporal: Client;
+  bundlePath: string;
+  baselineBundlePath: string;
+  /** A fresh worker process on a fresh task queue, with a client for it. */
+  startWorker(options?: {
+    workerOptions?: Record<string, unknown>;
+    crashHeartbeatTimeout?: string;
+    taskQueue?: string;
+  }): Promise<{ worker: WorkerHandle; agents: AgentClient; taskQueue: string }>;
+  close(): Promise<void>;
+}
+
+let queues = 0;
+
+export async function startEnvironment(options: EnvironmentOptions = {}): Promise<BenchEnvironment> {
+  const cliPath = await ensureTemporalCli();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-bench-'));
+  const server = await startDevServer({
+    dataDir,
+    cliPath,
+    port: 0,
+    headless: true,
+    ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
+  });
+  const model = await startScriptedModel({ respond: benchReply });
+  const bundlePath = path.join(dataDir, 'workflows.js');
+  const baselineBundlePath = path.join(dataDir, 'baseline-workflows.js');
+  const [bundle, baselineBundle] = await Promise.all([
+    bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+      logger: silent,
+    }),
+    bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./baseline/workflow.ts', import.meta.url)),
+      logger: silent,
+    }),
+  ]);
+  await writeFile(bundlePath, bundle.code);
+  await writeFile(baselineBundlePath, baselineBundle.code);
+  const connection = await Connection.connect({ address: server.address });
+  const temporal = new Client({ connection });
+  const workers = new Set<WorkerHandle>();
+  return {
+    server,
+    model,
+    temporal,
+    bundlePath,
+    baselineBundlePath,
+    async startWorker(workerOptions = {}) {
+      const taskQueue = workerOptions.taskQueue ?? `bench-${process.pid}-${++queues}`;
+      const worker = await startWorkerProcess({
+        address: server.address,
+        taskQueue,
+        bundlePath,
+        baselineBundlePath,
+        modelBaseURL: model.baseURL,
+        crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
+        ...(workerOptions.workerOptions ? { workerOptions: workerOptions.workerOptions } : {}),
+      });
+      workers.add(worker);
+      worker.child.once('exit', () => workers.delete(worker));
+      return { worker, agents: new AgentClient({ client: temporal, taskQueue }), taskQueue };
+    },
+    async close() {
+      await Promise.all([...workers].map((worker) => worker.stop()));
+      await connection.close();
+      await model.close();
+      await server.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { temporal as protoTypes } from '@temporalio/proto';
+import proto from '@temporalio/proto';
+
+// The package is CommonJS: its namespace is reachable through the default export only.
+const { temporal } = proto;
+
+type HistoryEvent = protoTypes.api.history.v1.IHistoryEvent;
+
+/** The workflow's history size in bytes, encoded as the server stores and sends it. */
+export async function historyBytes(handle: WorkflowHandle): Promise<number> {
+  const history = await handle.fetchHistory();
+  return temporal.api.history.v1.History.encode(history).finish().length;
+}
+
+function eventMs(event: HistoryEvent): number {
+  const time = event.eventTime;
+  return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+}
+
+/**
+ * The last tool batch's wall time as the workflow saw it: from the model call that asked for the tools
+ * completing to the next model call being scheduled (PREPARE, every execution, and the workflow tasks
+ * in between).
+ */
+export async function lastToolBatchMs(handle: WorkflowHandle): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const modelScheduled = new Set<string>();
+  const modelCompletedAt: number[] = [];
+  const modelScheduledAt: number[] = [];
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'callModel') {
+      modelScheduled.add(String(event.eventId));
+      modelScheduledAt.push(eventMs(event));
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed && modelScheduled.has(String(completed.scheduledEventId))) {
+      modelCompletedAt.push(eventMs(event));
+    }
+  }
+  // The turn's last model call answered with text; the one before it asked for the tools.
+  const askedForTools = modelCompletedAt.at(-2);
+  const nextCall = modelScheduledAt.at(-1);
+  if (askedForTools === undefined || nextCall === undefined) throw new Error('No tool batch in this history');
+  return nextCall - askedForTools;
+}

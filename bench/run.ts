@@ -1,0 +1,85 @@
+/**
+ * `npm run bench`: starts a dev server, a scripted model server and worker processes, runs the
+ * benchmarks and writes BENCHMARKS.md. Flags: `--quick` (check the harness), `--only=a,c`,
+ * `--out=FILE`, `--json=FILE` (raw results), `--worker-options=JSON`, `--dynamic-config=JSON`.
+ */
+import { writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { readConfig } from './config.ts';
+import { startEnvironment } from './environment.ts';
+import { machineInfo } from './machine.ts';
+import { type BenchResults, renderReport } from './report.ts';
+import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
+import { measureHistoryBytes } from './scenarios/historyBytes.ts';
+import { measureIdleMemory } from './scenarios/idleMemory.ts';
+import { measureOverhead } from './scenarios/overhead.ts';
+import { measureParallel } from './scenarios/parallel.ts';
+import { measureThroughput } from './scenarios/throughput.ts';
+import { measureTurnLatency } from './scenarios/turnLatency.ts';
+
+const config = readConfig(process.argv.slice(2));
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const machine = machineInfo();
+const started = Date.now();
+const results: BenchResults = {};
+const step = (name: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)} s] ${name}`);
+
+const env = await startEnvironment(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {});
+try {
+  const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
+  if (['a', 'b', 'c', 'd'].some((id) => config.only.has(id))) {
+    const main = await env.startWorker(workerOptions);
+    if (config.only.has('a')) {
+      step('a: overhead per tool call');
+      results.overhead = await measureOverhead(env, main.agents, config.overheadRuns);
+    }
+    if (config.only.has('b')) {
+      step('b: parallel vs sequential');
+      results.parallel = await measureParallel(env, main.agents, config.parallelRuns);
+    }
+    if (config.only.has('c')) {
+      step('c: turn latency vs conversation length');
+      results.turnLatency = await measureTurnLatency(main.agents, config.latencyRuns, config.latencyTurns);
+    }
+    if (config.only.has('d')) {
+      step('d: history bytes per turn');
+      results.historyBytes = await measureHistoryBytes(env, main.agents, main.taskQueue, config.historyCheckpoints);
+    }
+    await main.worker.stop();
+  }
+  if (config.only.has('e')) {
+    step('e: throughput');
+    const busy = await env.startWorker(workerOptions);
+    results.throughput = await measureThroughput(
+      busy.agents,
+      busy.worker,
+      config.throughputLevels,
+      config.throughputRuns,
+      config.throughputSeconds,
+    );
+    await busy.worker.stop();
+    step('e: idle conversations');
+    const idle = await env.startWorker(workerOptions);
+    results.idleMemory = await measureIdleMemory(idle.agents, idle.worker, config.idleConversations);
+    await idle.worker.stop();
+  }
+  if (config.only.has('f')) {
+    step('f: crash recovery');
+    results.crashRecovery = await measureCrashRecovery(env, config.crashRuns);
+  }
+} finally {
+  await env.close();
+}
+
+const report = renderReport({
+  config,
+  machine: { ...machine, loadAfter: os.loadavg() },
+  durationSeconds: (Date.now() - started) / 1000,
+  date: new Date(started).toISOString(),
+  command: ['npm run bench', ...process.argv.slice(2)].join(' '),
+  results,
+});
+await writeFile(config.out, report);
+if (config.json) await writeFile(config.json, `${JSON.stringify({ machine, config: { ...config, only: [...config.only] }, results }, null, 2)}\n`);
+step(`wrote ${config.out}`);

@@ -1,0 +1,68 @@
+import type { AgentClient } from '../../src/client.ts';
+import type { BenchEnvironment } from '../environment.ts';
+import { lastToolBatchMs } from '../history.ts';
+import { createPiAgent } from '../piAgent.ts';
+import { callDirective } from '../scriptedReplies.ts';
+import { SLOW_TOOL_MS } from '../tools.ts';
+import { type Summary, summarize, timed } from '../stats.ts';
+import { sendOk } from './overhead.ts';
+
+export const PARALLEL_TOOLS = 8;
+
+interface ModeResult {
+  batchMs: Summary;
+  turnMs: Summary;
+}
+
+export interface ParallelResult {
+  runs: number;
+  ours: { parallel: ModeResult; sequential: ModeResult };
+  pi: { parallel: ModeResult; sequential: ModeResult };
+}
+
+/** (b) 8 tools of 200 ms in parallel and in sequential mode; the batch's wall time and the turn's. */
+export async function measureParallel(
+  env: BenchEnvironment,
+  agents: AgentClient,
+  runs: number,
+): Promise<ParallelResult> {
+  const directive = callDirective('sleep200', PARALLEL_TOOLS);
+  const modes = ['parallel', 'sequential'] as const;
+  const ours = {
+    parallel: { batch: [] as number[], turn: [] as number[] },
+    sequential: { batch: [] as number[], turn: [] as number[] },
+  };
+  const pi = {
+    parallel: { batch: [] as number[], turn: [] as number[] },
+    sequential: { batch: [] as number[], turn: [] as number[] },
+  };
+  for (const mode of modes) {
+    const conversation = await agents.startConversation({ systemPrompt: '', toolExecution: mode });
+    const piAgent = createPiAgent(env.model.baseURL, mode);
+    for (let run = -1; run < runs; run++) {
+      const turn = await timed(() => sendOk(conversation, directive));
+      const batch = await lastToolBatchMs(conversation.handle);
+      const piRun = await piAgent.prompt(directive);
+      if (run < 0) continue;
+      ours[mode].batch.push(batch);
+      ours[mode].turn.push(turn.ms);
+      pi[mode].batch.push(piRun.batchMs ?? Number.NaN);
+      pi[mode].turn.push(piRun.ms);
+    }
+    await conversation.end();
+  }
+  const describe = (samples: { batch: number[]; turn: number[] }): ModeResult => ({
+    batchMs: summarize(samples.batch),
+    turnMs: summarize(samples.turn),
+  });
+  return {
+    runs,
+    ours: { parallel: describe(ours.parallel), sequential: describe(ours.sequential) },
+    pi: { parallel: describe(pi.parallel), sequential: describe(pi.sequential) },
+  };
+}
+
+/** Ideal time over actual time: 1 when 8 parallel tools take as long as one. */
+export function parallelEfficiency(batchMs: number): number {
+  return SLOW_TOOL_MS / batchMs;
+}

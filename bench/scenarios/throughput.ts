@@ -1,0 +1,87 @@
+import type { AgentClient, Conversation } from '../../src/client.ts';
+import { MB, type Summary, summarize } from '../stats.ts';
+import type { WorkerHandle } from '../workerHandle.ts';
+import { sendOk } from './overhead.ts';
+
+export interface ThroughputLevel {
+  conversations: number;
+  turnsPerSecond: Summary;
+  /** Worker resident memory at the end of each run, MB. */
+  workerRssMb: Summary;
+  /** Median client-side turn latency per run, ms. */
+  turnMs: Summary;
+}
+
+export interface ThroughputResult {
+  runs: number;
+  seconds: number;
+  idleWorkerRssMb: number;
+  levels: ThroughputLevel[];
+}
+
+/**
+ * (e) `n` conversations each sending text turns back to back for `seconds`; completed turns per
+ * second, and the worker's memory when the run ends.
+ */
+export async function measureThroughput(
+  agents: AgentClient,
+  worker: WorkerHandle,
+  levels: number[],
+  runs: number,
+  seconds: number,
+): Promise<ThroughputResult> {
+  const idleWorkerRssMb = (await worker.memory()).rss / MB;
+  const results: ThroughputLevel[] = [];
+  for (const n of levels) {
+    const rates: number[] = [];
+    const rss: number[] = [];
+    const latencies: number[] = [];
+    for (let run = 0; run < runs; run++) {
+      const conversations = await startWarm(agents, n);
+      const perTurn: number[] = [];
+      const start = performance.now();
+      const deadline = start + seconds * 1000;
+      let turns = 0;
+      await Promise.all(
+        conversations.map(async (conversation) => {
+          while (performance.now() < deadline) {
+            const sent = performance.now();
+            await sendOk(conversation, 'hello');
+            const done = performance.now();
+            if (done <= deadline) {
+              turns += 1;
+              perTurn.push(done - sent);
+            }
+          }
+        }),
+      );
+      rates.push(turns / seconds);
+      latencies.push(summarize(perTurn).median);
+      rss.push((await worker.memory()).rss / MB);
+      await Promise.all(conversations.map((conversation) => conversation.end()));
+    }
+    results.push({
+      conversations: n,
+      turnsPerSecond: summarize(rates),
+      workerRssMb: summarize(rss),
+      turnMs: summarize(latencies),
+    });
+  }
+  return { runs, seconds, idleWorkerRssMb, levels: results };
+}
+
+/** Starts `n` conversations and runs one turn in each, so the measured window starts warm. */
+export async function startWarm(agents: AgentClient, n: number, concurrency = 50): Promise<Conversation[]> {
+  const conversations: Conversation[] = [];
+  for (let offset = 0; offset < n; offset += concurrency) {
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(concurrency, n - offset) }, async () => {
+        const conversation = await agents.startConversation({ systemPrompt: '' });
+        await sendOk(conversation, 'hello');
+        return conversation;
+      }),
+    );
+    conversations.push(...batch);
+  }
+  return conversations;
+}

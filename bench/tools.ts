@@ -1,0 +1,73 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentTool } from '../src/types.ts';
+
+/** Milliseconds the slow tool of the parallel benchmark takes. */
+export const SLOW_TOOL_MS = 200;
+
+const done = (text: string) => ({
+  content: [{ type: 'text' as const, text }],
+  details: {},
+  usage: null,
+  terminate: false,
+});
+
+/** The trivial tool of the overhead benchmark: answers at once, so only the loop is measured. */
+export const noopTool: AgentTool = {
+  name: 'noop',
+  label: 'No-op',
+  description: 'Does nothing and answers "ok".',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  parallelToolExecute: true,
+  execute: () => done('ok'),
+};
+
+/** Sleeps 200 ms: the parallel-versus-sequential benchmark. */
+export const slowTool: AgentTool = {
+  name: 'sleep200',
+  label: 'Sleep 200 ms',
+  description: 'Waits 200 ms and answers "ok".',
+  inputSchema: { type: 'object', properties: {}, additionalProperties: false },
+  parallelToolExecute: true,
+  execute: async (_id, _args, signal) => {
+    await sleep(SLOW_TOOL_MS, undefined, { signal });
+    return done('ok');
+  },
+};
+
+/**
+ * The crash-recovery tool: runs `ms` milliseconds, heartbeating; the benchmark kills the worker while
+ * it runs. `onStart`/`onEnd` tell the worker process when an attempt starts and ends.
+ */
+export function crashTool(
+  heartbeatTimeout: string,
+  hooks: { onStart(attempt: string): void; onEnd(attempt: string): void },
+): AgentTool {
+  let attempts = 0;
+  return {
+    name: 'longTask',
+    label: 'Long task',
+    description: 'Works for a while and answers "ok".',
+    inputSchema: {
+      type: 'object',
+      properties: { ms: { type: 'number' } },
+      required: ['ms'],
+      additionalProperties: false,
+    },
+    parallelToolExecute: true,
+    policy: {
+      heartbeatTimeout,
+      retry: { initialInterval: '100 milliseconds', maximumAttempts: 5 },
+    },
+    execute: async (toolCallId, args, signal, onPartialResult) => {
+      const attempt = `${toolCallId}#${++attempts}`;
+      hooks.onStart(attempt);
+      const end = Date.now() + Number(args.ms);
+      while (Date.now() < end) {
+        onPartialResult({ remainingMs: end - Date.now() });
+        await sleep(Math.min(100, end - Date.now()), undefined, { signal });
+      }
+      hooks.onEnd(attempt);
+      return done('ok');
+    },
+  };
+}

@@ -1,0 +1,79 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import type { WorkerProcessConfig, WorkerProcessMessage } from './workerProcess.ts';
+
+const WORKER_SCRIPT = fileURLToPath(new URL('./workerProcess.ts', import.meta.url));
+const READY_TIMEOUT_MS = 60_000;
+
+export interface MemoryUsage {
+  rss: number;
+  heapUsed: number;
+  external: number;
+}
+
+/** A worker process the benchmark controls: ask its memory, shut it down, or SIGKILL it. */
+export interface WorkerHandle {
+  child: ChildProcess;
+  memory(): Promise<MemoryUsage>;
+  /** Resolves with the next message of this type (tool start and end events). */
+  next(type: 'toolStart' | 'toolEnd'): Promise<{ attempt: string; at: number }>;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerHandle> {
+  const child = fork(WORKER_SCRIPT, [JSON.stringify(config)], {
+    execArgv: ['--import', 'tsx', '--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  // Messages nobody waits for yet are kept, so an event that arrives early is not lost.
+  const waiting = new Map<string, ((message: WorkerProcessMessage) => void)[]>();
+  const unclaimed = new Map<string, WorkerProcessMessage[]>();
+  child.on('message', (message: WorkerProcessMessage) => {
+    const resolve = waiting.get(message.type)?.shift();
+    if (resolve) resolve(message);
+    else unclaimed.set(message.type, [...(unclaimed.get(message.type) ?? []), message]);
+  });
+  const next = <T extends WorkerProcessMessage>(type: string): Promise<T> =>
+    new Promise((resolve) => {
+      const early = unclaimed.get(type)?.shift();
+      if (early) {
+        resolve(early as T);
+        return;
+      }
+      waiting.set(type, [...(waiting.get(type) ?? []), resolve as (message: WorkerProcessMessage) => void]);
+    });
+  const exited = once(child, 'exit');
+  const ready = next('ready');
+  const timeout = setTimeout(() => child.kill('SIGKILL'), READY_TIMEOUT_MS);
+  await Promise.race([
+    ready,
+    exited.then(() => {
+      throw new Error('The benchmark worker process exited before it was ready');
+    }),
+  ]);
+  clearTimeout(timeout);
+  return {
+    child,
+    async memory() {
+      const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
+      child.send({ type: 'memory' });
+      const { rss, heapUsed, external } = await reply;
+      return { rss, heapUsed, external };
+    },
+    next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.send({ type: 'shutdown' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * A worker in its own process, so that the benchmarks can measure its memory and SIGKILL it.
+ * Started by `workerHandle.ts` with one JSON argument ({@link WorkerProcessConfig}); talks over IPC.
+ */
+import { readFile } from 'node:fs/promises';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createAgentWorker } from '../src/worker.ts';
+import { createBaselineActivities } from './baseline/activities.ts';
+import { crashTool, noopTool, slowTool } from './tools.ts';
+
+export interface WorkerProcessConfig {
+  address: string;
+  taskQueue: string;
+  bundlePath: string;
+  /** When set, also runs the whole-context baseline workflow on `<taskQueue>-baseline`. */
+  baselineBundlePath?: string;
+  modelBaseURL: string;
+  crashHeartbeatTimeout: string;
+  /** Extra Temporal worker options (the tuning experiments). */
+  workerOptions?: Record<string, unknown>;
+}
+
+export type WorkerProcessMessage =
+  | { type: 'ready' }
+  | { type: 'toolStart' | 'toolEnd'; attempt: string; at: number }
+  | { type: 'memory'; rss: number; heapUsed: number; external: number };
+
+const send = (message: WorkerProcessMessage): void => {
+  process.send?.(message);
+};
+
+async function main(): Promise<void> {
+  const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const connection = await NativeConnection.connect({ address: config.address });
+  const model = {
+    baseURL: config.modelBaseURL,
+    apiKey: 'bench',
+    model: 'scripted',
+    timeoutMs: 30_000,
+  };
+  const agent = await createAgentWorker({
+    connection,
+    address: config.address,
+    taskQueue: config.taskQueue,
+    builtinTools: false,
+    tools: [
+      noopTool,
+      slowTool,
+      crashTool(config.crashHeartbeatTimeout, {
+        onStart: (attempt) => send({ type: 'toolStart', attempt, at: Date.now() }),
+        onEnd: (attempt) => send({ type: 'toolEnd', attempt, at: Date.now() }),
+      }),
+    ],
+    model,
+    workflowBundle: { code: await readFile(config.bundlePath, 'utf8') },
+    ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
+  });
+  const workers: Promise<void>[] = [agent.run()];
+  let baseline: Worker | undefined;
+  if (config.baselineBundlePath) {
+    baseline = await Worker.create({
+      connection,
+      taskQueue: `${config.taskQueue}-baseline`,
+      workflowBundle: { code: await readFile(config.baselineBundlePath, 'utf8') },
+      activities: createBaselineActivities(model),
+      ...config.workerOptions,
+    });
+    workers.push(baseline.run());
+  }
+  process.on('message', (message: { type: string }) => {
+    if (message.type === 'memory') {
+      globalThis.gc?.();
+      const usage = process.memoryUsage();
+      send({ type: 'memory', rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external });
+    } else if (message.type === 'shutdown') {
+      baseline?.shutdown();
+      void agent.shutdown();
+    }
+  });
+  send({ type: 'ready' });
+  await Promise.all(workers);
+  await connection.close();
+  process.disconnect?.();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
