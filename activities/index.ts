@@ -26,24 +26,10 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const emit = safeSink(deps.eventSink, deps.log ?? console.warn);
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
-  const prepareDeps = { registry: deps.registry, validator, hooks };
   return {
-    async callModel(input) {
-      const message = await callModel(
-        { settings: deps.model, registry: deps.registry, contexts },
-        openai,
-        input,
-      );
-      if (!input.prepareToolCalls || message.toolCalls.length === 0) return message;
-      const { conversationId, turn } = input;
-      const preparedToolCalls = await prepareToolCalls(prepareDeps, {
-        conversationId,
-        turn,
-        toolCalls: message.toolCalls,
-      });
-      return { ...message, preparedToolCalls };
-    },
-    prepareToolCalls: (input) => prepareToolCalls(prepareDeps, input),
+    callModel: (input) =>
+      callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input),
+    prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
     executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit }, input),
   };
 }

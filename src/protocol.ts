@@ -20,12 +20,7 @@ export interface CallModelInput {
   turn: number;
   messageCount: number;
   model?: string;
-  /** Run PREPARE on the reply's tool calls in the same activity (saves a local activity per batch). */
-  prepareToolCalls?: boolean;
 }
-
-/** A model reply; with `prepareToolCalls` set and tool calls asked for, also their PREPARE outcome. */
-export type CallModelOutput = AssistantMessage & { preparedToolCalls?: PreparedToolCall[] };
 
 /** What the model-call activity reads from the workflow (through a query) to build the request. */
 export interface ModelContext {
@@ -80,7 +75,7 @@ export interface ExecuteToolOutput {
 
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
-  callModel(input: CallModelInput): Promise<CallModelOutput>;
+  callModel(input: CallModelInput): Promise<AssistantMessage>;
   prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
 }

@@ -1,20 +1,22 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { toolErrorMessage } from '../src/messages.ts';
-import type { AgentActivities, CallModelOutput, PreparedToolCall } from '../src/protocol.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
-import type { AgentToolCall, Message, ToolResultMessage, TurnResult } from '../src/types.ts';
+import type {
+  AgentToolCall,
+  AssistantMessage,
+  Message,
+  ToolResultMessage,
+  TurnResult,
+} from '../src/types.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
-
-/** Patch id: model calls run PREPARE themselves; histories from before it replay the local activity. */
-const PREPARE_WITH_MODEL_CALL = 'prepare-with-model-call';
 
 const { prepareToolCalls } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
@@ -50,25 +52,21 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         error: `Stopped after ${settings.maxModelCallsPerTurn} model calls in one turn without a final answer. Send another message to let the agent continue.`,
       };
     }
-    // PREPARE in the model-call activity spares each tool batch a local activity and its workflow task.
-    const prepareWithModelCall = patched(PREPARE_WITH_MODEL_CALL);
-    let reply: CallModelOutput;
+    let assistant: AssistantMessage;
     try {
-      reply = await callModel({
+      assistant = await callModel({
         conversationId: context.conversationId,
         turn,
         messageCount: messages.length,
         ...(settings.model ? { model: settings.model } : {}),
-        ...(prepareWithModelCall ? { prepareToolCalls: true } : {}),
       });
     } catch (error) {
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
-    const { preparedToolCalls, ...assistant } = reply;
     messages.push(assistant);
     if (assistant.toolCalls.length === 0) return { turn, status: 'completed', reply: assistant.content };
 
-    const batch = await runToolCalls(context, assistant.toolCalls, preparedToolCalls);
+    const batch = await runToolCalls(context, assistant.toolCalls);
     messages.push(...batch.results);
     if (batch.terminate) {
       return {
@@ -90,21 +88,18 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
 }
 
 /**
- * PREPARE the batch (done by the model call, or in one local activity in older histories), then EXECUTE the ready calls group by group. Results are
+ * PREPARE the batch in one local activity, then EXECUTE the ready calls group by group. Results are
  * returned in the order the model asked for them, whatever order they finished in.
  */
 async function runToolCalls(
   context: TurnContext,
   toolCalls: AgentToolCall[],
-  preparedWithModelCall: PreparedToolCall[] | undefined,
 ): Promise<{ results: ToolResultMessage[]; terminate: boolean }> {
-  const prepared =
-    preparedWithModelCall ??
-    (await prepareToolCalls({
-      conversationId: context.conversationId,
-      turn: context.turn,
-      toolCalls,
-    }));
+  const prepared = await prepareToolCalls({
+    conversationId: context.conversationId,
+    turn: context.turn,
+    toolCalls,
+  });
   const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
     call.kind === 'immediate' ? call.message : undefined,
   );

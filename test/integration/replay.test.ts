@@ -79,10 +79,7 @@ describe('replaying recorded conversation histories', () => {
     const history = await conversation.handle.fetchHistory();
     await replay(conversation.id, history);
     if (process.env.YIEM_RECORD_HISTORIES === '1') {
-      await writeFile(
-        `${FIXTURES}conversation-all-paths-prepare-with-model-call.json`,
-        historyToJSON(history),
-      );
+      await writeFile(`${FIXTURES}conversation-all-paths.json`, historyToJSON(history));
     }
   });
 });
