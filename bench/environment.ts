@@ -29,6 +29,8 @@ export interface BenchEnvironment {
     workerOptions?: Record<string, unknown>;
     crashHeartbeatTimeout?: string;
     taskQueue?: string;
+    /** Also run the whole-context baseline workflow on `<taskQueue>-baseline`. */
+    baseline?: boolean;
   }): Promise<{ worker: WorkerHandle; agents: AgentClient; taskQueue: string }>;
   close(): Promise<void>;
 }
@@ -75,7 +77,7 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         address: server.address,
         taskQueue,
         bundlePath,
-        baselineBundlePath,
+        ...(workerOptions.baseline ? { baselineBundlePath } : {}),
         modelBaseURL: model.baseURL,
         crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
         ...(workerOptions.workerOptions ? { workerOptions: workerOptions.workerOptions } : {}),

@@ -18,21 +18,31 @@ function eventMs(event: HistoryEvent): number {
   return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
 }
 
+/** Timing of the last tool batch, from history event times. */
+export interface ToolBatchTiming {
+  /** The model call that asked for the tools completed → the next model call was scheduled. */
+  batchMs: number;
+  /** The model call that asked for the tools completed → the first tool execution was scheduled (PREPARE and one workflow task). */
+  toExecutionMs: number;
+}
+
 /**
- * The last tool batch's wall time as the workflow saw it: from the model call that asked for the tools
- * completing to the next model call being scheduled (PREPARE, every execution, and the workflow tasks
- * in between).
+ * The last tool batch as the workflow saw it: PREPARE, every execution, and the workflow tasks in
+ * between.
  */
-export async function lastToolBatchMs(handle: WorkflowHandle): Promise<number> {
+export async function lastToolBatch(handle: WorkflowHandle): Promise<ToolBatchTiming> {
   const events = (await handle.fetchHistory()).events ?? [];
   const modelScheduled = new Set<string>();
   const modelCompletedAt: number[] = [];
   const modelScheduledAt: number[] = [];
+  const executionScheduledAt: number[] = [];
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'callModel') {
       modelScheduled.add(String(event.eventId));
       modelScheduledAt.push(eventMs(event));
+    } else if (scheduled?.activityType?.name === 'executeTool') {
+      executionScheduledAt.push(eventMs(event));
     }
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && modelScheduled.has(String(completed.scheduledEventId))) {
@@ -43,5 +53,6 @@ export async function lastToolBatchMs(handle: WorkflowHandle): Promise<number> {
   const askedForTools = modelCompletedAt.at(-2);
   const nextCall = modelScheduledAt.at(-1);
   if (askedForTools === undefined || nextCall === undefined) throw new Error('No tool batch in this history');
-  return nextCall - askedForTools;
+  const firstExecution = executionScheduledAt.find((at) => at >= askedForTools) ?? Number.NaN;
+  return { batchMs: nextCall - askedForTools, toExecutionMs: firstExecution - askedForTools };
 }

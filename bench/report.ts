@@ -35,9 +35,11 @@ export interface ReportInput {
 const TUNING_NOTES = fileURLToPath(new URL('./TUNING.md', import.meta.url));
 
 const table = (header: string[], rows: string[][]): string =>
-  [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join(
-    '\n',
-  );
+  [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((row) => `| ${row.join(' | ')} |`),
+  ].join('\n');
 
 const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
 const ms = (summary: Summary, decimals = 1) => fmt(summary, decimals, ' ms');
@@ -82,7 +84,11 @@ function goalsSection(results: BenchResults): string {
   const verdict = (met: boolean) => (met ? 'met' : '**missed**');
   if (results.overhead) {
     const value = results.overhead.ours.perToolMs.median;
-    rows.push(['Overhead ≤ 10 ms per sequential tool call (median)', `${value.toFixed(1)} ms`, verdict(value <= 10)]);
+    rows.push([
+      'Overhead ≤ 10 ms per sequential tool call (median)',
+      `${value.toFixed(1)} ms`,
+      verdict(value <= 10),
+    ]);
   }
   if (results.parallel) {
     const batch = results.parallel.ours.parallel.batchMs.median;
@@ -139,8 +145,18 @@ function overheadSection(result: OverheadResult): string {
   return `## (a) Overhead per tool call\n\nOne turn in which the model asks for ${OVERHEAD_TOOL_CALLS} calls of a tool that returns at once, in sequential mode, against a turn without tools in the same conversation; per tool call = (tool turn − plain turn) / ${OVERHEAD_TOOL_CALLS}. ${result.runs} runs after 2 warm-up runs, ours and the baseline alternating. The baseline is \`@mariozechner/pi-agent-core\`'s \`Agent\` (in-process loop) with pi-ai's OpenAI-compatible provider pointed at the same scripted model server (it streams; ours does not), and the same tools.\n\n${table(
     ['', 'per tool call', `turn with ${OVERHEAD_TOOL_CALLS} tools`, 'turn without tools'],
     [
-      ['yiem-agent (durable)', ms(result.ours.perToolMs, 2), ms(result.ours.toolTurnMs), ms(result.ours.plainTurnMs)],
-      ['pi-agent-core (in-process)', ms(result.pi.perToolMs, 2), ms(result.pi.toolTurnMs), ms(result.pi.plainTurnMs)],
+      [
+        'yiem-agent (durable)',
+        ms(result.ours.perToolMs, 2),
+        ms(result.ours.toolTurnMs),
+        ms(result.ours.plainTurnMs),
+      ],
+      [
+        'pi-agent-core (in-process)',
+        ms(result.pi.perToolMs, 2),
+        ms(result.pi.toolTurnMs),
+        ms(result.pi.plainTurnMs),
+      ],
     ],
   )}\n\nRatio of medians, per tool call: **${ratio.toFixed(1)} ×**; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.`;
 }
@@ -148,12 +164,13 @@ function overheadSection(result: OverheadResult): string {
 function parallelSection(result: ParallelResult): string {
   const row = (name: string, mode: ParallelResult['ours']['parallel']) => [
     name,
+    mode.toExecutionMs ? ms(mode.toExecutionMs, 0) : 'n/a',
     ms(mode.batchMs, 0),
     ms(mode.turnMs, 0),
     parallelEfficiency(mode.batchMs.median).toFixed(2),
   ];
   return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so PREPARE, all executions and the workflow tasks between; pi: from the assistant message's end to \`turn_end\`). Efficiency = 200 ms / batch.\n\n${table(
-    ['', 'tool batch', 'whole turn', 'efficiency'],
+    ['', 'model reply → first tool scheduled', 'tool batch', 'whole turn', 'efficiency'],
     [
       row('yiem-agent, parallel', result.ours.parallel),
       row('yiem-agent, sequential', result.ours.sequential),
@@ -167,13 +184,24 @@ function latencySection(result: TurnLatencyResult): string {
   const base = result.windows[1]?.ms.median ?? Number.NaN;
   return `## (c) Turn latency vs conversation length\n\nOne conversation, ${result.turns} text turns back to back (one model call each), latency of the prompt Update as the client sees it; ${result.runs} runs, each a fresh conversation. A window's value per run is the median of its turns; the table shows median (min–max) over runs. Turn 1 is a single cold turn (the workflow's first task and the worker's first model-context query), so turns 2–11 are the reference for the goal.\n\n${table(
     ['turns', 'latency', 'vs turns 2–11'],
-    result.windows.map(({ window, ms: summary }) => [window.label, ms(summary), `${(summary.median / base).toFixed(2)} ×`]),
+    result.windows.map(({ window, ms: summary }) => [
+      window.label,
+      ms(summary),
+      `${(summary.median / base).toFixed(2)} ×`,
+    ]),
   )}`;
 }
 
 function historySection(points: HistoryBytesPoint[]): string {
   return `## (d) History bytes per turn vs context size\n\nEach user message is ${MESSAGE_BYTES.toLocaleString('en')} bytes and the model answers "done"; bytes are the encoded size of the workflow history (as \`GetWorkflowExecutionHistory\` returns it) after the turn minus before it. The baseline (\`bench/baseline/\`, not part of the product) is a workflow that passes the whole context in every model-call activity input, as other Temporal integrations do. Byte counts are deterministic; one run.\n\n${table(
-    ['turn', 'context before the turn', 'added by the turn: ours', 'added: baseline', 'history total: ours', 'total: baseline'],
+    [
+      'turn',
+      'context before the turn',
+      'added by the turn: ours',
+      'added: baseline',
+      'history total: ours',
+      'total: baseline',
+    ],
     points.map((point) => [
       String(point.turn),
       kb(point.contextBytes),
@@ -187,14 +215,31 @@ function historySection(points: HistoryBytesPoint[]): string {
 
 function throughputSection(result: ThroughputResult): string {
   return `## (e) Throughput and worker memory\n\nN conversations each sending text turns (one model call per turn) back to back for ${result.seconds} s, after one warm-up turn each; ${result.runs} runs per level, one worker process (default options), server and worker on this machine. Worker RSS is read at the end of each run after a forced GC; the idle worker had ${result.idleWorkerRssMb.toFixed(0)} MB.\n\n${table(
-    ['concurrent conversations', 'turns per second', 'median turn latency', 'worker RSS'],
+    [
+      'concurrent conversations',
+      'turns per second',
+      'median turn latency',
+      'worker RSS',
+      'CPU per turn: server',
+      'worker',
+      'driver',
+    ],
     result.levels.map((level) => [
       String(level.conversations),
       fmt(level.turnsPerSecond, 1),
       ms(level.turnMs, 0),
       fmt(level.workerRssMb, 0, ' MB'),
+      ms(level.cpuMsPerTurn.server),
+      ms(level.cpuMsPerTurn.worker),
+      ms(level.cpuMsPerTurn.driver),
     ]),
-  )}`;
+  )}\n\nCPU per turn is the CPU time (user + system, from /proc, 10 ms ticks) each process used during the window divided by the turns completed. It bounds throughput whatever the load: with ${cpuBound(result).toFixed(1)} ms of server + worker CPU per turn, two otherwise idle cores could complete at most about ${(2000 / cpuBound(result)).toFixed(0)} turns per second.`;
+}
+
+/** Server + worker CPU per turn at the highest concurrency measured. */
+function cpuBound(result: ThroughputResult): number {
+  const level = result.levels.at(-1);
+  return level ? level.cpuMsPerTurn.server.median + level.cpuMsPerTurn.worker.median : Number.NaN;
 }
 
 function idleSection(result: IdleMemoryResult): string {
@@ -202,8 +247,16 @@ function idleSection(result: IdleMemoryResult): string {
     ['', 'RSS', 'V8 heap used'],
     [
       ['fresh worker', `${result.beforeRssMb.toFixed(0)} MB`, `${result.beforeHeapMb.toFixed(0)} MB`],
-      [`with ${result.conversations.toLocaleString('en')} idle conversations`, `${result.afterRssMb.toFixed(0)} MB`, `${result.afterHeapMb.toFixed(0)} MB`],
-      ['per 1,000 idle conversations', `${result.perThousandRssMb.toFixed(1)} MB`, `${result.perThousandHeapMb.toFixed(1)} MB`],
+      [
+        `with ${result.conversations.toLocaleString('en')} idle conversations`,
+        `${result.afterRssMb.toFixed(0)} MB`,
+        `${result.afterHeapMb.toFixed(0)} MB`,
+      ],
+      [
+        'per 1,000 idle conversations',
+        `${result.perThousandRssMb.toFixed(1)} MB`,
+        `${result.perThousandHeapMb.toFixed(1)} MB`,
+      ],
     ],
   )}\n\n**10,000 idle conversations: ${result.extrapolatedTenThousandMb.toFixed(0)} MB, extrapolated, not measured** (fresh worker RSS + 10 × the growth per 1,000; assumes memory grows linearly and every conversation stays cached). ${
     result.conversations < 10_000
@@ -216,7 +269,7 @@ function crashSection(result: CrashRecoveryResult): string {
   return `## (f) Crash recovery\n\nA worker process runs a tool that works ${CRASH_TOOL_MS} ms and heartbeats; ${KILL_AFTER_MS} ms in, the process is SIGKILLed and a fresh worker process is started on the same task queue at once. The tool's heartbeat timeout is ${CRASH_HEARTBEAT_TIMEOUT} and its retry interval 100 ms. ${result.runs} runs; times from the SIGKILL.\n\n${table(
     ['event', 'time after SIGKILL'],
     [
-      ['fresh worker polling', ms(result.workerStartMs, 0)],
+      ['fresh worker process reports ready', ms(result.workerStartMs, 0)],
       ['tool attempt 2 starts on the fresh worker', ms(result.retryStartMs, 0)],
       ['tool completes', ms(result.toolDoneMs, 0)],
       ['turn completes (prompt Update returns)', ms(result.turnDoneMs, 0)],

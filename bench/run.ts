@@ -23,13 +23,14 @@ Runtime.install({ logger: new DefaultLogger('ERROR') });
 const machine = machineInfo();
 const started = Date.now();
 const results: BenchResults = {};
-const step = (name: string) => console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)} s] ${name}`);
+const step = (name: string) =>
+  console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)} s] ${name}`);
 
 const env = await startEnvironment(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {});
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
   if (['a', 'b', 'c', 'd'].some((id) => config.only.has(id))) {
-    const main = await env.startWorker(workerOptions);
+    const main = await env.startWorker({ ...workerOptions, baseline: true });
     if (config.only.has('a')) {
       step('a: overhead per tool call');
       results.overhead = await measureOverhead(env, main.agents, config.overheadRuns);
@@ -44,7 +45,12 @@ try {
     }
     if (config.only.has('d')) {
       step('d: history bytes per turn');
-      results.historyBytes = await measureHistoryBytes(env, main.agents, main.taskQueue, config.historyCheckpoints);
+      results.historyBytes = await measureHistoryBytes(
+        env,
+        main.agents,
+        main.taskQueue,
+        config.historyCheckpoints,
+      );
     }
     await main.worker.stop();
   }
@@ -57,6 +63,7 @@ try {
       config.throughputLevels,
       config.throughputRuns,
       config.throughputSeconds,
+      { serverPid: env.server.pid, workerPid: busy.worker.child.pid as number },
     );
     await busy.worker.stop();
     step('e: idle conversations');
@@ -66,7 +73,7 @@ try {
   }
   if (config.only.has('f')) {
     step('f: crash recovery');
-    results.crashRecovery = await measureCrashRecovery(env, config.crashRuns);
+    results.crashRecovery = await measureCrashRecovery(env, config.crashRuns, config.workerOptions);
   }
 } finally {
   await env.close();
@@ -81,5 +88,9 @@ const report = renderReport({
   results,
 });
 await writeFile(config.out, report);
-if (config.json) await writeFile(config.json, `${JSON.stringify({ machine, config: { ...config, only: [...config.only] }, results }, null, 2)}\n`);
+if (config.json)
+  await writeFile(
+    config.json,
+    `${JSON.stringify({ machine, config: { ...config, only: [...config.only] }, results }, null, 2)}\n`,
+  );
 step(`wrote ${config.out}`);

@@ -26,7 +26,9 @@ export function callDirective(tool: string, count: number, args?: Record<string,
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : '')).join('');
+    return content
+      .map((part: { text?: unknown }) => (typeof part.text === 'string' ? part.text : ''))
+      .join('');
   }
   return '';
 }

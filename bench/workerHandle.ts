@@ -24,7 +24,12 @@ export interface WorkerHandle {
 
 export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerHandle> {
   const child = fork(WORKER_SCRIPT, [JSON.stringify(config)], {
-    execArgv: ['--import', 'tsx', '--expose-gc'],
+    execArgv: [
+      '--import',
+      'tsx',
+      '--expose-gc',
+      ...(process.env.BENCH_WORKER_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []),
+    ],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   // Messages nobody waits for yet are kept, so an event that arrives early is not lost.

@@ -149,6 +149,17 @@ describe('startDevServer', () => {
     expect(description.status.name).toBe('RUNNING');
   });
 
+  it('applies dynamicConfig values: a lowered id length limit rejects a longer workflow id', async () => {
+    const server = await start({ dataDir: await tempDir(), dynamicConfig: { 'limit.maxIDLength': 40 } });
+    const client = new Client({ connection: await connect(server.address) });
+    const startWith = (workflowId: string) =>
+      client.workflow.start('someType', { taskQueue: 'none', workflowId });
+    await expect(startWith('x'.repeat(41))).rejects.toMatchObject({
+      cause: { message: expect.stringMatching(/WorkflowId exceeds maximum allowed length/) },
+    });
+    await expect(startWith('short-id')).resolves.toBeDefined();
+  });
+
   it('refuses a restart that would change the type of an existing search attribute', async () => {
     const dataDir = await tempDir();
     const first = await start({ dataDir });

@@ -1,7 +1,7 @@
+import { createOpenAIClient } from '../../activities/model.ts';
 import { formatMessages } from '../../src/model/formatMessages.ts';
 import { parseAssistantMessage } from '../../src/model/parseReply.ts';
 import { type ModelSettings, resolveModelSettings } from '../../src/model/settings.ts';
-import { createOpenAIClient } from '../../activities/model.ts';
 import type { AssistantMessage, Message } from '../../src/types.ts';
 
 /** The baseline's model call: the whole context travels in the activity input, so into history. */

@@ -11,7 +11,7 @@ export const KILL_AFTER_MS = 300;
 
 export interface CrashRecoveryResult {
   runs: number;
-  /** SIGKILL → the fresh worker process is polling. */
+  /** SIGKILL → the fresh worker process reports ready (it is polling by then). */
   workerStartMs: Summary;
   /** SIGKILL → the tool's second attempt starts on the fresh worker. */
   retryStartMs: Summary;
@@ -25,10 +25,23 @@ export interface CrashRecoveryResult {
  * (f) A worker process runs a 1 s heartbeating tool; 300 ms in it is SIGKILLed and a fresh worker
  * process starts on the same task queue at once. Times are measured from the kill.
  */
-export async function measureCrashRecovery(env: BenchEnvironment, runs: number): Promise<CrashRecoveryResult> {
-  const samples = { start: [] as number[], retry: [] as number[], tool: [] as number[], turn: [] as number[] };
+export async function measureCrashRecovery(
+  env: BenchEnvironment,
+  runs: number,
+  workerOptions?: Record<string, unknown>,
+): Promise<CrashRecoveryResult> {
+  const options = {
+    crashHeartbeatTimeout: CRASH_HEARTBEAT_TIMEOUT,
+    ...(workerOptions ? { workerOptions } : {}),
+  };
+  const samples = {
+    start: [] as number[],
+    retry: [] as number[],
+    tool: [] as number[],
+    turn: [] as number[],
+  };
   for (let run = 0; run < runs; run++) {
-    const first = await env.startWorker({ crashHeartbeatTimeout: CRASH_HEARTBEAT_TIMEOUT });
+    const first = await env.startWorker(options);
     const conversation = await first.agents.startConversation({ systemPrompt: '' });
     const started = first.worker.next('toolStart');
     const turn = conversation.send(callDirective('longTask', 1, { ms: CRASH_TOOL_MS }));
@@ -36,10 +49,7 @@ export async function measureCrashRecovery(env: BenchEnvironment, runs: number):
     await sleep(KILL_AFTER_MS);
     const killedAt = Date.now();
     await first.worker.kill();
-    const second = await env.startWorker({
-      crashHeartbeatTimeout: CRASH_HEARTBEAT_TIMEOUT,
-      taskQueue: first.taskQueue,
-    });
+    const second = await env.startWorker({ ...options, taskQueue: first.taskQueue });
     const polling = Date.now();
     const retried = await second.worker.next('toolStart');
     const done = await second.worker.next('toolEnd');

@@ -15,7 +15,8 @@ export interface OverheadResult {
 /** Sends a prompt and fails unless the turn completed. */
 export async function sendOk(conversation: Conversation, text: string): Promise<void> {
   const result = await conversation.send(text);
-  if (result.status !== 'completed') throw new Error(`Turn ${result.turn} ended ${result.status}: ${result.error}`);
+  if (result.status !== 'completed')
+    throw new Error(`Turn ${result.turn} ended ${result.status}: ${result.error}`);
 }
 
 /**
@@ -27,7 +28,11 @@ export async function measureOverhead(
   agents: AgentClient,
   runs: number,
 ): Promise<OverheadResult> {
-  const conversation = await agents.startConversation({ systemPrompt: '', toolExecution: 'sequential', maxModelCallsPerTurn: 50 });
+  const conversation = await agents.startConversation({
+    systemPrompt: '',
+    toolExecution: 'sequential',
+    maxModelCallsPerTurn: 50,
+  });
   const pi = createPiAgent(env.model.baseURL, 'sequential');
   const tools = callDirective('noop', OVERHEAD_TOOL_CALLS);
   const samples = { ours: [] as number[][], pi: [] as number[][] };
@@ -42,7 +47,9 @@ export async function measureOverhead(
   }
   await conversation.end();
   const describe = (pairs: number[][]) => ({
-    perToolMs: summarize(pairs.map(([withTools = 0, plain = 0]) => (withTools - plain) / OVERHEAD_TOOL_CALLS)),
+    perToolMs: summarize(
+      pairs.map(([withTools = 0, plain = 0]) => (withTools - plain) / OVERHEAD_TOOL_CALLS),
+    ),
     toolTurnMs: summarize(pairs.map(([withTools = 0]) => withTools)),
     plainTurnMs: summarize(pairs.map(([, plain = 0]) => plain)),
   });

@@ -1,10 +1,10 @@
 import type { AgentClient } from '../../src/client.ts';
 import type { BenchEnvironment } from '../environment.ts';
-import { lastToolBatchMs } from '../history.ts';
+import { lastToolBatch } from '../history.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';
-import { SLOW_TOOL_MS } from '../tools.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
+import { SLOW_TOOL_MS } from '../tools.ts';
 import { sendOk } from './overhead.ts';
 
 export const PARALLEL_TOOLS = 8;
@@ -12,6 +12,8 @@ export const PARALLEL_TOOLS = 8;
 interface ModeResult {
   batchMs: Summary;
   turnMs: Summary;
+  /** Ours only: model reply → first execution scheduled. */
+  toExecutionMs?: Summary;
 }
 
 export interface ParallelResult {
@@ -29,8 +31,8 @@ export async function measureParallel(
   const directive = callDirective('sleep200', PARALLEL_TOOLS);
   const modes = ['parallel', 'sequential'] as const;
   const ours = {
-    parallel: { batch: [] as number[], turn: [] as number[] },
-    sequential: { batch: [] as number[], turn: [] as number[] },
+    parallel: { batch: [] as number[], turn: [] as number[], toExecution: [] as number[] },
+    sequential: { batch: [] as number[], turn: [] as number[], toExecution: [] as number[] },
   };
   const pi = {
     parallel: { batch: [] as number[], turn: [] as number[] },
@@ -41,19 +43,21 @@ export async function measureParallel(
     const piAgent = createPiAgent(env.model.baseURL, mode);
     for (let run = -1; run < runs; run++) {
       const turn = await timed(() => sendOk(conversation, directive));
-      const batch = await lastToolBatchMs(conversation.handle);
+      const batch = await lastToolBatch(conversation.handle);
       const piRun = await piAgent.prompt(directive);
       if (run < 0) continue;
-      ours[mode].batch.push(batch);
+      ours[mode].batch.push(batch.batchMs);
+      ours[mode].toExecution.push(batch.toExecutionMs);
       ours[mode].turn.push(turn.ms);
       pi[mode].batch.push(piRun.batchMs ?? Number.NaN);
       pi[mode].turn.push(piRun.ms);
     }
     await conversation.end();
   }
-  const describe = (samples: { batch: number[]; turn: number[] }): ModeResult => ({
+  const describe = (samples: { batch: number[]; turn: number[]; toExecution?: number[] }): ModeResult => ({
     batchMs: summarize(samples.batch),
     turnMs: summarize(samples.turn),
+    ...(samples.toExecution ? { toExecutionMs: summarize(samples.toExecution) } : {}),
   });
   return {
     runs,

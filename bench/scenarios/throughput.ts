@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { AgentClient, Conversation } from '../../src/client.ts';
 import { MB, type Summary, summarize } from '../stats.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
@@ -10,6 +11,20 @@ export interface ThroughputLevel {
   workerRssMb: Summary;
   /** Median client-side turn latency per run, ms. */
   turnMs: Summary;
+  /** CPU time per completed turn, ms, by process (Linux /proc). */
+  cpuMsPerTurn: { server: Summary; worker: Summary; driver: Summary };
+}
+
+/** The processes whose CPU time a throughput run reads. */
+export interface ThroughputProcesses {
+  serverPid: number;
+  workerPid: number;
+}
+
+/** User + system CPU time of a process in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export interface ThroughputResult {
@@ -29,6 +44,7 @@ export async function measureThroughput(
   levels: number[],
   runs: number,
   seconds: number,
+  processes: ThroughputProcesses,
 ): Promise<ThroughputResult> {
   const idleWorkerRssMb = (await worker.memory()).rss / MB;
   const results: ThroughputLevel[] = [];
@@ -36,9 +52,15 @@ export async function measureThroughput(
     const rates: number[] = [];
     const rss: number[] = [];
     const latencies: number[] = [];
+    const cpu = { server: [] as number[], worker: [] as number[], driver: [] as number[] };
     for (let run = 0; run < runs; run++) {
       const conversations = await startWarm(agents, n);
       const perTurn: number[] = [];
+      const cpuBefore = {
+        server: cpuMs(processes.serverPid),
+        worker: cpuMs(processes.workerPid),
+        driver: cpuMs(process.pid),
+      };
       const start = performance.now();
       const deadline = start + seconds * 1000;
       let turns = 0;
@@ -55,6 +77,9 @@ export async function measureThroughput(
           }
         }),
       );
+      cpu.server.push((cpuMs(processes.serverPid) - cpuBefore.server) / turns);
+      cpu.worker.push((cpuMs(processes.workerPid) - cpuBefore.worker) / turns);
+      cpu.driver.push((cpuMs(process.pid) - cpuBefore.driver) / turns);
       rates.push(turns / seconds);
       latencies.push(summarize(perTurn).median);
       rss.push((await worker.memory()).rss / MB);
@@ -65,6 +90,11 @@ export async function measureThroughput(
       turnsPerSecond: summarize(rates),
       workerRssMb: summarize(rss),
       turnMs: summarize(latencies),
+      cpuMsPerTurn: {
+        server: summarize(cpu.server),
+        worker: summarize(cpu.worker),
+        driver: summarize(cpu.driver),
+      },
     });
   }
   return { runs, seconds, idleWorkerRssMb, levels: results };
