@@ -141,7 +141,12 @@ function goalsSection(results: BenchResults): string {
 }
 
 function overheadSection(result: OverheadResult): string {
-  const ratio = result.ours.perToolMs.median / result.pi.perToolMs.median;
+  const piPerTool = result.pi.perToolMs.median;
+  // The in-process loop's cost per tool call can be within noise of zero; a ratio to it means nothing.
+  const ratio =
+    piPerTool >= 0.5
+      ? `**${(result.ours.perToolMs.median / piPerTool).toFixed(1)} ×**`
+      : 'not meaningful (baseline below 0.5 ms)';
   return `## (a) Overhead per tool call\n\nOne turn in which the model asks for ${OVERHEAD_TOOL_CALLS} calls of a tool that returns at once, in sequential mode, against a turn without tools in the same conversation; per tool call = (tool turn − plain turn) / ${OVERHEAD_TOOL_CALLS}. ${result.runs} runs after 2 warm-up runs, ours and the baseline alternating. The baseline is \`@mariozechner/pi-agent-core\`'s \`Agent\` (in-process loop) with pi-ai's OpenAI-compatible provider pointed at the same scripted model server (it streams; ours does not), and the same tools.\n\n${table(
     ['', 'per tool call', `turn with ${OVERHEAD_TOOL_CALLS} tools`, 'turn without tools'],
     [
@@ -158,7 +163,7 @@ function overheadSection(result: OverheadResult): string {
         ms(result.pi.plainTurnMs),
       ],
     ],
-  )}\n\nRatio of medians, per tool call: **${ratio.toFixed(1)} ×**; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.`;
+  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.`;
 }
 
 function parallelSection(result: ParallelResult): string {
