@@ -79,6 +79,7 @@ async function prepareToolCall(
     parallel: tool.parallelToolExecute,
     policy: resolveToolPolicy(tool.policy),
     summary: summarizeToolCall(tool.name, args),
+    ...(tool.taskQueue ? { taskQueue: tool.taskQueue } : {}),
   };
 }
 

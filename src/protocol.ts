@@ -48,6 +48,8 @@ export type PreparedToolCall =
       policy: ResolvedToolPolicy;
       /** One line for the Temporal UI: the tool and its arguments. */
       summary: string;
+      /** Where the execution is scheduled when the tool declares its own task queue. */
+      taskQueue?: string;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 

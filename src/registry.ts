@@ -118,4 +118,7 @@ function assertToolShape(tool: AgentTool, source: string): void {
   if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name)) {
     throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
   }
+  if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {
+    throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
+  }
 }

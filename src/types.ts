@@ -100,6 +100,11 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   parallelToolExecute: boolean;
   /** Timeouts and retries of this tool's activity. */
   policy?: ActivityPolicy;
+  /**
+   * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
+   * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
+   */
+  taskQueue?: string;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */

@@ -1,9 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createAgentActivities } from '../activities/index.ts';
+import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { ToolRegistry } from './registry.ts';
+import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
 
 /** The task queue conversations run on unless told otherwise. */
@@ -14,15 +18,28 @@ export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.
 
 const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
-export interface AgentWorkerOptions {
-  /** A connection to reuse; otherwise one is opened to `address`. */
+/**
+ * How a worker connects (address, namespace, API key, TLS, profile: see
+ * {@link TemporalConnectionSettings}), what it runs, and with which tools.
+ */
+export interface AgentWorkerOptions extends TemporalConnectionSettings {
+  /** A connection to reuse; otherwise one is opened from the connection settings. */
   connection?: NativeConnection;
-  /** Default: env `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
-  address?: string;
-  /** Default: env `TEMPORAL_NAMESPACE`, else `default`. */
-  namespace?: string;
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
+  /**
+   * Whether this worker runs conversation workflows. Default true. A worker for a tool's dedicated
+   * task queue (`AgentTool.taskQueue`) sets it to false and runs only that queue's tool activities.
+   */
+  workflows?: boolean;
+  /**
+   * How payloads are converted and encoded, e.g. {@link encryptedDataConverter}. Default: encrypted
+   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set, else Temporal's default. Workers and
+   * clients of one namespace must use the same.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
+  tracing?: TracingOptions;
   /** Tools to register by hand (the seed's `registerTool`). */
   tools?: AgentTool[];
   /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
@@ -50,14 +67,21 @@ export interface AgentWorker {
 
 /** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
-  const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-  const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-  const taskQueue = options.taskQueue ?? process.env.YIEM_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const env = options.env ?? process.env;
+  const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  const plugins = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await NativeConnection.connect({ address }));
-  const clientConnection = Connection.lazy({ address });
-  const client = new Client({ connection: clientConnection, namespace });
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
+  const clientConnection = Connection.lazy(connectionOptions);
+  const client = new Client({
+    connection: clientConnection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins,
+  });
 
   const activities = createAgentActivities({
     registry,
@@ -71,9 +95,9 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     namespace,
     taskQueue,
     activities,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    ...workflowSource(options),
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins,
     ...options.workerOptions,
   });
 
@@ -95,6 +119,13 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await running;
     },
   };
+}
+
+function workflowSource(options: AgentWorkerOptions): Partial<WorkerOptions> {
+  if (options.workflows === false) return {};
+  return options.workflowBundle
+    ? { workflowBundle: options.workflowBundle }
+    : { workflowsPath: WORKFLOWS_PATH };
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {

@@ -3,7 +3,13 @@ import { type DevServer, startDevServer, waitForServer } from '../server/index.t
 import type { ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
-import { type ConnectionFlags, connectionConfig, conversationUiUrl, defaultUiUrl } from './config.ts';
+import {
+  type ConnectionConfig,
+  type ConnectionFlags,
+  connectionConfig,
+  conversationUiUrl,
+  defaultUiUrl,
+} from './config.ts';
 import { startDemoModel } from './demoModel.ts';
 import { formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 
@@ -17,6 +23,7 @@ export interface ServerFlags {
 export interface WorkerFlags extends ConnectionFlags {
   toolsDir?: string[];
   builtinTools: boolean;
+  workflows: boolean;
 }
 
 export interface ChatFlags extends ConnectionFlags {
@@ -39,16 +46,16 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 /** `yiem worker`: runs conversations and their tools, until Ctrl-C. */
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
-  await waitForServer(config.address, 5_000).catch(() => {
-    throw new Error(unreachable(config.address));
-  });
+  await probeServer(config);
   const agent = await createAgentWorker({
     ...config,
+    workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
-  console.log(`Worker on task queue ${agent.taskQueue} with tools: ${agent.registry.names().join(', ')}`);
+  const runs = flags.workflows ? 'conversations and tools' : 'tools only';
+  console.log(`Worker on task queue ${agent.taskQueue} (${runs}): ${agent.registry.names().join(', ')}`);
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
@@ -143,11 +150,17 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
   }
 }
 
-async function connectedClient(config: ReturnType<typeof connectionConfig>): Promise<AgentClient> {
+async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {
+  await probeServer(config);
+  return new AgentClient(config);
+}
+
+/** A friendly error for the common mistake; TLS endpoints are left to the SDK's own errors. */
+async function probeServer(config: ConnectionConfig): Promise<void> {
+  if (config.tls) return;
   await waitForServer(config.address, 5_000).catch(() => {
     throw new Error(unreachable(config.address));
   });
-  return new AgentClient(config);
 }
 
 function startServer(flags: ServerFlags): Promise<DevServer> {

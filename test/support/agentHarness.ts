@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import type { AgentEvent, AgentHooks, AgentTool } from '../../src/types.ts';
-import { type AgentWorker, createAgentWorker } from '../../src/worker.ts';
+import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
@@ -33,6 +33,10 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
+  /** More worker options (a data converter, tracing, another task queue...). */
+  worker?: Partial<AgentWorkerOptions>;
+  /** More client options; a `dataConverter` given to the worker is passed on unless set here. */
+  client?: Partial<AgentClientOptions>;
 }
 
 /** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
@@ -50,7 +54,7 @@ export interface TestAgent {
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   quietRuntime();
   const address = inject('temporalAddress');
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel();
   const events: AgentEvent[] = [];
   const worker = await createAgentWorker({
@@ -68,9 +72,16 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
     },
     eventSink: (event) => events.push(event),
     workflowBundle: await workflowBundle(),
+    ...options.worker,
   });
   const running = worker.run();
-  const client = new AgentClient({ address, taskQueue });
+  const dataConverter = options.worker?.dataConverter;
+  const client = new AgentClient({
+    address,
+    taskQueue,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...options.client,
+  });
   return {
     address,
     taskQueue,

@@ -1,0 +1,20 @@
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
+import { AesGcmPayloadCodec } from './aesGcmCodec.ts';
+import { codecKeysFromEnv } from './keys.ts';
+
+/** A data converter that runs every payload (inputs, results, updates, queries) through `codec`. */
+export function encryptedDataConverter(codec: PayloadCodec): DataConverter {
+  return { payloadCodecs: [codec] };
+}
+
+/** The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. */
+export function codecFromEnv(env: Record<string, string | undefined>): AesGcmPayloadCodec | undefined {
+  const keys = codecKeysFromEnv(env);
+  return keys.length > 0 ? new AesGcmPayloadCodec(keys) : undefined;
+}
+
+/** {@link encryptedDataConverter} with the codec from the environment; undefined when none is set. */
+export function dataConverterFromEnv(env: Record<string, string | undefined>): DataConverter | undefined {
+  const codec = codecFromEnv(env);
+  return codec ? encryptedDataConverter(codec) : undefined;
+}
