@@ -88,7 +88,8 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
       decipher.final(),
     ]);
-    return PayloadProto.decode(plaintext);
+    const { metadata, data: original } = PayloadProto.decode(plaintext);
+    return { metadata, data: original };
   }
 }
 

@@ -33,6 +33,8 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
+  /** Another server than the shared test server. */
+  address?: string;
   /** More worker options (a data converter, tracing, another task queue...). */
   worker?: Partial<AgentWorkerOptions>;
   /** More client options; a `dataConverter` given to the worker is passed on unless set here. */
@@ -53,7 +55,7 @@ export interface TestAgent {
 
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   quietRuntime();
-  const address = inject('temporalAddress');
+  const address = options.address ?? inject('temporalAddress');
   const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel();
   const events: AgentEvent[] = [];
