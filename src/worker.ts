@@ -2,10 +2,10 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createAgentActivities } from '../activities/index.ts';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
+import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
@@ -15,8 +15,6 @@ export const DEFAULT_TASK_QUEUE = 'yiem-agent';
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
-
-const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 /**
  * How a worker connects (address, namespace, API key, TLS, profile: see
@@ -71,7 +69,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const env = options.env ?? process.env;
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
-  const plugins = tracingPlugins(options.tracing);
+  const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
@@ -80,25 +78,29 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     connection: clientConnection,
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
-    plugins,
+    plugins: tracing,
   });
 
-  const activities = createAgentActivities({
-    registry,
-    model: resolveModelSettings(options.model),
-    getClient: async () => client,
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.eventSink ? { eventSink: options.eventSink } : {}),
-  });
+  const plugin = new AgentPlugin(
+    {
+      registry,
+      model: resolveModelSettings(options.model),
+      getClient: async () => client,
+      ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(options.eventSink ? { eventSink: options.eventSink } : {}),
+    },
+    { workflows: options.workflows ?? true },
+  );
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
-    activities,
-    ...workflowSource(options),
+    ...(options.workflowBundle && options.workflows !== false
+      ? { workflowBundle: options.workflowBundle }
+      : {}),
     ...(dataConverter ? { dataConverter } : {}),
-    plugins,
     ...options.workerOptions,
+    plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
   });
 
   let running: Promise<void> | undefined;
@@ -119,13 +121,6 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await running;
     },
   };
-}
-
-function workflowSource(options: AgentWorkerOptions): Partial<WorkerOptions> {
-  if (options.workflows === false) return {};
-  return options.workflowBundle
-    ? { workflowBundle: options.workflowBundle }
-    : { workflowsPath: WORKFLOWS_PATH };
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
