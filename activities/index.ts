@@ -8,6 +8,7 @@ import { executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
+import { annotateActivitySpan } from './spanAttributes.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
@@ -27,9 +28,23 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
   return {
-    callModel: (input) =>
-      callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input),
+    callModel: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.model': input.model ?? deps.model.model,
+      });
+      return callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input);
+    },
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
-    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit }, input),
+    executeTool: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.tool.name': input.toolName,
+        'yiem.tool.call_id': input.toolCallId,
+      });
+      return executeTool({ registry: deps.registry, hooks, emit }, input);
+    },
   };
 }
