@@ -14,10 +14,30 @@ export {
   Conversation,
   type StartConversationOptions,
 } from './client.ts';
+export {
+  AesGcmPayloadCodec,
+  type CodecKey,
+  type CodecServerOptions,
+  codecFromEnv,
+  codecKeysFromEnv,
+  dataConverterFromEnv,
+  encryptedDataConverter,
+  parseCodecKeys,
+  type RunningCodecServer,
+  startCodecServer,
+} from './codec/index.ts';
+export {
+  DEFAULT_TEMPORAL_ADDRESS,
+  DEFAULT_TEMPORAL_NAMESPACE,
+  type ResolvedTemporalConnection,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from './connection.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
+export { type TracingOptions, tracingPlugins } from './tracing.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';
 export {

@@ -5,7 +5,10 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
-  /** Requests must carry `Authorization: Bearer <token>`. Required: decoded histories are private. */
+  /**
+   * Requests must carry `Authorization: Bearer <token>` or start their path with `/<token>/`.
+   * Required: decoded histories are private.
+   */
   token: string;
   /** Origins allowed by CORS, e.g. the Web UI's `http://localhost:8080`. */
   allowedOrigins: string[];
@@ -16,7 +19,7 @@ export interface CodecServerOptions {
 }
 
 export interface RunningCodecServer {
-  /** `http://host:port`: the codec endpoint to give the Web UI or `temporal --codec-endpoint`. */
+  /** `http://host:port`: the endpoint for `temporal --codec-endpoint`; the Web UI takes `<url>/<token>`. */
   url: string;
   close(): Promise<void>;
 }
@@ -57,9 +60,10 @@ async function handle(options: CodecServerOptions, request: IncomingMessage, res
     response.setHeader('Vary', 'Origin');
   }
   if (request.method === 'OPTIONS') return send(response, 204);
-  const operation = request.url?.split('?')[0]?.match(/\/(encode|decode)$/)?.[1];
+  const route = request.url?.split('?')[0]?.match(/^\/(?:([^/]+)\/)?(encode|decode)$/);
+  const operation = route?.[2];
   if (request.method !== 'POST' || !operation) return send(response, 404, { message: 'Not found' });
-  if (!authorized(request.headers.authorization, options.token)) {
+  if (!authorized(request.headers.authorization, route?.[1], options.token)) {
     return send(response, 401, { message: 'Missing or wrong Authorization: Bearer token' });
   }
   const body = parsePayloads(await readBody(request));
@@ -69,10 +73,18 @@ async function handle(options: CodecServerOptions, request: IncomingMessage, res
   send(response, 200, { payloads: result.map(toJson) });
 }
 
-function authorized(header: string | undefined, token: string): boolean {
-  const expected = Buffer.from(`Bearer ${token}`);
-  const given = Buffer.from(header ?? '');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+/**
+ * The token comes as `Authorization: Bearer <token>` (the `temporal` CLI's `--codec-auth`) or as the
+ * first path segment, `/<token>/decode`: the Web UI sends no custom headers, only the endpoint URL.
+ */
+function authorized(header: string | undefined, pathToken: string | undefined, token: string): boolean {
+  const same = (given: string, expected: string) => {
+    const a = Buffer.from(given);
+    const b = Buffer.from(expected);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  if (pathToken !== undefined) return same(decodeURIComponent(pathToken), token);
+  return same(header ?? '', `Bearer ${token}`);
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

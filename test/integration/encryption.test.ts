@@ -127,7 +127,7 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     await expect(Worker.runReplayHistory({ workflowBundle: bundle }, history)).rejects.toThrow();
   });
 
-  it('the codec server decodes what the worker encoded, for the right token only', async () => {
+  it('the codec server decodes what the worker encoded, for the right token and origins only', async () => {
     const history = await agent.client.getConversation(conversationId).handle.fetchHistory();
     const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input
       ?.payloads?.[0] as Payload;
@@ -168,6 +168,26 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     const refused = await decode('wrong-token');
     expect(refused.status).toBe(401);
     expect(await refused.text()).not.toContain(SECRETS.systemPrompt);
+
+    // The Web UI cannot send headers; its endpoint URL carries the token instead.
+    const fromUi = (token: string) =>
+      fetch(`${codecServer.url}/${token}/decode`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Origin: 'http://localhost:8233' },
+        body: JSON.stringify({ payloads: [asJson] }),
+      });
+    expect((await fromUi('codec-token')).status).toBe(200);
+    expect((await fromUi('wrong-token')).status).toBe(401);
+    const preflight = await fetch(`${codecServer.url}/codec-token/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+    const foreign = await fetch(`${codecServer.url}/codec-token/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
   it("the server's SQLite file holds no plaintext of the prompt, tool arguments, tool result or reply", async () => {
