@@ -48,7 +48,8 @@ export class AgentClient {
 
   constructor(options: AgentClientOptions = {}) {
     this.client = options.client ?? newTemporalClient(options);
-    this.taskQueue = options.taskQueue ?? (process.env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    this.taskQueue =
+      options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
