@@ -143,6 +143,18 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
   }
 }
 
+/** `yiem cancel`: stops a conversation's running turn; the conversation stays open. */
+export async function cancelCommand(id: string, flags: ConnectionFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    const cancelled = await client.getConversation(id).cancel();
+    console.log(cancelled ? `Cancelled the running turn of ${id}` : `${id} had no running turn`);
+  } finally {
+    await client.close();
+  }
+}
+
 async function connectedClient(config: ReturnType<typeof connectionConfig>): Promise<AgentClient> {
   await waitForServer(config.address, 5_000).catch(() => {
     throw new Error(unreachable(config.address));
