@@ -11,7 +11,7 @@ let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
 
 /** Worker INFO lines drown test output; warnings and errors still show. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
