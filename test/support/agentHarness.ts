@@ -33,6 +33,7 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
+  maxToolResultBytes?: number;
 }
 
 /** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
@@ -67,6 +68,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
       timeoutMs: options.modelTimeoutMs ?? 5_000,
     },
     eventSink: (event) => events.push(event),
+    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
     workflowBundle: await workflowBundle(),
   });
   const running = worker.run();
