@@ -47,7 +47,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
  *
  * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
- *   another worker, so a tool with side effects can use it as an idempotency key.
+ *   another worker. `currentToolCall()` gives the attempt number and an idempotency key that is
+ *   also unique across turns (models may reuse ids).
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
