@@ -17,6 +17,8 @@ export interface PendingMessage {
   id: number;
   text: string;
   timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
 }
 
 /** What a conversation hands to its next run when it continues as new. */

@@ -48,16 +48,16 @@ export async function conversationWorkflow(
   let ending = carried?.ending ?? false;
   let lastTurn: TurnResult | null = carried?.lastTurn ?? null;
 
-  const enqueue = (text: string): number => {
+  const enqueue = (text: string, awaited: boolean): number => {
     const id = nextMessageId++;
-    pending.push({ id, text, timestamp: Date.now() });
+    pending.push({ id, text, timestamp: Date.now(), awaited });
     return id;
   };
 
   setHandler(
     promptUpdate,
     async (text) => {
-      const id = enqueue(text);
+      const id = enqueue(text, true);
       await condition(() => resultsByMessage.has(id));
       const result = resultsByMessage.get(id) as TurnResult;
       resultsByMessage.delete(id);
@@ -74,7 +74,7 @@ export async function conversationWorkflow(
   setHandler(postSignal, (text) => {
     const problem = ending ? 'the conversation has ended' : userTextProblem(text, settings.maxMessageBytes);
     if (problem) log.warn('Ignored a posted message', { problem });
-    else enqueue(text);
+    else enqueue(text, false);
   });
   setHandler(cancelUpdate, () => {
     running?.cancel();
@@ -133,7 +133,7 @@ export async function conversationWorkflow(
         messages,
         drainPending: () => {
           for (const message of pending.splice(0)) {
-            consumed.push(message.id);
+            if (message.awaited) consumed.push(message.id);
             messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
           }
         },
