@@ -1,6 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { scheduledActivities } from '../support/history.ts';
@@ -95,5 +99,41 @@ describe('unbounded conversations', () => {
     );
     expect(signals).toHaveLength(2);
     await replayAndRecord(first, 'continue-as-new-with-pending');
+  });
+});
+
+describe('when Temporal suggests continuing as new', () => {
+  let dataDir: string;
+  let server: DevServer;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-suggest-'));
+    // A server that suggests continue-as-new once a run has 30 events, about three turns.
+    server = await startDevServer({
+      dataDir,
+      cliPath: await ensureTemporalCli(),
+      port: 0,
+      headless: true,
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 },
+    });
+    agent = await startTestAgent({ address: server.address });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await server?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('continues as new without a configured turn limit, and loses nothing', async () => {
+    agent.model.respond((_request, index) => ({ kind: 'text', text: `answer ${index + 1}` }));
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    for (let turn = 1; turn <= 8; turn++) {
+      expect(await conversation.send(`message ${turn}`)).toMatchObject({ turn, reply: `answer ${turn}` });
+    }
+    expect((await runIds(agent, conversation)).length).toBeGreaterThan(1);
+    const transcript = await conversation.messages();
+    expect(transcript.map((message) => message.content)).toEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8].flatMap((turn) => [`message ${turn}`, `answer ${turn}`]),
+    );
   });
 });
