@@ -124,7 +124,7 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
     if (!flags.id) console.error(`Started conversation ${conversation.id}`);
     const result = await conversation.send(text);
     console.log(formatTurnResult(result));
-    if (result.status === 'failed' || result.status === 'limitReached') process.exitCode = 1;
+    if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
   } finally {
     await client.close();
   }

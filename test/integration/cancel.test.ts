@@ -124,5 +124,6 @@ describe('cancelling a running turn', () => {
       status: 'completed',
       reply: 'On time.',
     });
+    await replayAndRecord(conversation.handle, 'cancel-during-model-call');
   });
 });
