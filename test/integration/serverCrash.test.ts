@@ -41,6 +41,7 @@ describe('a Temporal server killed mid-conversation', () => {
     await model?.close();
     await server?.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await bench?.remove();
   });
 
   it('completes the conversation after a restart on the same database, transcript intact', async () => {

@@ -43,6 +43,7 @@ describe('a worker killed mid-conversation', () => {
   });
   afterEach(async () => {
     for (const worker of workers.splice(0)) await worker.kill();
+    await bench?.remove();
     model.reset();
   });
 

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,6 +17,8 @@ export interface CrashBench {
   release(): Promise<void>;
   /** Marker files written so far (`<toolCallId>.<attempt>.<worker>.json`). */
   markers(): Promise<string[]>;
+  /** Deletes the directory. */
+  remove(): Promise<void>;
 }
 
 export async function createCrashBench(): Promise<CrashBench> {
@@ -28,6 +30,7 @@ export async function createCrashBench(): Promise<CrashBench> {
     bundlePath,
     release: () => writeFile(path.join(markerDir, 'release'), ''),
     markers: async () => (await readdir(markerDir)).filter((file) => file.endsWith('.json')).sort(),
+    remove: () => rm(markerDir, { recursive: true, force: true }),
   };
 }
 
