@@ -1,6 +1,8 @@
 export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
+  cancelUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -37,6 +39,7 @@ export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
+export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
 export { type TracingOptions, tracingPlugins } from './tracing.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';

@@ -9,7 +9,28 @@ import type {
   Message,
   ToolArguments,
   ToolResultMessage,
+  TurnResult,
 } from './types.ts';
+
+/** A user message waiting for the next turn. */
+export interface PendingMessage {
+  id: number;
+  text: string;
+  timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
+}
+
+/** What a conversation hands to its next run when it continues as new. */
+export interface ConversationCarryOver {
+  messages: Message[];
+  /** Posted messages no turn has consumed yet. */
+  pending: PendingMessage[];
+  nextMessageId: number;
+  turn: number;
+  lastTurn: TurnResult | null;
+  ending: boolean;
+}
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first

@@ -2,6 +2,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { codecServerCommand } from './codecServer.ts';
 import {
+  cancelCommand,
   chatCommand,
   DEFAULT_SYSTEM_PROMPT,
   devCommand,
@@ -77,6 +78,10 @@ connectionOptions(program.command('history').description("print a conversation's
   .argument('<conversationId>')
   .option('--json', 'as JSON')
   .action(historyCommand);
+
+connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
+  .argument('<conversationId>')
+  .action(cancelCommand);
 
 try {
   await program.parseAsync();

@@ -11,7 +11,7 @@ let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
 
 /** Worker INFO lines drown test output; warnings and errors still show. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
@@ -33,7 +33,8 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
-  /** Another server than the shared test server. */
+  maxToolResultBytes?: number;
+  /** Another Temporal server than the run's shared one. */
   address?: string;
   /** More worker options (a data converter, tracing, another task queue...). */
   worker?: Partial<AgentWorkerOptions>;
@@ -73,6 +74,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
       timeoutMs: options.modelTimeoutMs ?? 5_000,
     },
     eventSink: (event) => events.push(event),
+    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
     workflowBundle: await workflowBundle(),
     ...options.worker,
   });
