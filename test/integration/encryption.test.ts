@@ -24,15 +24,25 @@ const SECRETS = {
   toolArgument: 'ARGS-SECRET-basalt',
   toolResult: 'RESULT-SECRET-cobalt',
   reply: 'REPLY-SECRET-dolomite',
+  failedAttempt: 'FAILURE-SECRET-epidote',
 };
 
+const attempted = new Set<string>();
 const vault: AgentTool = {
   name: 'vault',
   label: 'Vault',
   description: 'Opens a vault',
   inputSchema: { type: 'object', properties: { combination: { type: 'string' } }, required: ['combination'] },
   parallelToolExecute: true,
-  execute: () => textResult(`The vault holds ${SECRETS.toolResult}`),
+  policy: { retry: { initialInterval: '10 milliseconds' } },
+  // The first attempt fails: its message is stored with the retried activity.
+  execute: (_id, args) => {
+    if (!attempted.has(String(args.combination))) {
+      attempted.add(String(args.combination));
+      throw new Error(`Vault jammed: ${SECRETS.failedAttempt}`);
+    }
+    return textResult(`The vault holds ${SECRETS.toolResult}`);
+  },
 };
 
 const oldKey: CodecKey = { id: 'key-2025', key: randomBytes(32) };
@@ -60,7 +70,8 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     agent = await startTestAgent({
       address: server.address,
       tools: [vault],
-      worker: { dataConverter: encryptedDataConverter(codec) },
+      // No prebuilt bundle: the worker bundles the workflow with the encrypting failure converter.
+      worker: { dataConverter: encryptedDataConverter(codec), workflowBundle: undefined },
     });
     codecServer = await startCodecServer({
       codec,
@@ -190,7 +201,7 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
   });
 
-  it("the server's SQLite file holds no plaintext of the prompt, tool arguments, tool result or reply", async () => {
+  it("the server's SQLite file holds no plaintext of the prompt, tool arguments, results, replies or failures", async () => {
     await server.stop();
     const bytes = await serverFiles(server.dbFile);
     // The search can find things: ids and the codec's marker are stored in the clear.
