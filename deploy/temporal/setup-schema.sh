@@ -3,9 +3,9 @@
 # image. Safe to run on every `docker compose up`: existing databases are kept and only upgraded.
 set -eu
 
+# The password reaches the tool as SQL_PASSWORD in its environment, not in argv, which others can read.
 sql() {
-  temporal-sql-tool --plugin postgres12 --ep "$POSTGRES_HOST" -p "$POSTGRES_PORT" \
-    -u "$POSTGRES_USER" --pw "$POSTGRES_PASSWORD" "$@"
+  temporal-sql-tool --plugin postgres12 --ep "$POSTGRES_HOST" -p "$POSTGRES_PORT" -u "$POSTGRES_USER" "$@"
 }
 
 for db in temporal temporal_visibility; do
