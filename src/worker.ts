@@ -4,7 +4,9 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createAgentActivities } from '../activities/index.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { ToolRegistry } from './registry.ts';
-import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
+import { createWriteTool, WRITE_TOOL_DISABLED } from './selfWriting/writeTool.ts';
+import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
+import { ArgumentValidator } from './validation.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -34,6 +36,12 @@ export interface AgentWorkerOptions {
   eventSink?: AgentEventSink;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
+  /**
+   * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
+   * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
+   * restart by every worker that watches the same directory.
+   */
+  selfWriting?: SelfWritingOptions;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -98,10 +106,21 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
-  const registry = new ToolRegistry();
+  const { selfWriting } = options;
+  const registry = new ToolRegistry(selfWriting ? { sandbox: selfWriting } : {});
   if (options.builtinTools ?? true) await registry.loadTools(BUILTIN_TOOLS_DIR);
   const dirs = options.toolsDir === undefined ? [] : [options.toolsDir].flat();
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
+  if (selfWriting) {
+    const validator = new ArgumentValidator();
+    registry.registerTool(
+      createWriteTool({ registry, validator, toolsDir: selfWriting.toolsDir }),
+      'selfWriting',
+    );
+    await registry.watchTools(selfWriting.toolsDir);
+  } else if (!registry.has('writeTool')) {
+    registry.markUnavailable('writeTool', WRITE_TOOL_DISABLED);
+  }
   return registry;
 }
