@@ -21,6 +21,8 @@ interface PendingMessage {
   id: number;
   text: string;
   timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
 }
 
 /**
@@ -39,16 +41,16 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   let ending = false;
   let lastTurn: TurnResult | null = null;
 
-  const enqueue = (text: string): number => {
+  const enqueue = (text: string, awaited: boolean): number => {
     const id = nextMessageId++;
-    pending.push({ id, text, timestamp: Date.now() });
+    pending.push({ id, text, timestamp: Date.now(), awaited });
     return id;
   };
 
   setHandler(
     promptUpdate,
     async (text) => {
-      const id = enqueue(text);
+      const id = enqueue(text, true);
       await condition(() => resultsByMessage.has(id));
       const result = resultsByMessage.get(id) as TurnResult;
       resultsByMessage.delete(id);
@@ -65,7 +67,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   setHandler(postSignal, (text) => {
     const problem = ending ? 'the conversation has ended' : userTextProblem(text, settings.maxMessageBytes);
     if (problem) log.warn('Ignored a posted message', { problem });
-    else enqueue(text);
+    else enqueue(text, false);
   });
   setHandler(endSignal, () => {
     ending = true;
@@ -101,7 +103,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
       messages,
       drainPending: () => {
         for (const message of pending.splice(0)) {
-          consumed.push(message.id);
+          if (message.awaited) consumed.push(message.id);
           messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
         }
       },
