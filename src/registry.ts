@@ -3,6 +3,7 @@ import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sandboxedTool } from './sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from './sandbox/settings.ts';
+import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
 import type { AgentTool, SandboxOptions, ToolInfo, ToolLoadContext, ToolModule } from './types.ts';
 import { WatchedToolDirectory } from './watchedDirectory.ts';
 
@@ -24,13 +25,17 @@ export class ToolRegistry {
   /** What tool files' `getTool(context)` receive. */
   readonly context: ToolLoadContext;
 
-  /** `sandbox`: the limits written tools loaded into this registry run under. */
+  /**
+   * `sandbox`: the limits written tools loaded into this registry run under. writeTool is refused
+   * with a clear reason until it is registered (see `enableSelfWriting`).
+   */
   constructor(options: { sandbox?: SandboxOptions } = {}) {
     const sandbox = resolveSandboxSettings(options.sandbox);
     this.context = {
       listTools: () => this.list(),
       sandboxedTool: (spec) => sandboxedTool(spec, sandbox),
     };
+    this.markUnavailable('writeTool', WRITE_TOOL_DISABLED);
   }
 
   /**

@@ -4,9 +4,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
-import { createWriteTool, WRITE_TOOL_DISABLED } from './selfWriting/writeTool.ts';
+import { enableSelfWriting } from './selfWriting/writeTool.ts';
 import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
-import { ArgumentValidator } from './validation.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -108,15 +107,6 @@ async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry>
   const dirs = options.toolsDir === undefined ? [] : [options.toolsDir].flat();
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
-  if (selfWriting) {
-    const validator = new ArgumentValidator();
-    registry.registerTool(
-      createWriteTool({ registry, validator, toolsDir: selfWriting.toolsDir }),
-      'selfWriting',
-    );
-    await registry.watchTools(selfWriting.toolsDir);
-  } else if (!registry.has('writeTool')) {
-    registry.markUnavailable('writeTool', WRITE_TOOL_DISABLED);
-  }
+  if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
   return registry;
 }

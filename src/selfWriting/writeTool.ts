@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ToolRegistry } from '../registry.ts';
 import { ToolError, textResult } from '../toolResult.ts';
 import type { AgentTool, AgentToolResult, JsonSchema, ToolArguments, WrittenToolSpec } from '../types.ts';
-import type { ArgumentValidator } from '../validation.ts';
+import { ArgumentValidator } from '../validation.ts';
 import { checkToolCode } from './checkCode.ts';
 import { isIdentifier, nameProblem, schemaProblem } from './checks.ts';
 import { wrapCode } from './templates.ts';
@@ -16,12 +16,6 @@ export interface WriteToolDependencies {
   /** The directory the registry watches, where new tools are written. */
   toolsDir: string;
 }
-
-/** What a worker that does not enable writeTool answers a model that calls it. */
-export const WRITE_TOOL_DISABLED =
-  'This worker does not allow writing tools: writeTool is off. Use the existing tools (listTools shows them). ' +
-  'An operator can enable it by starting the worker with `yiem worker --allow-write-tools DIR` ' +
-  '(or createAgentWorker({ selfWriting: { toolsDir } })).';
 
 const DESCRIPTION = `Create a new tool that you can call from your next step on. Give the body of its execute function as TypeScript (executeCode); writeTool wraps it in
 async function execute(toolCallId: string, args: ToolArguments, signal, onPartialResult): Promise<AgentToolResult> { ... }
@@ -44,6 +38,19 @@ const INPUT_SCHEMA: JsonSchema = {
   required: ['name', 'label', 'description', 'inputSchema', 'executeCode'],
   additionalProperties: false,
 };
+
+/**
+ * Turns on writeTool for a registry: registers it and watches `toolsDir`, so that tools written there
+ * by any worker sharing the directory are offered and run without a restart. `createAgentWorker`
+ * does this for its `selfWriting` option; call it yourself for a worker built with `AgentPlugin`.
+ */
+export async function enableSelfWriting(registry: ToolRegistry, toolsDir: string): Promise<void> {
+  registry.registerTool(
+    createWriteTool({ registry, validator: new ArgumentValidator(), toolsDir }),
+    'selfWriting',
+  );
+  await registry.watchTools(toolsDir);
+}
 
 /** The seed's writeTool: checks a new tool, writes `<toolsDir>/<name>.ts`, and loads it. */
 export function createWriteTool(deps: WriteToolDependencies): AgentTool {
