@@ -8,7 +8,7 @@ import type { SandboxSettings } from './settings.ts';
  * Validation and preparation run synchronously inside PREPARE and block the worker's event loop while
  * they run, so they get a short leash whatever the tool's own limit is.
  */
-export const SYNC_TIMEOUT_CAP_MS = 1_000;
+const SYNC_TIMEOUT_CAP_MS = 1_000;
 
 export interface AsyncSandboxCall {
   /** JavaScript defining the tool's functions (its TypeScript already transpiled). */

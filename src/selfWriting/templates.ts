@@ -21,7 +21,7 @@ export const SANDBOX_CALLS: Record<CodeField, string> = {
   prepareCode: 'prepare(__input)',
 };
 
-export const INDENT = '    ';
+const INDENT = '    ';
 
 /**
  * `body` inside its function, indented by four spaces as in the seed. A body with a template literal
