@@ -38,6 +38,7 @@ export {
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
+export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
 export { type TracingOptions, tracingPlugins } from './tracing.ts';

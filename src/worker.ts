@@ -7,8 +7,9 @@ import { resolveTemporalConnection, type TemporalConnectionSettings } from './co
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
+import { enableSelfWriting } from './selfWriting/writeTool.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
-import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
+import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -51,6 +52,12 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   maxToolResultBytes?: number;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
+  /**
+   * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
+   * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
+   * restart by every worker that watches the same directory.
+   */
+  selfWriting?: SelfWritingOptions;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -127,10 +134,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
-  const registry = new ToolRegistry();
+  const { selfWriting } = options;
+  const registry = new ToolRegistry(selfWriting ? { sandbox: selfWriting } : {});
   if (options.builtinTools ?? true) await registry.loadTools(BUILTIN_TOOLS_DIR);
   const dirs = options.toolsDir === undefined ? [] : [options.toolsDir].flat();
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
+  if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
   return registry;
 }

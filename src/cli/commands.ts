@@ -1,6 +1,6 @@
 import { AgentClient } from '../client.ts';
 import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
-import type { ToolExecutionMode } from '../types.ts';
+import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
 import {
@@ -12,6 +12,7 @@ import {
 } from './config.ts';
 import { startDemoModel } from './demoModel.ts';
 import { formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -20,7 +21,7 @@ export interface ServerFlags {
   headless?: boolean;
 }
 
-export interface WorkerFlags extends ConnectionFlags {
+export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   toolsDir?: string[];
   builtinTools: boolean;
   workflows: boolean;
@@ -52,6 +53,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    ...withSelfWriting(flags),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
@@ -187,6 +189,11 @@ function startServer(flags: ServerFlags): Promise<DevServer> {
 
 function unreachable(address: string): string {
   return `No Temporal server answers at ${address}. Start one with "yiem server" (or "yiem dev"), or set TEMPORAL_ADDRESS.`;
+}
+
+function withSelfWriting(flags: SelfWritingFlags): { selfWriting?: SelfWritingOptions } {
+  const selfWriting = selfWritingConfig(flags);
+  return selfWriting ? { selfWriting } : {};
 }
 
 function untilInterrupted(): Promise<void> {

@@ -11,6 +11,7 @@ import {
   serverCommand,
   workerCommand,
 } from './commands.ts';
+import { selfWritingOptions } from './selfWritingFlags.ts';
 
 // The worker's INFO lines (webpack stats, state changes) would bury the chat.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -48,7 +49,11 @@ serverOptions(
   program.command('server').description('start the embedded Temporal dev server (SQLite, Web UI)'),
 ).action(serverCommand);
 
-connectionOptions(program.command('worker').description('run a worker: conversations, model calls and tools'))
+selfWritingOptions(
+  connectionOptions(
+    program.command('worker').description('run a worker: conversations, model calls and tools'),
+  ),
+)
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")

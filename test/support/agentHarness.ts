@@ -4,7 +4,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { AgentEvent, AgentHooks, AgentTool } from '../../src/types.ts';
+import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/types.ts';
 import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
@@ -31,6 +31,7 @@ export interface TestAgentOptions {
   builtinTools?: boolean;
   hooks?: AgentHooks;
   toolsDir?: string;
+  selfWriting?: SelfWritingOptions;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
   maxToolResultBytes?: number;
@@ -67,6 +68,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
     builtinTools: options.builtinTools ?? false,
     ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
     model: {
       baseURL: model.baseURL,
       apiKey: 'test-key-never-in-history',
