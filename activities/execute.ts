@@ -4,13 +4,17 @@ import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import { textContent } from '../src/toolResult.ts';
+import { limitToolResult } from '../src/toolResultLimit.ts';
 import type { AgentEvent, AgentEventSink, AgentHooks, AgentToolResult } from '../src/types.ts';
 import { messageOf } from './prepare.ts';
+import { runWithToolCall } from './toolCallContext.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;
   hooks: AgentHooks;
   emit: AgentEventSink;
+  /** Results larger than this (text or details, UTF-8 bytes) are cut with a note to the model. */
+  maxResultBytes: number;
 }
 
 /**
@@ -25,6 +29,7 @@ export async function executeTool(
   const context = Context.current();
   const { attempt } = context.info;
   const { conversationId, toolCallId, toolName, args } = input;
+  await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
   if (!tool) {
     return {
@@ -47,8 +52,18 @@ export async function executeTool(
   let result: AgentToolResult;
   let isError = false;
   try {
+    const { workflowExecution, activityId } = context.info;
+    const call = {
+      conversationId,
+      toolCallId,
+      toolName,
+      attempt,
+      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
+    };
     result = normalizeResult(
-      await tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+      await runWithToolCall(call, () =>
+        tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+      ),
     );
   } catch (error) {
     if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) throw error;
@@ -71,6 +86,7 @@ export async function executeTool(
     result = { ...result, ...replaced };
     isError = replacedIsError ?? isError;
   }
+  result = limitToolResult(result, deps.maxResultBytes);
   deps.emit({ type: 'toolExecutionEnd', ...event, result, isError });
   return { message: toolResultMessage(toolCallId, toolName, result, isError), terminate: result.terminate };
 }

@@ -2,12 +2,14 @@ import type { Client } from '@temporalio/client';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { AgentActivities } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
 import type { AgentEventSink, AgentHooks } from '../src/types.ts';
 import { ArgumentValidator } from '../src/validation.ts';
 import { executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
+import { annotateActivitySpan } from './spanAttributes.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
@@ -16,6 +18,8 @@ export interface AgentActivityDependencies {
   eventSink?: AgentEventSink;
   /** A client on the worker's cluster: model calls read their context through a query. */
   getClient: () => Promise<Client>;
+  /** Cap on a tool result's text and details, in UTF-8 bytes. Default 256 KB. */
+  maxToolResultBytes?: number;
   log?: (message: string) => void;
 }
 
@@ -26,10 +30,25 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const emit = safeSink(deps.eventSink, deps.log ?? console.warn);
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
+  const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   return {
-    callModel: (input) =>
-      callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input),
+    callModel: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.model': input.model ?? deps.model.model,
+      });
+      return callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input);
+    },
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
-    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit }, input),
+    executeTool: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.tool.name': input.toolName,
+        'yiem.tool.call_id': input.toolCallId,
+      });
+      return executeTool({ registry: deps.registry, hooks, emit, maxResultBytes: maxToolResultBytes }, input);
+    },
   };
 }

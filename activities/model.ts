@@ -44,6 +44,7 @@ export async function callModel(
     input.messageCount,
   );
   const model = input.model ?? deps.settings.model;
+  await deps.registry.refresh();
   const tools = deps.registry.tools();
   try {
     const completion = await openai.chat.completions.create(

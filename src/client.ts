@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import {
+  cancelUpdate,
   endSignal,
   postSignal,
   promptUpdate,
@@ -8,6 +10,9 @@ import {
   transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
+import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
+import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import type {
   ConversationOptions,
   ConversationStatus,
@@ -17,15 +22,19 @@ import type {
 } from './types.ts';
 import { DEFAULT_TASK_QUEUE } from './worker.ts';
 
-export interface AgentClientOptions {
-  /** A Temporal client to reuse; otherwise one is made from `address` and `namespace`. */
+/** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
+export interface AgentClientOptions extends TemporalConnectionSettings {
+  /** A Temporal client to reuse; otherwise one is made from the connection settings. */
   client?: Client;
-  /** Default: env `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
-  address?: string;
-  /** Default: env `TEMPORAL_NAMESPACE`, else `default`. */
-  namespace?: string;
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
+  /**
+   * Must match the workers', e.g. `encryptedDataConverter(codec)` when payloads are encrypted.
+   * Default: from `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE` like the worker. Only used without `client`.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
+  tracing?: TracingOptions;
 }
 
 export interface StartConversationOptions extends ConversationOptions {
@@ -39,15 +48,9 @@ export class AgentClient {
   readonly taskQueue: string;
 
   constructor(options: AgentClientOptions = {}) {
-    this.client =
-      options.client ??
-      new Client({
-        connection: Connection.lazy({
-          address: options.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-        }),
-        namespace: options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
-      });
-    this.taskQueue = options.taskQueue ?? process.env.YIEM_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+    this.client = options.client ?? newTemporalClient(options);
+    this.taskQueue =
+      options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
@@ -72,6 +75,17 @@ export class AgentClient {
   }
 }
 
+function newTemporalClient(options: AgentClientOptions): Client {
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
+  return new Client({
+    connection: Connection.lazy(connectionOptions),
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins: tracingPlugins(options.tracing),
+  });
+}
+
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
   readonly handle: WorkflowHandle<typeof conversationWorkflow>;
@@ -92,6 +106,15 @@ export class Conversation {
   /** Posts a message without waiting; it joins the next model call of this conversation. */
   async post(text: string): Promise<void> {
     await this.handle.signal(postSignal, text);
+  }
+
+  /**
+   * Cancels the running turn: its tools are told to stop (`signal.aborted`), calls that did not finish
+   * get a "cancelled" result, and the turn's `send` resolves with status `cancelled`. The conversation
+   * then takes the next message. Resolves with whether a turn was running.
+   */
+  cancel(): Promise<boolean> {
+    return this.handle.executeUpdate(cancelUpdate);
   }
 
   /** The transcript so far. */

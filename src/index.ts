@@ -1,6 +1,8 @@
 export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
+  cancelUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -14,10 +16,32 @@ export {
   Conversation,
   type StartConversationOptions,
 } from './client.ts';
+export {
+  AesGcmPayloadCodec,
+  type CodecKey,
+  type CodecServerOptions,
+  codecFromEnv,
+  codecKeysFromEnv,
+  dataConverterFromEnv,
+  encryptedDataConverter,
+  parseCodecKeys,
+  type RunningCodecServer,
+  startCodecServer,
+} from './codec/index.ts';
+export {
+  DEFAULT_TEMPORAL_ADDRESS,
+  DEFAULT_TEMPORAL_NAMESPACE,
+  type ResolvedTemporalConnection,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from './connection.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
+export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
+export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
+export { type TracingOptions, tracingPlugins } from './tracing.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';
 export {

@@ -9,7 +9,28 @@ import type {
   Message,
   ToolArguments,
   ToolResultMessage,
+  TurnResult,
 } from './types.ts';
+
+/** A user message waiting for the next turn. */
+export interface PendingMessage {
+  id: number;
+  text: string;
+  timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
+}
+
+/** What a conversation hands to its next run when it continues as new. */
+export interface ConversationCarryOver {
+  messages: Message[];
+  /** Posted messages no turn has consumed yet. */
+  pending: PendingMessage[];
+  nextMessageId: number;
+  turn: number;
+  lastTurn: TurnResult | null;
+  ending: boolean;
+}
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first
@@ -48,6 +69,8 @@ export type PreparedToolCall =
       policy: ResolvedToolPolicy;
       /** One line for the Temporal UI: the tool and its arguments. */
       summary: string;
+      /** Where the execution is scheduled when the tool declares its own task queue. */
+      taskQueue?: string;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 

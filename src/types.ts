@@ -47,7 +47,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
  *
  * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
- *   another worker, so a tool with side effects can use it as an idempotency key.
+ *   another worker. `currentToolCall()` gives the attempt number and an idempotency key that is
+ *   also unique across turns (models may reuse ids).
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
@@ -59,6 +60,22 @@ export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
   signal: AbortSignal | undefined,
   onPartialResult: OnPartialResult,
 ) => AgentToolResult | Promise<AgentToolResult>;
+
+/**
+ * The tool call being executed, as `currentToolCall()` returns it inside a tool's `execute`.
+ */
+export interface ToolCallInfo {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  /** 1 on the first attempt; higher when the call is retried (a thrown error, a lost worker). */
+  attempt: number;
+  /**
+   * The same on every attempt of this call and different for every other call, even when a model
+   * reuses a tool call id in a later turn: pass it to services that deduplicate requests.
+   */
+  idempotencyKey: string;
+}
 
 /** How an activity is timed and retried. Durations are Temporal duration strings (`'30 seconds'`). */
 export interface ActivityPolicy {
@@ -100,12 +117,23 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   parallelToolExecute: boolean;
   /** Timeouts and retries of this tool's activity. */
   policy?: ActivityPolicy;
+  /**
+   * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
+   * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
+   */
+  taskQueue?: string;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
 export interface ToolLoadContext {
   /** Every registered tool, in registration order, at the time of the call. */
   listTools(): ToolInfo[];
+  /**
+   * Builds a tool whose code runs only inside this worker's sandbox. Files written by `writeTool`
+   * call it: their code is data to the worker, never imported or run by it. Every `ToolRegistry`
+   * provides it; it is optional only so that hand-made contexts (e.g. in tests) need not.
+   */
+  sandboxedTool?(spec: WrittenToolSpec): AgentTool;
 }
 
 /** The shape of a tool module: a `getTool()` export, as in the seed. */
@@ -248,7 +276,7 @@ export type AgentEvent =
 export type AgentEventSink = (event: AgentEvent) => void;
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached';
+export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached' | 'cancelled';
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
@@ -282,10 +310,58 @@ export interface ConversationOptions {
   maxMessageBytes?: number;
   /** Timeouts and retries of model calls. Defaults: 2 minutes a call, 5 attempts from 1 s, doubling. */
   modelPolicy?: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+  /**
+   * Turns after which the conversation continues as a new workflow run (same conversation id, same
+   * transcript), so its history stays small. It also does so whenever Temporal suggests it. Default:
+   * only when Temporal suggests it.
+   */
+  maxTurnsPerRun?: number;
 }
 
 /** What the conversation workflow returns when it ends. */
 export interface ConversationSummary {
   turns: number;
   messageCount: number;
+}
+
+/**
+ * A tool written by `writeTool`, as its file hands it to `ToolLoadContext.sandboxedTool`. The sources
+ * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.
+ */
+export interface WrittenToolSpec {
+  name: string;
+  label: string;
+  description: string;
+  inputSchema: JsonSchema;
+  parallelToolExecute: boolean;
+  /** `async function execute(toolCallId, args, signal, onPartialResult) { …executeCode… }` */
+  executeSource: string;
+  /** `function validate(args) { …validateCode… }`, or null for the JSON Schema validation. */
+  validateSource: string | null;
+  /** `function prepare(args) { …prepareCode… }`, or null. */
+  prepareSource: string | null;
+}
+
+/**
+ * The limits written tools run under. Each call gets a fresh V8 isolate (isolated-vm): no `require`,
+ * no `process`, no child processes, no file system or network beyond what these options grant.
+ */
+export interface SandboxOptions {
+  /** Longest one call may run; a call still running is killed. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Heap limit of one call, in MB (at least 8); a call that needs more is killed. Default 64. */
+  memoryMb?: number;
+  /** Files and directories the tools' `readFile(path)` may read. Default: none. */
+  fsAllowlist?: string[];
+  /** Whether the tools' `fetch(url)` may reach the network. Default false. */
+  allowNetwork?: boolean;
+}
+
+/** Turns on `writeTool` for a worker (it is off by default). */
+export interface SelfWritingOptions extends SandboxOptions {
+  /**
+   * Where `writeTool` writes `<name>.ts`. The worker re-reads it before every model call and tool call,
+   * so tools written here, by this worker or any other sharing the directory, work without a restart.
+   */
+  toolsDir: string;
 }

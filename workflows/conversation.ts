@@ -1,4 +1,13 @@
-import { allHandlersFinished, condition, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ConversationCarryOver, PendingMessage } from '../src/protocol.ts';
 import type {
   ConversationOptions,
   ConversationStatus,
@@ -7,6 +16,7 @@ import type {
   TurnResult,
 } from '../src/types.ts';
 import {
+  cancelUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -17,38 +27,37 @@ import {
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
 import { runTurn } from './turn.ts';
 
-interface PendingMessage {
-  id: number;
-  text: string;
-  timestamp: number;
-}
-
 /**
  * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
  * which waits for its turn's result) or Signal (`post`); each turn drains every pending message.
+ * Between turns it may continue as a new run, handing its state over in `carried`.
  */
-export async function conversationWorkflow(options: ConversationOptions): Promise<ConversationSummary> {
+export async function conversationWorkflow(
+  options: ConversationOptions,
+  carried?: ConversationCarryOver,
+): Promise<ConversationSummary> {
   const settings = resolveConversationSettings(options);
   const conversationId = workflowInfo().workflowId;
-  const messages: Message[] = [];
-  const pending: PendingMessage[] = [];
+  const messages: Message[] = carried?.messages ?? [];
+  const pending: PendingMessage[] = carried?.pending ?? [];
   const resultsByMessage = new Map<number, TurnResult>();
-  let nextMessageId = 0;
-  let turn = 0;
-  let running = false;
-  let ending = false;
-  let lastTurn: TurnResult | null = null;
+  let nextMessageId = carried?.nextMessageId ?? 0;
+  let turn = carried?.turn ?? 0;
+  let turnsThisRun = 0;
+  let running: CancellationScope | undefined;
+  let ending = carried?.ending ?? false;
+  let lastTurn: TurnResult | null = carried?.lastTurn ?? null;
 
-  const enqueue = (text: string): number => {
+  const enqueue = (text: string, awaited: boolean): number => {
     const id = nextMessageId++;
-    pending.push({ id, text, timestamp: Date.now() });
+    pending.push({ id, text, timestamp: Date.now(), awaited });
     return id;
   };
 
   setHandler(
     promptUpdate,
     async (text) => {
-      const id = enqueue(text);
+      const id = enqueue(text, true);
       await condition(() => resultsByMessage.has(id));
       const result = resultsByMessage.get(id) as TurnResult;
       resultsByMessage.delete(id);
@@ -65,7 +74,11 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   setHandler(postSignal, (text) => {
     const problem = ending ? 'the conversation has ended' : userTextProblem(text, settings.maxMessageBytes);
     if (problem) log.warn('Ignored a posted message', { problem });
-    else enqueue(text);
+    else enqueue(text, false);
+  });
+  setHandler(cancelUpdate, () => {
+    running?.cancel();
+    return running !== undefined;
   });
   setHandler(endSignal, () => {
     ending = true;
@@ -88,25 +101,45 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     total: messages.length,
   }));
 
+  // A waiting `prompt` is an unfinished handler, so its message always gets its turn in this run;
+  // only posted messages are handed over.
+  const newRunDue = (): boolean =>
+    (workflowInfo().continueAsNewSuggested ||
+      turnsThisRun >= (settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY)) &&
+    allHandlersFinished();
+
   for (;;) {
-    await condition(() => pending.length > 0 || ending);
-    if (pending.length === 0) break;
+    await condition(() => pending.length > 0 || ending || newRunDue());
+    if (pending.length === 0 && ending) break;
+    if (newRunDue()) {
+      await continueAsNew<typeof conversationWorkflow>(options, {
+        messages,
+        pending,
+        nextMessageId,
+        turn,
+        lastTurn,
+        ending,
+      });
+    }
     turn += 1;
-    running = true;
+    turnsThisRun += 1;
+    running = new CancellationScope();
     const consumed: number[] = [];
-    const result = await runTurn({
-      conversationId,
-      turn,
-      settings,
-      messages,
-      drainPending: () => {
-        for (const message of pending.splice(0)) {
-          consumed.push(message.id);
-          messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
-        }
-      },
-    });
-    running = false;
+    const result = await running.run(() =>
+      runTurn({
+        conversationId,
+        turn,
+        settings,
+        messages,
+        drainPending: () => {
+          for (const message of pending.splice(0)) {
+            if (message.awaited) consumed.push(message.id);
+            messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
+          }
+        },
+      }),
+    );
+    running = undefined;
     lastTurn = result;
     for (const id of consumed) resultsByMessage.set(id, result);
   }

@@ -1,11 +1,18 @@
 import { AgentClient } from '../client.ts';
 import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
-import type { ToolExecutionMode } from '../types.ts';
+import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
-import { type ConnectionFlags, connectionConfig, conversationUiUrl, defaultUiUrl } from './config.ts';
+import {
+  type ConnectionConfig,
+  type ConnectionFlags,
+  connectionConfig,
+  conversationUiUrl,
+  defaultUiUrl,
+} from './config.ts';
 import { startDemoModel } from './demoModel.ts';
 import { formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -14,9 +21,10 @@ export interface ServerFlags {
   headless?: boolean;
 }
 
-export interface WorkerFlags extends ConnectionFlags {
+export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   toolsDir?: string[];
   builtinTools: boolean;
+  workflows: boolean;
 }
 
 export interface ChatFlags extends ConnectionFlags {
@@ -39,16 +47,17 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 /** `yiem worker`: runs conversations and their tools, until Ctrl-C. */
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
-  await waitForServer(config.address, 5_000).catch(() => {
-    throw new Error(unreachable(config.address));
-  });
+  await probeServer(config);
   const agent = await createAgentWorker({
     ...config,
+    workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    ...withSelfWriting(flags),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
-  console.log(`Worker on task queue ${agent.taskQueue} with tools: ${agent.registry.names().join(', ')}`);
+  const runs = flags.workflows ? 'conversations and tools' : 'tools only';
+  console.log(`Worker on task queue ${agent.taskQueue} (${runs}): ${agent.registry.names().join(', ')}`);
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
@@ -124,7 +133,7 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
     if (!flags.id) console.error(`Started conversation ${conversation.id}`);
     const result = await conversation.send(text);
     console.log(formatTurnResult(result));
-    if (result.status === 'failed' || result.status === 'limitReached') process.exitCode = 1;
+    if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
   } finally {
     await client.close();
   }
@@ -143,11 +152,29 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
   }
 }
 
-async function connectedClient(config: ReturnType<typeof connectionConfig>): Promise<AgentClient> {
+/** `yiem cancel`: stops a conversation's running turn; the conversation stays open. */
+export async function cancelCommand(id: string, flags: ConnectionFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    const cancelled = await client.getConversation(id).cancel();
+    console.log(cancelled ? `Cancelled the running turn of ${id}` : `${id} had no running turn`);
+  } finally {
+    await client.close();
+  }
+}
+
+async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {
+  await probeServer(config);
+  return new AgentClient(config);
+}
+
+/** A friendly error for the common mistake; TLS endpoints are left to the SDK's own errors. */
+async function probeServer(config: ConnectionConfig): Promise<void> {
+  if (config.tls) return;
   await waitForServer(config.address, 5_000).catch(() => {
     throw new Error(unreachable(config.address));
   });
-  return new AgentClient(config);
 }
 
 function startServer(flags: ServerFlags): Promise<DevServer> {
@@ -162,6 +189,11 @@ function startServer(flags: ServerFlags): Promise<DevServer> {
 
 function unreachable(address: string): string {
   return `No Temporal server answers at ${address}. Start one with "yiem server" (or "yiem dev"), or set TEMPORAL_ADDRESS.`;
+}
+
+function withSelfWriting(flags: SelfWritingFlags): { selfWriting?: SelfWritingOptions } {
+  const selfWriting = selfWritingConfig(flags);
+  return selfWriting ? { selfWriting } : {};
 }
 
 function untilInterrupted(): Promise<void> {

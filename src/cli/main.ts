@@ -1,6 +1,8 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
+import { codecServerCommand } from './codecServer.ts';
 import {
+  cancelCommand,
   chatCommand,
   DEFAULT_SYSTEM_PROMPT,
   devCommand,
@@ -9,6 +11,7 @@ import {
   serverCommand,
   workerCommand,
 } from './commands.ts';
+import { selfWritingOptions } from './selfWritingFlags.ts';
 
 // The worker's INFO lines (webpack stats, state changes) would bury the chat.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -19,7 +22,8 @@ const connectionOptions = (command: Command): Command =>
   command
     .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)')
     .option('--namespace <name>', 'Temporal namespace (env TEMPORAL_NAMESPACE, default "default")')
-    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")');
+    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")')
+    .option('--profile <name>', 'profile of the Temporal config file (env TEMPORAL_PROFILE)');
 
 const chatOptions = (command: Command): Command =>
   connectionOptions(command)
@@ -45,10 +49,23 @@ serverOptions(
   program.command('server').description('start the embedded Temporal dev server (SQLite, Web UI)'),
 ).action(serverCommand);
 
-connectionOptions(program.command('worker').description('run a worker: conversations, model calls and tools'))
+selfWritingOptions(
+  connectionOptions(
+    program.command('worker').description('run a worker: conversations, model calls and tools'),
+  ),
+)
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
+  .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .action(workerCommand);
+
+program
+  .command('codec-server')
+  .description('decrypt payloads for the Web UI (keys: YIEM_CODEC_KEYS; token: YIEM_CODEC_SERVER_TOKEN)')
+  .option('--host <host>', 'interface to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', '8888')
+  .option('--origin <url...>', 'Web UI origins allowed by CORS', ['http://localhost:8233'])
+  .action(codecServerCommand);
 
 serverOptions(chatOptions(program.command('dev').description('server, worker and chat in one process')))
   .option('--tools-dir <dir...>', 'load tool files from these directories')
@@ -66,6 +83,10 @@ connectionOptions(program.command('history').description("print a conversation's
   .argument('<conversationId>')
   .option('--json', 'as JSON')
   .action(historyCommand);
+
+connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
+  .argument('<conversationId>')
+  .action(cancelCommand);
 
 try {
   await program.parseAsync();

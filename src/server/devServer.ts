@@ -35,10 +35,13 @@ export interface DevServerOptions {
   log?: (line: string) => void;
   /** How long to wait for the server to answer before giving up. Default 60000. */
   readyTimeoutMs?: number;
+  /**
+   * Server dynamic config, e.g. `{ 'limit.historyCount.suggestContinueAsNew': 50 }`; values are
+   * passed as JSON.
+   */
+  dynamicConfig?: Record<string, unknown>;
   /** The `temporal` binary to run. Default: found or installed by `ensureTemporalCli({ dataDir })`. */
   cliPath?: string;
-  /** Server dynamic config values (`--dynamic-config-value KEY=VALUE`), e.g. `{ 'system.enableActivityEagerExecution': true }`. */
-  dynamicConfig?: Record<string, string | number | boolean>;
 }
 
 export interface DevServer {
@@ -102,10 +105,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const cliPath = options.cliPath ?? (await ensureTemporalCli({ dataDir, log: options.log }));
   const port = await resolvePort(options.port ?? DEFAULT_PORT);
   const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
-  const args = startDevArgs({ dbFile, port, uiPort, namespace });
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
-    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
-  }
+  const args = startDevArgs({ dbFile, port, uiPort, namespace, dynamicConfig: options.dynamicConfig ?? {} });
 
   const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = waitForExit(child);
@@ -202,7 +202,13 @@ function resolveUiPort(options: DevServerOptions, port: number): Promise<number>
   return options.port === 0 ? getFreePort() : Promise.resolve(port + UI_PORT_OFFSET);
 }
 
-function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | undefined; namespace: string }) {
+function startDevArgs(opts: {
+  dbFile: string;
+  port: number;
+  uiPort: number | undefined;
+  namespace: string;
+  dynamicConfig: Record<string, unknown>;
+}) {
   const args = [
     'server',
     'start-dev',
@@ -212,7 +218,7 @@ function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | und
     HOST,
     '--port',
     String(opts.port),
-    // WAL keeps committed writes durable when the process is SIGKILLed and lets readers run alongside writers.
+    // WAL lets visibility queries read while history is being written, instead of blocking on the db lock.
     '--sqlite-pragma',
     'journal_mode=wal',
     '--log-level',
@@ -220,6 +226,9 @@ function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | und
   ];
   args.push(...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]));
   if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const [key, value] of Object.entries(opts.dynamicConfig)) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   return args;
 }
 
@@ -227,7 +236,7 @@ function waitForExit(child: ChildProcess): Promise<ExitStatus> {
   return new Promise((resolve) => {
     // 'close' rather than 'exit': it fires after the output pipes are drained, so the tail is complete.
     child.once('close', (code, signal) => resolve({ code, signal }));
-    // Spawn failures (missing or non-executable binary) emit 'error' and never 'exit'.
+    // A binary that cannot be spawned (missing, not executable) is reported through 'error' instead.
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
   });
 }

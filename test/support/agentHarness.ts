@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { AgentEvent, AgentHooks, AgentTool } from '../../src/types.ts';
-import { type AgentWorker, createAgentWorker } from '../../src/worker.ts';
+import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/types.ts';
+import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
 
 /** Worker INFO lines drown test output; warnings and errors still show. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
@@ -31,8 +31,16 @@ export interface TestAgentOptions {
   builtinTools?: boolean;
   hooks?: AgentHooks;
   toolsDir?: string;
+  selfWriting?: SelfWritingOptions;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
+  maxToolResultBytes?: number;
+  /** Another Temporal server than the run's shared one. */
+  address?: string;
+  /** More worker options (a data converter, tracing, another task queue...). */
+  worker?: Partial<AgentWorkerOptions>;
+  /** More client options; a `dataConverter` given to the worker is passed on unless set here. */
+  client?: Partial<AgentClientOptions>;
 }
 
 /** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
@@ -49,8 +57,8 @@ export interface TestAgent {
 
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   quietRuntime();
-  const address = inject('temporalAddress');
-  const taskQueue = `test-${randomUUID()}`;
+  const address = options.address ?? inject('temporalAddress');
+  const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel();
   const events: AgentEvent[] = [];
   const worker = await createAgentWorker({
@@ -60,6 +68,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
     builtinTools: options.builtinTools ?? false,
     ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
     model: {
       baseURL: model.baseURL,
       apiKey: 'test-key-never-in-history',
@@ -67,10 +76,18 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
       timeoutMs: options.modelTimeoutMs ?? 5_000,
     },
     eventSink: (event) => events.push(event),
+    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
     workflowBundle: await workflowBundle(),
+    ...options.worker,
   });
   const running = worker.run();
-  const client = new AgentClient({ address, taskQueue });
+  const dataConverter = options.worker?.dataConverter;
+  const client = new AgentClient({
+    address,
+    taskQueue,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...options.client,
+  });
   return {
     address,
     taskQueue,
