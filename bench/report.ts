@@ -248,12 +248,17 @@ function cpuBound(result: ThroughputResult): number {
 }
 
 function idleSection(result: IdleMemoryResult): string {
-  return `### Idle open conversations\n\n${result.conversations.toLocaleString('en')} conversations were started on a fresh worker process and each ran one turn (${result.seconds.toFixed(0)} s), then left open: each is in the worker's workflow cache (sticky) and its context in the model-context cache. Memory after a forced GC, one run:\n\n${table(
+  const n = (value: number) => value.toLocaleString('en');
+  return `### Idle open conversations\n\n${n(result.conversations)} conversations were started on a fresh worker process and each ran one turn (${result.seconds.toFixed(0)} s), then left open: each is in the worker's workflow cache (sticky) and its context in the model-context cache. Memory after a forced GC, one run; the growth per 1,000 is the slope between ${n(result.firstConversations)} and ${n(result.conversations)} conversations, so the worker's one-time start-up costs (fresh: ${result.freshRssMb.toFixed(0)} MB RSS) are not counted per conversation.\n\n${table(
     ['', 'RSS', 'V8 heap used'],
     [
-      ['fresh worker', `${result.beforeRssMb.toFixed(0)} MB`, `${result.beforeHeapMb.toFixed(0)} MB`],
       [
-        `with ${result.conversations.toLocaleString('en')} idle conversations`,
+        `${n(result.firstConversations)} idle conversations`,
+        `${result.firstRssMb.toFixed(0)} MB`,
+        `${result.firstHeapMb.toFixed(0)} MB`,
+      ],
+      [
+        `${n(result.conversations)} idle conversations`,
         `${result.afterRssMb.toFixed(0)} MB`,
         `${result.afterHeapMb.toFixed(0)} MB`,
       ],
@@ -263,11 +268,7 @@ function idleSection(result: IdleMemoryResult): string {
         `${result.perThousandHeapMb.toFixed(1)} MB`,
       ],
     ],
-  )}\n\n**10,000 idle conversations: ${result.extrapolatedTenThousandMb.toFixed(0)} MB, extrapolated, not measured** (fresh worker RSS + 10 × the growth per 1,000; assumes memory grows linearly and every conversation stays cached). ${
-    result.conversations < 10_000
-      ? `Measuring 10,000 directly would take about ${((result.seconds * 10_000) / result.conversations / 60).toFixed(0)} minutes at this rate, beyond this run's time budget.`
-      : ''
-  } The worker's workflow cache is bounded (\`maxCachedWorkflows\`, by default derived from the V8 heap limit); conversations beyond it are evicted and replayed from history on their next message, so memory stops growing at the cache bound.`;
+  )}\n\n**10,000 idle conversations: ${result.extrapolatedTenThousandMb.toFixed(0)} MB, extrapolated, not measured** (RSS at ${n(result.conversations)} plus the slope for the other ${n(10_000 - result.conversations)}; assumes memory keeps growing linearly and every conversation stays cached). Measuring 10,000 directly would take about ${((result.seconds * 10_000) / result.conversations / 60).toFixed(0)} minutes at this rate, beyond this run's time budget. The worker's workflow cache is bounded (\`maxCachedWorkflows\`, by default derived from the V8 heap limit) and so is the model-context cache (2,000 conversations); conversations beyond them are evicted and replayed from history on their next message, so memory stops growing at those bounds.`;
 }
 
 function crashSection(result: CrashRecoveryResult): string {
