@@ -62,7 +62,11 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
   ]);
   await writeFile(bundlePath, bundle.code);
   await writeFile(baselineBundlePath, baselineBundle.code);
-  const connection = await Connection.connect({ address: server.address });
+  // The whole-context baseline's history outgrows gRPC's default 4 MB message limit within 100 turns.
+  const connection = await Connection.connect({
+    address: server.address,
+    channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
+  });
   const temporal = new Client({ connection });
   const workers = new Set<WorkerHandle>();
   return {
