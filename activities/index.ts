@@ -23,13 +23,14 @@ export interface AgentActivityDependencies {
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
   const hooks = deps.hooks ?? {};
   const validator = new ArgumentValidator();
-  const emit = safeSink(deps.eventSink, deps.log ?? console.warn);
+  const warn = deps.log ?? console.warn;
+  const emit = safeSink(deps.eventSink, warn);
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
   return {
     callModel: (input) =>
-      callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input),
+      callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input),
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
-    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit }, input),
+    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit, warn }, input),
   };
 }

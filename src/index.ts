@@ -1,6 +1,7 @@
 export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
+  decideToolCallUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -12,11 +13,20 @@ export {
   AgentClient,
   type AgentClientOptions,
   Conversation,
+  type ConversationListing,
   type StartConversationOptions,
 } from './client.ts';
+export type { FollowEventsOptions } from './conversationEvents.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
+export {
+  CONVERSATION_STATUSES,
+  type ConversationSearchStatus,
+  YIEM_AGENT,
+  YIEM_STATUS,
+  YIEM_TURNS,
+} from './searchAttributes.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';

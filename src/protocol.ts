@@ -6,6 +6,8 @@ import type {
   ActivityPolicy,
   AgentToolCall,
   AssistantMessage,
+  ConversationEvent,
+  EventOrigin,
   Message,
   ToolArguments,
   ToolResultMessage,
@@ -48,6 +50,8 @@ export type PreparedToolCall =
       policy: ResolvedToolPolicy;
       /** One line for the Temporal UI: the tool and its arguments. */
       summary: string;
+      /** Set when a person must approve the call first: why. */
+      approval?: { reason: string };
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 
@@ -79,3 +83,13 @@ export interface AgentActivities {
   prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
 }
+
+/** The workflow stream topic every conversation event is published on. */
+export const EVENTS_TOPIC = 'events';
+
+/** A conversation event without its origin; publishers add turn, attempt and sequence number. */
+export type ConversationEventBody = ConversationEvent extends infer Event
+  ? Event extends ConversationEvent
+    ? Omit<Event, keyof EventOrigin>
+    : never
+  : never;

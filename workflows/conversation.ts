@@ -6,7 +6,9 @@ import type {
   Message,
   TurnResult,
 } from '../src/types.ts';
+import { Approvals } from './approvals.ts';
 import {
+  decideToolCallUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -14,6 +16,8 @@ import {
   statusQuery,
   transcriptQuery,
 } from './definitions.ts';
+import { ConversationEvents } from './events.ts';
+import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
 import { runTurn } from './turn.ts';
 
@@ -38,6 +42,9 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   let running = false;
   let ending = false;
   let lastTurn: TurnResult | null = null;
+  const events = new ConversationEvents();
+  const approvals = new Approvals(settings.approval, events);
+  const updateSearchAttributes = searchAttributeUpdater();
 
   const enqueue = (text: string): number => {
     const id = nextMessageId++;
@@ -80,8 +87,15 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
       pendingMessages: pending.length,
       toolExecution: settings.toolExecution,
       lastTurn,
+      pendingApprovals: approvals.list(),
     }),
   );
+  setHandler(decideToolCallUpdate, (decision) => approvals.decide(decision), {
+    validator: (decision) => {
+      const problem = approvals.problem(decision);
+      if (problem) throw new Error(problem);
+    },
+  });
   setHandler(modelContextQuery, (fromIndex) => ({
     systemPrompt: settings.systemPrompt,
     messages: messages.slice(fromIndex),
@@ -93,12 +107,20 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     if (pending.length === 0) break;
     turn += 1;
     running = true;
+    updateSearchAttributes('running', turn);
+    events.publish(turn, { type: 'turnStart' });
     const consumed: number[] = [];
     const result = await runTurn({
       conversationId,
       turn,
       settings,
       messages,
+      requestApproval: async (request) => {
+        updateSearchAttributes('awaitingApproval', turn);
+        const outcome = await approvals.request(request);
+        if (approvals.list().length === 0) updateSearchAttributes('running', turn);
+        return outcome;
+      },
       drainPending: () => {
         for (const message of pending.splice(0)) {
           consumed.push(message.id);
@@ -108,8 +130,12 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     });
     running = false;
     lastTurn = result;
+    events.publish(turn, { type: 'turnEnd', result });
+    updateSearchAttributes('idle', turn);
     for (const id of consumed) resultsByMessage.set(id, result);
   }
+  updateSearchAttributes('ended', turn);
+  events.detachFollowers();
   await condition(allHandlersFinished);
   return { turns: turn, messageCount: messages.length };
 }

@@ -10,11 +10,13 @@ import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import type {
   AgentToolCall,
+  ApprovalOutcome,
   AssistantMessage,
   Message,
   ToolResultMessage,
   TurnResult,
 } from '../src/types.ts';
+import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
@@ -32,6 +34,8 @@ export interface TurnContext {
   messages: Message[];
   /** Moves pending user messages into the transcript (the seed's inputChannel drain). */
   drainPending(): void;
+  /** Waits for a person to approve or deny a tool call. */
+  requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
 }
 
 /**
@@ -131,6 +135,23 @@ async function executeToolCall(
   call: Extract<PreparedToolCall, { kind: 'ready' }>,
   activityId: string,
 ): Promise<{ message: ToolResultMessage; terminate: boolean }> {
+  if (call.approval) {
+    const outcome = await context.requestApproval({
+      turn: context.turn,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+      reason: call.approval.reason,
+    });
+    if (!outcome.approved) {
+      const why = outcome.reason ? `: ${outcome.reason}` : '';
+      const text =
+        outcome.decidedBy === 'timeout'
+          ? `Tool call "${call.toolName}" was denied: approval timed out (${outcome.reason})`
+          : `Tool call "${call.toolName}" was denied by the user${why}`;
+      return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
+    }
+  }
   const { executeTool } = proxyActivities<AgentActivities>({
     activityId,
     summary: call.summary,
