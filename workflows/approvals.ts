@@ -71,7 +71,9 @@ export class Approvals {
     this.#pending.push(approval);
     this.#events.publish(request.turn, { type: 'approvalRequested', approval });
     const decided = () => this.#decided.has(request.toolCallId);
-    const inTime = timeout ? await condition(decided, timeout) : (await condition(decided), true);
+    let inTime = true;
+    if (timeout) inTime = await condition(decided, timeout);
+    else await condition(decided);
     if (!inTime) {
       this.#settle({
         toolCallId: request.toolCallId,
