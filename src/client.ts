@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import {
   decideToolCallUpdate,
   endSignal,
@@ -12,6 +12,7 @@ import type { conversationWorkflow } from '../workflows/index.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { type ConversationSearchStatus, YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from './searchAttributes.ts';
 import type {
+  ApprovalDecision,
   ApprovalOutcome,
   ConversationEventItem,
   ConversationOptions,
@@ -172,16 +173,24 @@ export class Conversation {
     return followEvents(this.handle, options);
   }
 
-  /** Lets a tool call that waits for approval run. */
+  /** Lets a tool call that waits for approval run. Throws when no call with that id is waiting. */
   approve(toolCallId: string): Promise<ApprovalOutcome> {
-    return this.handle.executeUpdate(decideToolCallUpdate, { args: [{ toolCallId, approve: true }] });
+    return this.#decide({ toolCallId, approve: true });
   }
 
   /** Refuses a tool call that waits for approval; the model gets the reason as the tool's error. */
   deny(toolCallId: string, reason?: string): Promise<ApprovalOutcome> {
-    return this.handle.executeUpdate(decideToolCallUpdate, {
-      args: [{ toolCallId, approve: false, ...(reason ? { reason } : {}) }],
-    });
+    return this.#decide({ toolCallId, approve: false, ...(reason ? { reason } : {}) });
+  }
+
+  async #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {
+    try {
+      return await this.handle.executeUpdate(decideToolCallUpdate, { args: [decision] });
+    } catch (error) {
+      // The validator's reason is what the caller can act on, not the Update wrapper.
+      if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
+      throw error;
+    }
   }
 
   /** Ends the conversation after its pending messages, and waits until it has ended. */

@@ -44,6 +44,8 @@ export interface TestAgent {
   client: AgentClient;
   /** Every event the worker's sink received, in order. */
   events: AgentEvent[];
+  /** Shuts the worker down and starts a new one on the same task queue (workflows resume from history). */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,34 +55,44 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
   const taskQueue = `test-${randomUUID()}`;
   const model = await startScriptedModel();
   const events: AgentEvent[] = [];
-  const worker = await createAgentWorker({
-    address,
-    taskQueue,
-    tools: options.tools ?? [],
-    builtinTools: options.builtinTools ?? false,
-    ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    model: {
-      baseURL: model.baseURL,
-      apiKey: 'test-key-never-in-history',
-      model: 'scripted',
-      timeoutMs: options.modelTimeoutMs ?? 5_000,
-    },
-    eventSink: (event) => events.push(event),
-    workflowBundle: await workflowBundle(),
-  });
-  const running = worker.run();
+  const startWorker = async (): Promise<{ worker: AgentWorker; running: Promise<void> }> => {
+    const worker = await createAgentWorker({
+      address,
+      taskQueue,
+      tools: options.tools ?? [],
+      builtinTools: options.builtinTools ?? false,
+      ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
+      ...(options.hooks ? { hooks: options.hooks } : {}),
+      model: {
+        baseURL: model.baseURL,
+        apiKey: 'test-key-never-in-history',
+        model: 'scripted',
+        timeoutMs: options.modelTimeoutMs ?? 5_000,
+      },
+      eventSink: (event) => events.push(event),
+      workflowBundle: await workflowBundle(),
+    });
+    return { worker, running: worker.run() };
+  };
+  let current = await startWorker();
   const client = new AgentClient({ address, taskQueue });
   return {
     address,
     taskQueue,
     model,
-    worker,
+    get worker() {
+      return current.worker;
+    },
     client,
     events,
+    async restartWorker() {
+      await current.worker.shutdown();
+      await current.running;
+      current = await startWorker();
+    },
     async close() {
-      await worker.shutdown();
-      await running;
+      await current.worker.shutdown();
+      await current.running;
       await client.close();
       await model.close();
     },
