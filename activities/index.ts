@@ -32,5 +32,6 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input),
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
     executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit, warn }, input),
+    defaultModel: async () => deps.model.model,
   };
 }

@@ -82,6 +82,8 @@ export interface AgentActivities {
   callModel(input: CallModelInput): Promise<AssistantMessage>;
   prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** The worker's default model name, so that the Web UI can name the model of every model call. */
+  defaultModel(): Promise<string>;
 }
 
 /** The workflow stream topic every conversation event is published on. */

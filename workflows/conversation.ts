@@ -19,7 +19,7 @@ import {
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
-import { runTurn } from './turn.ts';
+import { runTurn, workerDefaultModel } from './turn.ts';
 
 interface PendingMessage {
   id: number;
@@ -45,6 +45,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   const events = new ConversationEvents();
   const approvals = new Approvals(settings.approval, events);
   const updateSearchAttributes = searchAttributeUpdater();
+  let workerModel: string | undefined;
 
   const enqueue = (text: string): number => {
     const id = nextMessageId++;
@@ -107,6 +108,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     if (pending.length === 0) break;
     turn += 1;
     running = true;
+    workerModel ??= await workerDefaultModel(settings);
     updateSearchAttributes('running', turn);
     events.publish(turn, { type: 'turnStart' });
     const consumed: number[] = [];
@@ -114,6 +116,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
       conversationId,
       turn,
       settings,
+      workerModel,
       messages,
       requestApproval: async (request) => {
         updateSearchAttributes('awaitingApproval', turn);

@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -20,7 +21,7 @@ import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
-const { prepareToolCalls } = proxyLocalActivities<AgentActivities>({
+const { prepareToolCalls, defaultModel } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -30,6 +31,8 @@ export interface TurnContext {
   conversationId: string;
   turn: number;
   settings: ConversationSettings;
+  /** The model calls go to when the conversation names none, if known. */
+  workerModel: string | undefined;
   /** The transcript; the turn appends to it. */
   messages: Message[];
   /** Moves pending user messages into the transcript (the seed's inputChannel drain). */
@@ -87,7 +90,7 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
   return proxyActivities<AgentActivities>({
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
-    summary: `model ${model ?? '(worker default)'} · turn ${context.turn}`,
+    summary: `model ${model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
   }).callModel;
 }
 
@@ -191,4 +194,13 @@ function failureMessage(error: unknown): string {
   if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
   if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
   return String(cause);
+}
+
+/**
+ * The worker's default model, asked once per conversation so that model calls are named in the Web
+ * UI. Conversations recorded before this existed replay without asking.
+ */
+export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
+  if (settings.model || !patched('yiem-model-name')) return undefined;
+  return defaultModel();
 }
