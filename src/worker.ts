@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createAgentActivities } from '../activities/index.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
+import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
 
@@ -11,8 +11,6 @@ export const DEFAULT_TASK_QUEUE = 'yiem-agent';
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
-
-const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
 export interface AgentWorkerOptions {
   /** A connection to reuse; otherwise one is opened to `address`. */
@@ -59,7 +57,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const clientConnection = Connection.lazy({ address });
   const client = new Client({ connection: clientConnection, namespace });
 
-  const activities = createAgentActivities({
+  const plugin = new AgentPlugin({
     registry,
     model: resolveModelSettings(options.model),
     getClient: async () => client,
@@ -70,11 +68,9 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     connection,
     namespace,
     taskQueue,
-    activities,
-    ...(options.workflowBundle
-      ? { workflowBundle: options.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH }),
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
     ...options.workerOptions,
+    plugins: [plugin, ...(options.workerOptions?.plugins ?? [])],
   });
 
   let running: Promise<void> | undefined;

@@ -101,7 +101,6 @@ describe('startDevServer', () => {
       YiemTurns: INDEXED_VALUE_TYPE.Int,
       YiemAgent: INDEXED_VALUE_TYPE.Keyword,
     });
-    expect(Object.keys(YIEM_SEARCH_ATTRIBUTES).sort()).toEqual(['YiemAgent', 'YiemStatus', 'YiemTurns']);
 
     expect(server.dbFile).toBe(path.join(dataDir, 'temporal.db'));
     expect(existsSync(server.dbFile)).toBe(true);

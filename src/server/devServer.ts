@@ -207,7 +207,7 @@ function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | und
     HOST,
     '--port',
     String(opts.port),
-    // WAL keeps committed writes durable when the process is SIGKILLed and lets readers run alongside writers.
+    // WAL lets visibility queries read while history is being written, instead of blocking on the db lock.
     '--sqlite-pragma',
     'journal_mode=wal',
     '--log-level',
@@ -222,7 +222,7 @@ function waitForExit(child: ChildProcess): Promise<ExitStatus> {
   return new Promise((resolve) => {
     // 'close' rather than 'exit': it fires after the output pipes are drained, so the tail is complete.
     child.once('close', (code, signal) => resolve({ code, signal }));
-    // Spawn failures (missing or non-executable binary) emit 'error' and never 'exit'.
+    // A binary that cannot be spawned (missing, not executable) is reported through 'error' instead.
     child.once('error', (error) => resolve({ code: null, signal: null, error }));
   });
 }

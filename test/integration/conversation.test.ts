@@ -53,3 +53,25 @@ describe('a conversation', () => {
     expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
   });
 });
+
+describe('the plain Temporal client', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent();
+  });
+  afterAll(async () => agent?.close());
+
+  it('talks to a conversation through the exported workflow and its update and queries', async () => {
+    const { conversationWorkflow, promptUpdate, statusQuery, transcriptQuery } = await import('yiem-agent');
+    agent.model.enqueue({ kind: 'text', text: 'plain client works' });
+    const handle = await agent.client.client.workflow.start(conversationWorkflow, {
+      workflowId: `plain-${Date.now()}`,
+      taskQueue: agent.taskQueue,
+      args: [{ systemPrompt: 'Plain.' }],
+    });
+    const result = await handle.executeUpdate(promptUpdate, { args: ['hello'] });
+    expect(result).toMatchObject({ status: 'completed', reply: 'plain client works' });
+    expect((await handle.query(transcriptQuery)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await handle.query(statusQuery)).turn).toBe(1);
+  });
+});

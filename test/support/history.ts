@@ -5,15 +5,29 @@ export interface ScheduledActivity {
   type: string;
   activityId: string;
   summary: string | undefined;
+  /** The id of the history event that scheduled it. */
+  scheduledEventId: number;
+  /** The id of the event that closed it (completed, failed, timed out, cancelled), if any. */
+  closedEventId: number | undefined;
 }
 
 /** The activities a workflow scheduled, as its history (and the Web UI) records them. */
 export async function scheduledActivities(handle: WorkflowHandle): Promise<ScheduledActivity[]> {
-  const history = await handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const closedBy = new Map<number, number>();
+  for (const event of events) {
+    const closed =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskTimedOutEventAttributes ??
+      event.activityTaskCanceledEventAttributes;
+    if (closed?.scheduledEventId) closedBy.set(Number(closed.scheduledEventId), Number(event.eventId));
+  }
+  return events.flatMap((event) => {
     const attributes = event.activityTaskScheduledEventAttributes;
     if (!attributes) return [];
     const summaryPayload = event.userMetadata?.summary;
+    const scheduledEventId = Number(event.eventId);
     return [
       {
         type: attributes.activityType?.name ?? '',
@@ -21,6 +35,8 @@ export async function scheduledActivities(handle: WorkflowHandle): Promise<Sched
         summary: summaryPayload
           ? defaultPayloadConverter.fromPayload<string>(summaryPayload as never)
           : undefined,
+        scheduledEventId,
+        closedEventId: closedBy.get(scheduledEventId),
       },
     ];
   });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_TOOL_POLICY } from '../../activities/policy.ts';
 import type { PreparedToolCall } from '../../src/protocol.ts';
 import { planExecutionGroups } from '../../workflows/toolBatch.ts';
 
@@ -13,16 +14,7 @@ function ready(parallel: boolean): PreparedToolCall {
     toolName: parallel ? 'parallelTool' : 'serialTool',
     args: {},
     parallel,
-    policy: {
-      startToCloseTimeout: '5 minutes',
-      heartbeatTimeout: '30 seconds',
-      retry: {
-        maximumAttempts: 3,
-        initialInterval: '1 second',
-        backoffCoefficient: 2,
-        maximumInterval: '1 minute',
-      },
-    },
+    policy: DEFAULT_TOOL_POLICY,
     summary: 'tool()',
   };
 }

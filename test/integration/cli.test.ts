@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { startFakeOpenMeteo } from '../support/fakeOpenMeteo.ts';
+import { scheduledActivities } from '../support/history.ts';
+
+const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment of a user who has set no model endpoint. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { OPENAI_BASE_URL: _url, OPENAI_API_KEY: _key, YIEM_MODEL: _model, ...env } = process.env;
+  return { ...env, ...extra };
+}
+
+function yiem(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [YIEM, ...args],
+      { env: options.env ?? cleanEnv(), timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(options.input ?? '');
+  });
+}
+
+describe('the yiem CLI', () => {
+  let agent: TestAgent;
+  const address = (): string => inject('temporalAddress');
+  beforeAll(async () => {
+    agent = await startTestAgent();
+  });
+  afterAll(async () => agent?.close());
+
+  it('send prints the reply, and history prints the transcript', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Pong from the agent.' });
+    const sent = await yiem(['send', '--address', address(), '--task-queue', agent.taskQueue, 'ping']);
+    expect(sent).toMatchObject({ code: 0, stdout: 'agent> Pong from the agent.\n' });
+    const id = /Started conversation (\S+)/.exec(sent.stderr)?.[1] ?? '';
+    expect(id).not.toBe('');
+    const history = await yiem(['history', id, '--address', address()]);
+    expect(history.code).toBe(0);
+    expect(history.stdout).toBe('you> ping\nagent> Pong from the agent.\n');
+    expect(history.stderr).toContain(`/namespaces/default/workflows/${id}`);
+  });
+
+  it('send exits non-zero with the reason when the turn fails', async () => {
+    agent.model.enqueue({ kind: 'error', status: 401, message: 'invalid api key' });
+    const sent = await yiem(['send', '--address', address(), '--task-queue', agent.taskQueue, 'hello']);
+    expect(sent.code).toBe(1);
+    expect(sent.stdout).toContain('The model endpoint answered 401: invalid api key');
+  });
+
+  it('says what to do when no Temporal server answers', async () => {
+    const run = await yiem(['history', 'some-id', '--address', '127.0.0.1:1']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('No Temporal server answers at 127.0.0.1:1. Start one with "yiem server"');
+  });
+
+  it('server says what to install when the Temporal CLI cannot be had', async () => {
+    const run = await yiem(['server', '--port', '0'], {
+      env: cleanEnv({ TEMPORAL_CLI_PATH: '/nonexistent/temporal' }),
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('TEMPORAL_CLI_PATH');
+  });
+
+  it('dev runs a chat whose weather-and-time question runs getWeather and getTime as parallel activities', async () => {
+    const meteo = await startFakeOpenMeteo();
+    try {
+      const taskQueue = `cli-dev-${randomUUID()}`;
+      const run = await yiem(['dev', '--address', address(), '--task-queue', taskQueue], {
+        env: cleanEnv({ YIEM_OPEN_METEO_GEOCODING_URL: meteo.url, YIEM_OPEN_METEO_FORECAST_URL: meteo.url }),
+        input: 'What is the weather and time in Tokyo?\n/exit\n',
+      });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('using the offline demo model');
+      expect(run.stdout).toContain('⚙ getWeather({"city":"Tokyo","units":"celsius"})');
+      expect(run.stdout).toContain('⚙ getTime({"city":"Tokyo"})');
+      expect(run.stdout).toContain('agent> Weather in Tokyo, Japan: Clear sky, 12.5°C');
+      expect(run.stdout).toContain('Current time in Asia/Tokyo');
+      const id = /Conversation (\S+)/.exec(run.stdout)?.[1] ?? '';
+      const activities = await scheduledActivities(agent.client.getConversation(id).handle);
+      const tools = activities.filter((a) => a.type === 'executeTool');
+      expect(tools.map((a) => a.summary)).toEqual([
+        'getWeather(city: "Tokyo", units: "celsius")',
+        'getTime(city: "Tokyo")',
+      ]);
+      // Parallel: both were scheduled before either finished.
+      const [weather, time] = tools;
+      expect(time?.scheduledEventId).toBeLessThan(weather?.closedEventId ?? 0);
+    } finally {
+      await meteo.close();
+    }
+  });
+});
