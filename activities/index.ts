@@ -33,5 +33,6 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
     executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit, warn }, input),
     defaultModel: async () => deps.model.model,
+    listTools: async () => deps.registry.list(),
   };
 }

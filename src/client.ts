@@ -6,6 +6,7 @@ import {
   postSignal,
   promptUpdate,
   statusQuery,
+  toolsUpdate,
   transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
@@ -19,6 +20,7 @@ import type {
   ConversationStatus,
   ConversationSummary,
   Message,
+  ToolInfo,
   TurnResult,
 } from './types.ts';
 import { DEFAULT_TASK_QUEUE } from './worker.ts';
@@ -171,6 +173,16 @@ export class Conversation {
    */
   events(options: FollowEventsOptions = {}): AsyncGenerator<ConversationEventItem, void, undefined> {
     return followEvents(this.handle, options);
+  }
+
+  /** The tools the conversation's workers serve. */
+  tools(): Promise<ToolInfo[]> {
+    return this.handle.executeUpdate(toolsUpdate);
+  }
+
+  /** The offset the next event will have: follow from here to see only what happens from now on. */
+  eventOffset(): Promise<number> {
+    return this.handle.query<number>('__temporal_workflow_stream_offset');
   }
 
   /** Lets a tool call that waits for approval run. Throws when no call with that id is waiting. */

@@ -10,6 +10,7 @@ import type {
   EventOrigin,
   Message,
   ToolArguments,
+  ToolInfo,
   ToolResultMessage,
 } from './types.ts';
 
@@ -84,6 +85,8 @@ export interface AgentActivities {
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;
+  /** The tools the worker serves, for clients that want to show them. */
+  listTools(): Promise<ToolInfo[]>;
 }
 
 /** The workflow stream topic every conversation event is published on. */

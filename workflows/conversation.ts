@@ -14,12 +14,13 @@ import {
   postSignal,
   promptUpdate,
   statusQuery,
+  toolsUpdate,
   transcriptQuery,
 } from './definitions.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
-import { runTurn, workerDefaultModel } from './turn.ts';
+import { listTools, runTurn, workerDefaultModel } from './turn.ts';
 
 interface PendingMessage {
   id: number;
@@ -91,6 +92,7 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
       pendingApprovals: approvals.list(),
     }),
   );
+  setHandler(toolsUpdate, () => listTools());
   setHandler(decideToolCallUpdate, (decision) => approvals.decide(decision), {
     validator: (decision) => {
       const problem = approvals.problem(decision);

@@ -9,6 +9,7 @@ import type {
   ApprovalOutcome,
   ConversationStatus,
   Message,
+  ToolInfo,
   TurnResult,
 } from '../src/types.ts';
 
@@ -34,3 +35,6 @@ export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number]>(
 export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(
   'decideToolCall',
 );
+
+/** The tools the conversation's workers serve (asked of a worker, so it is current). */
+export const toolsUpdate = defineUpdate<ToolInfo[]>('tools');

@@ -21,7 +21,7 @@ import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
-const { prepareToolCalls, defaultModel } = proxyLocalActivities<AgentActivities>({
+export const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });

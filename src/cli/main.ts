@@ -1,10 +1,14 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
+import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
 import {
+  approveCommand,
   chatCommand,
   DEFAULT_SYSTEM_PROMPT,
+  denyCommand,
   devCommand,
   historyCommand,
+  listCommand,
   sendCommand,
   serverCommand,
   workerCommand,
@@ -66,6 +70,24 @@ connectionOptions(program.command('history').description("print a conversation's
   .argument('<conversationId>')
   .option('--json', 'as JSON')
   .action(historyCommand);
+
+connectionOptions(program.command('approve').description('approve a tool call that waits for approval'))
+  .argument('<conversationId>')
+  .argument('<toolCallId>')
+  .action(approveCommand);
+
+connectionOptions(program.command('deny').description('deny a tool call that waits for approval'))
+  .argument('<conversationId>')
+  .argument('<toolCallId>')
+  .option('--reason <text>', 'why; the model reads it')
+  .action(denyCommand);
+
+connectionOptions(program.command('list').description('list conversations, newest first'))
+  .addOption(
+    new Option('--status <status>', 'only conversations in this status').choices(CONVERSATION_STATUSES),
+  )
+  .option('--limit <n>', 'at most this many', '50')
+  .action(listCommand);
 
 try {
   await program.parseAsync();
