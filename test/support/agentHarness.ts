@@ -33,6 +33,8 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
+  /** Another Temporal server than the test run's. */
+  address?: string;
 }
 
 /** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
@@ -51,7 +53,7 @@ export interface TestAgent {
 
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   quietRuntime();
-  const address = inject('temporalAddress');
+  const address = options.address ?? inject('temporalAddress');
   const taskQueue = `test-${randomUUID()}`;
   const model = await startScriptedModel();
   const events: AgentEvent[] = [];
