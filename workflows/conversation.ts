@@ -110,8 +110,10 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     if (pending.length === 0) break;
     turn += 1;
     running = true;
-    workerModel ??= await workerDefaultModel(settings);
+    // Before the local activity below: a first patched() call right after a local activity in the
+    // same workflow task failed to replay (TMPRL1100) in test/integration/replay.test.ts.
     updateSearchAttributes('running', turn);
+    workerModel ??= await workerDefaultModel(settings);
     events.publish(turn, { type: 'turnStart' });
     const consumed: number[] = [];
     const result = await runTurn({
