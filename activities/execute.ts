@@ -4,6 +4,7 @@ import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import { resultText, textContent } from '../src/toolResult.ts';
+import { limitToolResult } from '../src/toolResultLimit.ts';
 import type {
   AfterToolCallContext,
   AfterToolCallResult,
@@ -15,12 +16,15 @@ import type {
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { messageOf } from './prepare.ts';
 import { summarizeToolCall } from './summary.ts';
+import { runWithToolCall } from './toolCallContext.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;
   hooks: AgentHooks;
   emit: AgentEventSink;
   warn: (message: string) => void;
+  /** Results larger than this (text or details, UTF-8 bytes) are cut with a note to the model. */
+  maxResultBytes: number;
 }
 
 /**
@@ -63,8 +67,18 @@ export async function executeTool(
   let result: AgentToolResult;
   let isError = false;
   try {
+    const { workflowExecution, activityId } = context.info;
+    const call = {
+      conversationId,
+      toolCallId,
+      toolName,
+      attempt,
+      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
+    };
     result = normalizeResult(
-      await tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+      await runWithToolCall(call, () =>
+        tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+      ),
     );
   } catch (error) {
     if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) {
@@ -90,6 +104,7 @@ export async function executeTool(
     result = { ...result, ...replaced };
     isError = replacedIsError ?? isError;
   }
+  result = limitToolResult(result, deps.maxResultBytes);
   deps.emit({ type: 'toolExecutionEnd', ...event, result, isError });
   published.publish({
     type: 'toolEnd',

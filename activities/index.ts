@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { AgentActivities } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
 import type { AgentEventSink, AgentHooks } from '../src/types.ts';
 import { ArgumentValidator } from '../src/validation.ts';
 import { executeTool, safeSink } from './execute.ts';
@@ -16,6 +17,8 @@ export interface AgentActivityDependencies {
   eventSink?: AgentEventSink;
   /** A client on the worker's cluster: model calls read their context through a query. */
   getClient: () => Promise<Client>;
+  /** Cap on a tool result's text and details, in UTF-8 bytes. Default 256 KB. */
+  maxToolResultBytes?: number;
   log?: (message: string) => void;
 }
 
@@ -27,11 +30,13 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const emit = safeSink(deps.eventSink, warn);
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
+  const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   return {
     callModel: (input) =>
       callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input),
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
-    executeTool: (input) => executeTool({ registry: deps.registry, hooks, emit, warn }, input),
+    executeTool: (input) =>
+      executeTool({ registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes }, input),
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),
   };

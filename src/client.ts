@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import {
+  cancelUpdate,
   decideToolCallUpdate,
   endSignal,
   postSignal,
@@ -155,6 +156,15 @@ export class Conversation {
   /** Posts a message without waiting; it joins the next model call of this conversation. */
   async post(text: string): Promise<void> {
     await this.handle.signal(postSignal, text);
+  }
+
+  /**
+   * Cancels the running turn: its tools are told to stop (`signal.aborted`), calls that did not finish
+   * get a "cancelled" result, and the turn's `send` resolves with status `cancelled`. The conversation
+   * then takes the next message. Resolves with whether a turn was running.
+   */
+  cancel(): Promise<boolean> {
+    return this.handle.executeUpdate(cancelUpdate);
   }
 
   /** The transcript so far. */

@@ -1,6 +1,8 @@
 export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
+  cancelUpdate,
   decideToolCallUpdate,
   endSignal,
   modelContextQuery,
@@ -28,6 +30,7 @@ export {
   YIEM_TURNS,
 } from './searchAttributes.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
+export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';
 export {

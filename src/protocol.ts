@@ -2,6 +2,7 @@
  * The data that passes between the conversation workflow and its activities. Plain data only: it is
  * recorded in Temporal history.
  */
+import type { EventLogCarryOver } from '../workflows/events.ts';
 import type {
   ActivityPolicy,
   AgentToolCall,
@@ -12,7 +13,30 @@ import type {
   ToolArguments,
   ToolInfo,
   ToolResultMessage,
+  TurnResult,
 } from './types.ts';
+
+/** A user message waiting for the next turn. */
+export interface PendingMessage {
+  id: number;
+  text: string;
+  timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
+}
+
+/** What a conversation hands to its next run when it continues as new. */
+export interface ConversationCarryOver {
+  messages: Message[];
+  /** Posted messages no turn has consumed yet. */
+  pending: PendingMessage[];
+  nextMessageId: number;
+  turn: number;
+  lastTurn: TurnResult | null;
+  ending: boolean;
+  /** The event log's position and unread tail; absent in runs from before events existed. */
+  events?: EventLogCarryOver;
+}
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first

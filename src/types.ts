@@ -47,7 +47,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
  *
  * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
- *   another worker, so a tool with side effects can use it as an idempotency key.
+ *   another worker. `currentToolCall()` gives the attempt number and an idempotency key that is
+ *   also unique across turns (models may reuse ids).
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
@@ -59,6 +60,22 @@ export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
   signal: AbortSignal | undefined,
   onPartialResult: OnPartialResult,
 ) => AgentToolResult | Promise<AgentToolResult>;
+
+/**
+ * The tool call being executed, as `currentToolCall()` returns it inside a tool's `execute`.
+ */
+export interface ToolCallInfo {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  /** 1 on the first attempt; higher when the call is retried (a thrown error, a lost worker). */
+  attempt: number;
+  /**
+   * The same on every attempt of this call and different for every other call, even when a model
+   * reuses a tool call id in a later turn: pass it to services that deduplicate requests.
+   */
+  idempotencyKey: string;
+}
 
 /** How an activity is timed and retried. Durations are Temporal duration strings (`'30 seconds'`). */
 export interface ActivityPolicy {
@@ -258,7 +275,7 @@ export type AgentEvent =
 export type AgentEventSink = (event: AgentEvent) => void;
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached';
+export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached' | 'cancelled';
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
@@ -298,6 +315,12 @@ export interface ConversationOptions {
   approvalTimeout?: string;
   /** What an approval that times out becomes. Default `'deny'`. */
   onApprovalTimeout?: 'approve' | 'deny';
+  /**
+   * Turns after which the conversation continues as a new workflow run (same conversation id, same
+   * transcript), so its history stays small. It also does so whenever Temporal suggests it. Default:
+   * only when Temporal suggests it.
+   */
+  maxTurnsPerRun?: number;
 }
 
 /** What the conversation workflow returns when it ends. */
@@ -332,8 +355,11 @@ export interface ApprovalDecision {
 export interface ApprovalOutcome {
   toolCallId: string;
   approved: boolean;
-  /** `'person'` when decided through the Update, `'timeout'` when the timeout policy applied. */
-  decidedBy: 'person' | 'timeout';
+  /**
+   * `'person'` when decided through the Update, `'timeout'` when the timeout policy applied,
+   * `'cancelled'` when the turn was cancelled while the call waited.
+   */
+  decidedBy: 'person' | 'timeout' | 'cancelled';
   reason?: string;
 }
 

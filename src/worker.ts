@@ -30,6 +30,8 @@ export interface AgentWorkerOptions {
   model?: ModelSettings;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
+  /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 256 KB. */
+  maxToolResultBytes?: number;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
   /** Any other Temporal worker option, e.g. concurrency limits. */
@@ -63,6 +65,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     getClient: async () => client,
     ...(options.hooks ? { hooks: options.hooks } : {}),
     ...(options.eventSink ? { eventSink: options.eventSink } : {}),
+    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
   });
   const worker = await Worker.create({
     connection,

@@ -72,8 +72,19 @@ export class Approvals {
     this.#events.publish(request.turn, { type: 'approvalRequested', approval });
     const decided = () => this.#decided.has(request.toolCallId);
     let inTime = true;
-    if (timeout) inTime = await condition(decided, timeout);
-    else await condition(decided);
+    try {
+      if (timeout) inTime = await condition(decided, timeout);
+      else await condition(decided);
+    } catch (error) {
+      // The turn was cancelled while the call waited: nobody needs to answer any more.
+      this.#settle({ toolCallId: request.toolCallId, approved: false, decidedBy: 'cancelled' });
+      this.#decided.delete(request.toolCallId);
+      this.#events.publish(request.turn, {
+        type: 'approvalResolved',
+        outcome: { toolCallId: request.toolCallId, approved: false, decidedBy: 'cancelled' },
+      });
+      throw error;
+    }
     if (!inTime) {
       this.#settle({
         toolCallId: request.toolCallId,

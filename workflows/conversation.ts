@@ -1,4 +1,13 @@
-import { allHandlersFinished, condition, log, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  log,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ConversationCarryOver, PendingMessage } from '../src/protocol.ts';
 import type {
   ConversationOptions,
   ConversationStatus,
@@ -8,6 +17,7 @@ import type {
 } from '../src/types.ts';
 import { Approvals } from './approvals.ts';
 import {
+  cancelUpdate,
   decideToolCallUpdate,
   endSignal,
   modelContextQuery,
@@ -22,42 +32,41 @@ import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
 import { listTools, runTurn, workerDefaultModel } from './turn.ts';
 
-interface PendingMessage {
-  id: number;
-  text: string;
-  timestamp: number;
-}
-
 /**
  * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
  * which waits for its turn's result) or Signal (`post`); each turn drains every pending message.
+ * Between turns it may continue as a new run, handing its state over in `carried`.
  */
-export async function conversationWorkflow(options: ConversationOptions): Promise<ConversationSummary> {
+export async function conversationWorkflow(
+  options: ConversationOptions,
+  carried?: ConversationCarryOver,
+): Promise<ConversationSummary> {
   const settings = resolveConversationSettings(options);
   const conversationId = workflowInfo().workflowId;
-  const messages: Message[] = [];
-  const pending: PendingMessage[] = [];
+  const messages: Message[] = carried?.messages ?? [];
+  const pending: PendingMessage[] = carried?.pending ?? [];
   const resultsByMessage = new Map<number, TurnResult>();
-  let nextMessageId = 0;
-  let turn = 0;
-  let running = false;
-  let ending = false;
-  let lastTurn: TurnResult | null = null;
-  const events = new ConversationEvents();
+  let nextMessageId = carried?.nextMessageId ?? 0;
+  let turn = carried?.turn ?? 0;
+  let turnsThisRun = 0;
+  let running: CancellationScope | undefined;
+  let ending = carried?.ending ?? false;
+  let lastTurn: TurnResult | null = carried?.lastTurn ?? null;
+  const events = new ConversationEvents(carried?.events);
   const approvals = new Approvals(settings.approval, events);
   const updateSearchAttributes = searchAttributeUpdater();
   let workerModel: string | undefined;
 
-  const enqueue = (text: string): number => {
+  const enqueue = (text: string, awaited: boolean): number => {
     const id = nextMessageId++;
-    pending.push({ id, text, timestamp: Date.now() });
+    pending.push({ id, text, timestamp: Date.now(), awaited });
     return id;
   };
 
   setHandler(
     promptUpdate,
     async (text) => {
-      const id = enqueue(text);
+      const id = enqueue(text, true);
       await condition(() => resultsByMessage.has(id));
       const result = resultsByMessage.get(id) as TurnResult;
       resultsByMessage.delete(id);
@@ -74,7 +83,11 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
   setHandler(postSignal, (text) => {
     const problem = ending ? 'the conversation has ended' : userTextProblem(text, settings.maxMessageBytes);
     if (problem) log.warn('Ignored a posted message', { problem });
-    else enqueue(text);
+    else enqueue(text, false);
+  });
+  setHandler(cancelUpdate, () => {
+    running?.cancel();
+    return running !== undefined;
   });
   setHandler(endSignal, () => {
     ending = true;
@@ -105,37 +118,65 @@ export async function conversationWorkflow(options: ConversationOptions): Promis
     total: messages.length,
   }));
 
+  // A waiting `prompt` is an unfinished handler, so its message always gets its turn in this run;
+  // only posted messages are handed over.
+  const newRunWanted = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    turnsThisRun >= (settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY);
+  const newRunDue = (): boolean => newRunWanted() && allHandlersFinished();
+
   for (;;) {
-    await condition(() => pending.length > 0 || ending);
-    if (pending.length === 0) break;
+    await condition(
+      () => pending.length > 0 || ending || newRunDue() || (newRunWanted() && !events.detached),
+    );
+    if (pending.length === 0 && ending) break;
+    // Followers' long polls are unfinished handlers too: let them go, or the run never moves on.
+    if (newRunWanted() && !events.detached && pending.length === 0) {
+      events.detachFollowers();
+      continue;
+    }
+    if (newRunDue()) {
+      await continueAsNew<typeof conversationWorkflow>(options, {
+        messages,
+        pending,
+        nextMessageId,
+        turn,
+        lastTurn,
+        ending,
+        events: events.carryOver(),
+      });
+    }
     turn += 1;
-    running = true;
+    turnsThisRun += 1;
     // Before the local activity below: a first patched() call right after a local activity in the
     // same workflow task failed to replay (TMPRL1100) in test/integration/replay.test.ts.
     updateSearchAttributes('running', turn);
+    running = new CancellationScope();
     workerModel ??= await workerDefaultModel(settings);
     events.publish(turn, { type: 'turnStart' });
     const consumed: number[] = [];
-    const result = await runTurn({
-      conversationId,
-      turn,
-      settings,
-      workerModel,
-      messages,
-      requestApproval: async (request) => {
-        updateSearchAttributes('awaitingApproval', turn);
-        const outcome = await approvals.request(request);
-        if (approvals.list().length === 0) updateSearchAttributes('running', turn);
-        return outcome;
-      },
-      drainPending: () => {
-        for (const message of pending.splice(0)) {
-          consumed.push(message.id);
-          messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
-        }
-      },
-    });
-    running = false;
+    const result = await running.run(() =>
+      runTurn({
+        conversationId,
+        turn,
+        settings,
+        workerModel,
+        messages,
+        requestApproval: async (request) => {
+          updateSearchAttributes('awaitingApproval', turn);
+          const outcome = await approvals.request(request);
+          if (approvals.list().length === 0) updateSearchAttributes('running', turn);
+          return outcome;
+        },
+        drainPending: () => {
+          for (const message of pending.splice(0)) {
+            if (message.awaited) consumed.push(message.id);
+            messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
+          }
+        },
+      }),
+    );
+    running = undefined;
     lastTurn = result;
     events.publish(turn, { type: 'turnEnd', result });
     updateSearchAttributes('idle', turn);

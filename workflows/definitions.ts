@@ -19,6 +19,12 @@ export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
 /** Posts a user message without waiting; it joins the next model call. */
 export const postSignal = defineSignal<[text: string]>('post');
 
+/**
+ * Cancels the running turn: its activities are cancelled, unfinished tool calls get a "cancelled"
+ * result, and the turn ends with status `cancelled`. Resolves with whether a turn was running.
+ */
+export const cancelUpdate = defineUpdate<boolean>('cancel');
+
 /** Ends the conversation once the running turn and pending messages are done. */
 export const endSignal = defineSignal('end');
 

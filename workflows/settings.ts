@@ -10,6 +10,8 @@ export interface ConversationSettings {
   maxMessageBytes: number;
   modelPolicy: Omit<ActivityPolicy, 'heartbeatTimeout'>;
   approval: ApprovalPolicy;
+  /** `undefined`: continue as new only when Temporal suggests it. */
+  maxTurnsPerRun: number | undefined;
 }
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
@@ -19,6 +21,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     model: options.model,
     maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
     maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
       startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
       retry: {

@@ -1,6 +1,8 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
@@ -50,6 +52,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const { turn, settings, messages } = context;
   const callModel = modelActivity(context);
   for (let modelCalls = 0; ; modelCalls++) {
+    if (CancellationScope.current().consideredCancelled) return cancelledTurn(turn);
     context.drainPending();
     if (modelCalls >= settings.maxModelCallsPerTurn) {
       return {
@@ -68,6 +71,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         ...(settings.model ? { model: settings.model } : {}),
       });
     } catch (error) {
+      if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
     messages.push(assistant);
@@ -75,6 +79,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
 
     const batch = await runToolCalls(context, assistant.toolCalls);
     messages.push(...batch.results);
+    if (batch.cancelled) return cancelledTurn(turn);
     if (batch.terminate) {
       return {
         turn,
@@ -83,6 +88,15 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       };
     }
   }
+}
+
+function cancelledTurn(turn: number): TurnResult {
+  return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
+}
+
+/** The result a call gets when its turn is cancelled before it finished: the model must see one. */
+function cancelledResult(toolCallId: string, toolName: string): ToolResultMessage {
+  return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
 }
 
 function modelActivity(context: TurnContext): AgentActivities['callModel'] {
@@ -96,23 +110,33 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
 
 /**
  * PREPARE the batch in one local activity, then EXECUTE the ready calls group by group. Results are
- * returned in the order the model asked for them, whatever order they finished in.
+ * returned in the order the model asked for them, whatever order they finished in. When the turn is
+ * cancelled, every call still gets a result: the ones that did not finish say they were cancelled.
  */
 async function runToolCalls(
   context: TurnContext,
   toolCalls: AgentToolCall[],
-): Promise<{ results: ToolResultMessage[]; terminate: boolean }> {
-  const prepared = await prepareToolCalls({
-    conversationId: context.conversationId,
-    turn: context.turn,
-    toolCalls,
-  });
+): Promise<{ results: ToolResultMessage[]; terminate: boolean; cancelled: boolean }> {
+  let prepared: PreparedToolCall[];
+  try {
+    prepared = await prepareToolCalls({
+      conversationId: context.conversationId,
+      turn: context.turn,
+      toolCalls,
+    });
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    const results = toolCalls.map((call) => cancelledResult(call.id, call.name));
+    return { results, terminate: false, cancelled: true };
+  }
   const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
     call.kind === 'immediate' ? call.message : undefined,
   );
   let terminate = false;
   const activityIds = new Set<string>();
+  const scope = CancellationScope.current();
   for (const group of planExecutionGroups(prepared, context.settings.toolExecution)) {
+    if (scope.consideredCancelled) break;
     await Promise.all(
       group.map(async (index) => {
         const call = prepared[index];
@@ -128,8 +152,13 @@ async function runToolCalls(
     );
   }
   return {
-    results: results.filter((result): result is ToolResultMessage => result !== undefined),
+    results: prepared.map(
+      (call, index) =>
+        results[index] ??
+        (call.kind === 'ready' ? cancelledResult(call.toolCallId, call.toolName) : call.message),
+    ),
     terminate,
+    cancelled: scope.consideredCancelled,
   };
 }
 
@@ -139,13 +168,20 @@ async function executeToolCall(
   activityId: string,
 ): Promise<{ message: ToolResultMessage; terminate: boolean }> {
   if (call.approval) {
-    const outcome = await context.requestApproval({
-      turn: context.turn,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      args: call.args,
-      reason: call.approval.reason,
-    });
+    let outcome: ApprovalOutcome;
+    try {
+      outcome = await context.requestApproval({
+        turn: context.turn,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+        reason: call.approval.reason,
+      });
+    } catch (error) {
+      if (isCancellation(error))
+        return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+      throw error;
+    }
     if (!outcome.approved) {
       const why = outcome.reason ? `: ${outcome.reason}` : '';
       const text =
@@ -172,6 +208,8 @@ async function executeToolCall(
       maximumAttempts: call.policy.retry.maximumAttempts,
     });
   } catch (error) {
+    if (isCancellation(error))
+      return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
     // The activity failed for good (lost workers, timeouts): the model still gets a result.
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };

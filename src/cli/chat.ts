@@ -60,7 +60,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
       process.exit(130);
     }
     interrupted = true;
-    print('(Cancelling a turn is not available yet; it goes on in the background. Ctrl-C again exits.)');
+    print('Cancelling the turn… (Ctrl-C again exits)');
+    conversation.cancel().catch((error: Error) => print(`(could not cancel: ${error.message})`));
   };
   lines.readline.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);

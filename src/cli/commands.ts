@@ -124,7 +124,7 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
     if (!flags.id) console.error(`Started conversation ${conversation.id}`);
     const result = await conversation.send(text);
     console.log(formatTurnResult(result));
-    if (result.status === 'failed' || result.status === 'limitReached') process.exitCode = 1;
+    if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
   } finally {
     await client.close();
   }
@@ -138,6 +138,18 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
     const messages = await client.getConversation(id).messages();
     console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
     console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem cancel`: stops a conversation's running turn; the conversation stays open. */
+export async function cancelCommand(id: string, flags: ConnectionFlags): Promise<void> {
+  const config = connectionConfig(flags);
+  const client = await connectedClient(config);
+  try {
+    const cancelled = await client.getConversation(id).cancel();
+    console.log(cancelled ? `Cancelled the running turn of ${id}` : `${id} had no running turn`);
   } finally {
     await client.close();
   }

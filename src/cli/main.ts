@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
 import {
   approveCommand,
+  cancelCommand,
   chatCommand,
   DEFAULT_SYSTEM_PROMPT,
   denyCommand,
@@ -88,6 +89,9 @@ connectionOptions(program.command('list').description('list conversations, newes
   )
   .option('--limit <n>', 'at most this many', '50')
   .action(listCommand);
+connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
+  .argument('<conversationId>')
+  .action(cancelCommand);
 
 try {
   await program.parseAsync();

@@ -35,6 +35,11 @@ export interface DevServerOptions {
   log?: (line: string) => void;
   /** How long to wait for the server to answer before giving up. Default 60000. */
   readyTimeoutMs?: number;
+  /**
+   * Server dynamic config, e.g. `{ 'limit.historyCount.suggestContinueAsNew': 50 }`; values are
+   * passed as JSON.
+   */
+  dynamicConfig?: Record<string, unknown>;
   /** The `temporal` binary to run. Default: found or installed by `ensureTemporalCli({ dataDir })`. */
   cliPath?: string;
 }
@@ -100,7 +105,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const cliPath = options.cliPath ?? (await ensureTemporalCli({ dataDir, log: options.log }));
   const port = await resolvePort(options.port ?? DEFAULT_PORT);
   const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
-  const args = startDevArgs({ dbFile, port, uiPort, namespace });
+  const args = startDevArgs({ dbFile, port, uiPort, namespace, dynamicConfig: options.dynamicConfig ?? {} });
 
   const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = waitForExit(child);
@@ -197,7 +202,13 @@ function resolveUiPort(options: DevServerOptions, port: number): Promise<number>
   return options.port === 0 ? getFreePort() : Promise.resolve(port + UI_PORT_OFFSET);
 }
 
-function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | undefined; namespace: string }) {
+function startDevArgs(opts: {
+  dbFile: string;
+  port: number;
+  uiPort: number | undefined;
+  namespace: string;
+  dynamicConfig: Record<string, unknown>;
+}) {
   const args = [
     'server',
     'start-dev',
@@ -215,6 +226,9 @@ function startDevArgs(opts: { dbFile: string; port: number; uiPort: number | und
   ];
   args.push(...(opts.uiPort === undefined ? ['--headless'] : ['--ui-port', String(opts.uiPort)]));
   if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  for (const [key, value] of Object.entries(opts.dynamicConfig)) {
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
   return args;
 }
 

@@ -15,10 +15,11 @@ const forecast: AgentTool = {
   description: 'Fetches a forecast',
   inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
   parallelToolExecute: true,
-  execute: async (_id, args, _signal, onPartialResult) => {
+  execute: async (_id, args, signal, onPartialResult) => {
     onPartialResult({ status: 'fetching radar', percent: 40 });
     await new Promise<void>((resolve) => {
       releaseForecast = resolve;
+      signal?.addEventListener('abort', () => resolve(), { once: true });
     });
     return textResult(`Sunny in ${String(args.city)}`);
   },
@@ -135,21 +136,25 @@ describe('yiem chat in a terminal', () => {
     expect(history).toContain('  ✓ transferMoney: Sent 100 to Ana');
   }, 120_000);
 
-  it('on Ctrl-C during a turn says so, and a second Ctrl-C exits', async () => {
+  it('cancels the running turn on Ctrl-C, and exits on a second Ctrl-C', async () => {
     terminal = await chat();
     await terminal.waitFor(lastPrompt, 'the prompt');
-    agent.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ name: 'forecast', arguments: { city: 'Oslo' } }] },
-      { kind: 'text', text: 'Oslo: rain.' },
-    );
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      toolCalls: [{ name: 'forecast', arguments: { city: 'Oslo' } }],
+    });
     await terminal.type('Weather in Oslo?');
     await terminal.keys('Enter');
     await terminal.waitFor('fetching radar', 'the tool progress');
     await terminal.keys('C-c');
-    await terminal.waitFor('Ctrl-C again exits', 'the first Ctrl-C notice');
+    const cancelled = await terminal.waitFor(
+      (screen) => screen.includes('agent! The turn was cancelled.') && lastPrompt(screen),
+      'the cancelled turn',
+    );
+    expect(cancelled).toContain('Cancelling the turn… (Ctrl-C again exits)');
+    const id = /Conversation (\S+)/.exec(cancelled)?.[1] ?? '';
+    expect((await agent.client.getConversation(id).status()).lastTurn?.status).toBe('cancelled');
     await terminal.keys('C-c');
-    const last = await terminal.waitForExit();
-    expect(last).toContain('Bye.');
-    releaseForecast();
+    expect(await terminal.waitForExit()).toContain('Bye.');
   }, 120_000);
 });

@@ -11,7 +11,7 @@ let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
 
 /** Worker INFO lines drown test output; warnings and errors still show. */
-function quietRuntime(): void {
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;
@@ -33,7 +33,8 @@ export interface TestAgentOptions {
   toolsDir?: string;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
-  /** Another Temporal server than the test run's. */
+  maxToolResultBytes?: number;
+  /** Another Temporal server than the run's shared one. */
   address?: string;
 }
 
@@ -72,6 +73,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
         timeoutMs: options.modelTimeoutMs ?? 5_000,
       },
       eventSink: (event) => events.push(event),
+      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       workflowBundle: await workflowBundle(),
     });
     return { worker, running: worker.run() };

@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
+
+const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
+
+/** Calls that started, and calls whose `signal` aborted and that cleaned up. */
+let started: string[] = [];
+let cleanedUp: string[] = [];
+
+const wait: AgentTool = {
+  name: 'wait',
+  label: 'Wait',
+  description: 'Waits until cancelled',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  // Cancellation reaches a running tool through its heartbeats.
+  policy: { heartbeatTimeout: '1 second' },
+  execute: (toolCallId, _args, signal) => {
+    started.push(toolCallId);
+    return new Promise((_resolve, reject) => {
+      signal?.addEventListener('abort', () => {
+        cleanedUp.push(toolCallId);
+        reject(new Error('stopped waiting'));
+      });
+    });
+  },
+};
+
+const quick: AgentTool = {
+  name: 'quick',
+  label: 'Quick',
+  description: 'Answers at once',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: false,
+  execute: () => textResult('quick result'),
+};
+
+describe('cancelling a running turn', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [wait, quick] });
+  });
+  afterAll(async () => agent?.close());
+  beforeEach(() => {
+    started = [];
+    cleanedUp = [];
+    agent.model.reset();
+  });
+
+  it('stops running tools, answers every call in order, and takes the next message', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_quick', name: 'quick', arguments: {} },
+          { id: 'call_wait_a', name: 'wait', arguments: {} },
+          { id: 'call_wait_b', name: 'wait', arguments: {} },
+          { id: 'call_after', name: 'quick', arguments: {} },
+        ],
+      },
+      { kind: 'text', text: 'Back again.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      toolExecution: 'parallel',
+    });
+    const reply = conversation.send('start waiting');
+    await expect.poll(() => started.length, { timeout: 10_000 }).toBe(2);
+
+    expect(await conversation.cancel()).toBe(true);
+    expect(await reply).toMatchObject({ turn: 1, status: 'cancelled' });
+    await expect
+      .poll(() => [...cleanedUp].sort(), { timeout: 10_000 })
+      .toEqual(['call_wait_a', 'call_wait_b']);
+
+    const messages = await conversation.messages();
+    const results = messages.filter((message): message is ToolResultMessage => message.role === 'toolResult');
+    expect(results.map((result) => [result.toolCallId, result.isError])).toEqual([
+      ['call_quick', false],
+      ['call_wait_a', true],
+      ['call_wait_b', true],
+      ['call_after', true],
+    ]);
+    expect(results[1]?.content[0]?.text).toContain('cancelled');
+
+    expect(await conversation.send('are you there?')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'Back again.',
+    });
+    // The provider saw an answer to every call it had made.
+    const sent = agent.model.lastRequest()?.body.messages.map((message) => message.role);
+    expect(sent).toEqual(['user', 'assistant', 'tool', 'tool', 'tool', 'tool', 'user']);
+    expect(await conversation.cancel()).toBe(false);
+    await replayAndRecord(conversation.handle, 'cancel-during-tools');
+  });
+
+  it('cancels a turn waiting on the model, and `yiem cancel` does it from the shell', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'too late', delayMs: 30_000 },
+      { kind: 'text', text: 'On time.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const reply = conversation.send('think hard');
+    await expect.poll(() => agent.model.requestCount, { timeout: 10_000 }).toBe(1);
+
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [YIEM, 'cancel', conversation.id, '--address', agent.address, '--task-queue', agent.taskQueue],
+      { env: { ...process.env, TEMPORAL_ADDRESS: '', YIEM_TASK_QUEUE: '' } },
+    );
+    expect(stdout).toContain(`Cancelled the running turn of ${conversation.id}`);
+    expect(await reply).toMatchObject({ turn: 1, status: 'cancelled' });
+    expect((await conversation.messages()).map((message) => message.role)).toEqual(['user']);
+
+    expect(await conversation.send('again')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'On time.',
+    });
+    await replayAndRecord(conversation.handle, 'cancel-during-model-call');
+  });
+});
