@@ -6,6 +6,9 @@ import {
 import { type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
 
+/** At most this many of the latest events travel to the next run (a few hundred kilobytes at most). */
+const MAX_CARRIED_EVENTS = 500;
+
 /** What the event log hands to the next run when the conversation continues as new. */
 export interface EventLogCarryOver {
   stream: WorkflowStreamState;
@@ -21,7 +24,7 @@ export class ConversationEvents {
   readonly #stream: WorkflowStream;
   readonly #topic: WorkflowTopicHandle<ConversationEvent>;
   #seq: number;
-  #detachedAt: number | undefined;
+  #detached = false;
 
   constructor(carried?: EventLogCarryOver) {
     this.#stream = new WorkflowStream(carried?.stream);
@@ -35,29 +38,24 @@ export class ConversationEvents {
 
   /** Whether followers have been let go (they come back to the next run). */
   get detached(): boolean {
-    return this.#detachedAt !== undefined;
+    return this.#detached;
   }
 
-  /**
-   * Lets waiting followers go, so that the run can finish or continue as new: their polls answer
-   * with everything up to now, and later polls wait for the next run.
-   */
+  /** Lets waiting followers go, so that the run can finish or continue as new. */
   detachFollowers(): void {
-    if (this.#detachedAt === undefined) {
-      const state = this.#stream.getState();
-      this.#detachedAt = state.base_offset + state.log.length;
-    }
+    this.#detached = true;
     this.#stream.detachPollers();
   }
 
   /**
-   * The log for the next run: offsets continue, and only events followers may not have read (those
-   * since they were let go) travel, so the new run's input stays small.
+   * The log for the next run: offsets go on, and the latest events travel along, so that a follower
+   * whose poll was bounced between runs (it may land a run or two later) still reads them. Older
+   * events stay behind, so the new run's input stays small.
    */
   carryOver(): EventLogCarryOver {
     const state = this.#stream.getState();
     const end = state.base_offset + state.log.length;
-    const keepFrom = Math.max(0, (this.#detachedAt ?? end) - state.base_offset);
+    const keepFrom = Math.max(state.base_offset, end - MAX_CARRIED_EVENTS) - state.base_offset;
     return {
       stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
       seq: this.#seq,

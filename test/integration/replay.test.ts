@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textContent, textResult } from '../../src/toolResult.ts';
 import type { AgentTool } from '../../src/types.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
@@ -112,7 +113,9 @@ describe('replaying recorded conversation histories', () => {
       for await (const event of conversation.events()) events.push(event.type);
     })();
     const turn = conversation.send('one');
-    await expect.poll(async () => (await conversation.status()).pendingApprovals.length).toBe(2);
+    await expect
+      .poll(async () => (await conversation.status()).pendingApprovals.length, { timeout: 15_000 })
+      .toBe(2);
     await conversation.approve('g1');
     await conversation.deny('g2', 'not b');
     expect((await turn).reply).toBe('first answer');
@@ -121,10 +124,6 @@ describe('replaying recorded conversation histories', () => {
     await conversation.end();
     await following;
     expect(events).toContain('approvalResolved');
-    const history = await conversation.handle.fetchHistory();
-    await replay(conversation.id, history);
-    if (process.env.YIEM_RECORD_HISTORIES === 'live') {
-      await writeFile(`${FIXTURES}conversation-live-paths.json`, historyToJSON(history));
-    }
+    await replayAndRecord(conversation.handle, 'conversation-live-paths');
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 import { historyText } from '../support/history.ts';
 
 const lookup: AgentTool = {
@@ -168,5 +169,25 @@ describe('following a conversation live', () => {
       );
       expect(seqs.map((event) => event.seq)).toEqual(seqs.map((_, index) => index));
     }
+  });
+
+  it('keeps following, with offsets that go on, when the conversation continues as new', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'one' },
+      { kind: 'text', text: 'two' },
+      { kind: 'text', text: 'three' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
+    const firstRun = (await conversation.handle.describe()).runId;
+    const following = collectTurn(conversation.events(), 3);
+    for (const text of ['a', 'b', 'c']) await conversation.send(text);
+    const events = await following;
+
+    expect((await conversation.handle.describe()).runId).not.toBe(firstRun);
+    expect(events.map((event) => event.offset)).toEqual(events.map((_, index) => index));
+    const replies = events.flatMap((event) => (event.type === 'turnEnd' ? [event.result.reply] : []));
+    expect(replies).toEqual(['one', 'two', 'three']);
+    const first = agent.client.client.workflow.getHandle(conversation.id, firstRun);
+    await replayAndRecord(first, 'continue-as-new-with-follower');
   });
 });
