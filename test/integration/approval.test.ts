@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client.ts';
 import { textResult } from '../../src/toolResult.ts';
@@ -38,6 +40,18 @@ async function nextEvent(
 ): Promise<ConversationEventItem> {
   for await (const event of conversation.events()) if (event.type === type) return event;
   throw new Error(`the conversation ended without a ${type} event`);
+}
+
+const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
+/** Visibility is eventually consistent: listings catch up within moments. */
+const POLL = { timeout: 20_000, interval: 300 };
+
+function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [YIEM, ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 const toolResults = async (conversation: Conversation): Promise<ToolResultMessage[]> =>
@@ -165,5 +179,40 @@ describe('tool calls that need a person to approve them', () => {
     );
     agent.model.enqueue({ kind: 'text', text: 'Still here.' });
     expect(await conversation.send('again')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+
+  it('yiem list shows it waiting, yiem deny refuses it with a reason, yiem approve explains a wrong id', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_cli', name: 'transferMoney', arguments: { to: 'Eve', amount: 9 } }],
+      },
+      { kind: 'text', text: 'Not sent.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const requested = nextEvent(conversation, 'approvalRequested');
+    const turn = conversation.send('Pay Eve 9');
+    await requested;
+    const connection = ['--address', agent.address, '--task-queue', agent.taskQueue];
+    await expect
+      .poll(async () => (await yiem(['list', '--status', 'awaitingApproval', ...connection])).stdout, POLL)
+      .toContain(`${conversation.id}  awaitingApproval  1 turns`);
+
+    const wrong = await yiem(['approve', conversation.id, 'call_other', ...connection]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('No tool call "call_other" is waiting for approval (waiting: call_cli)');
+
+    const denied = await yiem([
+      'deny',
+      conversation.id,
+      'call_cli',
+      '--reason',
+      'Eve is not a customer',
+      ...connection,
+    ]);
+    expect(denied).toMatchObject({ code: 0, stdout: 'Denied call_cli.\n' });
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Not sent.' });
+    expect(executed).toEqual([]);
+    expect((await toolResults(conversation))[0]?.content[0]?.text).toContain('Eve is not a customer');
   });
 });
