@@ -34,6 +34,8 @@ export interface TestAgentOptions {
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
   maxToolResultBytes?: number;
+  /** Characters per streamed delta of the scripted model (default: about four pieces a reply). */
+  chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
   address?: string;
 }
@@ -56,7 +58,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
   quietRuntime();
   const address = options.address ?? inject('temporalAddress');
   const taskQueue = `test-${randomUUID()}`;
-  const model = await startScriptedModel();
+  const model = await startScriptedModel(options.chunkSize ? { chunkSize: options.chunkSize } : {});
   const events: AgentEvent[] = [];
   const startWorker = async (): Promise<{ worker: AgentWorker; running: Promise<void> }> => {
     const worker = await createAgentWorker({
