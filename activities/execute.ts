@@ -39,6 +39,7 @@ export async function executeTool(
   const context = Context.current();
   const { attempt } = context.info;
   const { conversationId, toolCallId, toolName, args } = input;
+  await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
   if (!tool) {
     return {

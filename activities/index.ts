@@ -9,6 +9,7 @@ import { executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
+import { annotateActivitySpan } from './spanAttributes.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
@@ -32,11 +33,27 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   return {
-    callModel: (input) =>
-      callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input),
+    callModel: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.model': input.model ?? deps.model.model,
+      });
+      return callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input);
+    },
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
-    executeTool: (input) =>
-      executeTool({ registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes }, input),
+    executeTool: (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.tool.name': input.toolName,
+        'yiem.tool.call_id': input.toolCallId,
+      });
+      return executeTool(
+        { registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes },
+        input,
+      );
+    },
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),
   };

@@ -48,6 +48,7 @@ export async function callModel(
     input.messageCount,
   );
   const model = input.model ?? deps.settings.model;
+  await deps.registry.refresh();
   const tools = deps.registry.tools();
   const events = activityEventPublisher(input.turn, deps.warn);
   events.publish({ type: 'messageStart', model }, { now: true });

@@ -21,6 +21,7 @@ export async function prepareToolCalls(
   deps: PrepareDependencies,
   input: PrepareToolCallsInput,
 ): Promise<PreparedToolCall[]> {
+  await deps.registry.refresh();
   const prepared: PreparedToolCall[] = [];
   for (const call of input.toolCalls) prepared.push(await prepareToolCall(deps, input.conversationId, call));
   return prepared;
@@ -38,7 +39,8 @@ async function prepareToolCall(
   const tool = deps.registry.get(call.name);
   if (!tool) {
     return refuse(
-      `Tool "${call.name}" not found. Available tools: ${deps.registry.names().join(', ') || '(none)'}`,
+      deps.registry.unavailableReason(call.name) ??
+        `Tool "${call.name}" not found. Available tools: ${deps.registry.names().join(', ') || '(none)'}`,
     );
   }
   if (call.argumentsError) return refuse(call.argumentsError);
@@ -84,6 +86,7 @@ async function prepareToolCall(
     policy: resolveToolPolicy(tool.policy),
     summary: summarizeToolCall(tool.name, args),
     ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
+    ...(tool.taskQueue ? { taskQueue: tool.taskQueue } : {}),
   };
 }
 

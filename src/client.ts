@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import {
   cancelUpdate,
   decideToolCallUpdate,
@@ -11,8 +12,11 @@ import {
   transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
+import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { type ConversationSearchStatus, YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from './searchAttributes.ts';
+import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -26,15 +30,19 @@ import type {
 } from './types.ts';
 import { DEFAULT_TASK_QUEUE } from './worker.ts';
 
-export interface AgentClientOptions {
-  /** A Temporal client to reuse; otherwise one is made from `address` and `namespace`. */
+/** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
+export interface AgentClientOptions extends TemporalConnectionSettings {
+  /** A Temporal client to reuse; otherwise one is made from the connection settings. */
   client?: Client;
-  /** Default: env `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
-  address?: string;
-  /** Default: env `TEMPORAL_NAMESPACE`, else `default`. */
-  namespace?: string;
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
+  /**
+   * Must match the workers', e.g. `encryptedDataConverter(codec)` when payloads are encrypted.
+   * Default: from `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE` like the worker. Only used without `client`.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
+  tracing?: TracingOptions;
 }
 
 export interface StartConversationOptions extends ConversationOptions {
@@ -65,15 +73,9 @@ export class AgentClient {
   readonly taskQueue: string;
 
   constructor(options: AgentClientOptions = {}) {
-    this.client =
-      options.client ??
-      new Client({
-        connection: Connection.lazy({
-          address: options.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-        }),
-        namespace: options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
-      });
-    this.taskQueue = options.taskQueue ?? process.env.YIEM_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+    this.client = options.client ?? newTemporalClient(options);
+    this.taskQueue =
+      options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
@@ -134,6 +136,17 @@ export class AgentClient {
   async close(): Promise<void> {
     await this.client.connection.close();
   }
+}
+
+function newTemporalClient(options: AgentClientOptions): Client {
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
+  return new Client({
+    connection: Connection.lazy(connectionOptions),
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins: tracingPlugins(options.tracing),
+  });
 }
 
 /** One conversation: send messages, read its transcript and status, end it. */

@@ -18,6 +18,25 @@ export {
   type ConversationListing,
   type StartConversationOptions,
 } from './client.ts';
+export {
+  AesGcmPayloadCodec,
+  type CodecKey,
+  type CodecServerOptions,
+  codecFromEnv,
+  codecKeysFromEnv,
+  dataConverterFromEnv,
+  encryptedDataConverter,
+  parseCodecKeys,
+  type RunningCodecServer,
+  startCodecServer,
+} from './codec/index.ts';
+export {
+  DEFAULT_TEMPORAL_ADDRESS,
+  DEFAULT_TEMPORAL_NAMESPACE,
+  type ResolvedTemporalConnection,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from './connection.ts';
 export type { FollowEventsOptions } from './conversationEvents.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
@@ -29,8 +48,10 @@ export {
   YIEM_STATUS,
   YIEM_TURNS,
 } from './searchAttributes.ts';
+export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
+export { type TracingOptions, tracingPlugins } from './tracing.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';
 export {

@@ -77,6 +77,8 @@ export type PreparedToolCall =
       summary: string;
       /** Set when a person must approve the call first: why. */
       approval?: { reason: string };
+      /** Where the execution is scheduled when the tool declares its own task queue. */
+      taskQueue?: string;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 

@@ -1,7 +1,11 @@
 import { readdir } from 'node:fs/promises';
 import { extname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AgentTool, ToolInfo, ToolLoadContext, ToolModule } from './types.ts';
+import { sandboxedTool } from './sandbox/sandboxedTool.ts';
+import { resolveSandboxSettings } from './sandbox/settings.ts';
+import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
+import type { AgentTool, SandboxOptions, ToolInfo, ToolLoadContext, ToolModule } from './types.ts';
+import { WatchedToolDirectory } from './watchedDirectory.ts';
 
 const TOOL_FILE_EXTENSIONS = new Set(['.ts', '.js', '.mts', '.mjs']);
 
@@ -14,9 +18,25 @@ interface RegisteredTool {
 /** The tools one worker can run, by name, in registration order. */
 export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
+  readonly #unavailable = new Map<string, string>();
+  readonly #watched: WatchedToolDirectory[] = [];
+  #refreshing: Promise<void> = Promise.resolve();
 
   /** What tool files' `getTool(context)` receive. */
-  readonly context: ToolLoadContext = { listTools: () => this.list() };
+  readonly context: ToolLoadContext;
+
+  /**
+   * `sandbox`: the limits written tools loaded into this registry run under. writeTool is refused
+   * with a clear reason until it is registered (see `enableSelfWriting`).
+   */
+  constructor(options: { sandbox?: SandboxOptions } = {}) {
+    const sandbox = resolveSandboxSettings(options.sandbox);
+    this.context = {
+      listTools: () => this.list(),
+      sandboxedTool: (spec) => sandboxedTool(spec, sandbox),
+    };
+    this.markUnavailable('writeTool', WRITE_TOOL_DISABLED);
+  }
 
   /**
    * Adds one tool. A name that is already registered is an error naming both sources, so two tools
@@ -42,6 +62,51 @@ export class ToolRegistry {
       loaded.push(tool);
     }
     return loaded;
+  }
+
+  /**
+   * Loads the tools of `dir` now and again whenever it changes: `refresh()` re-reads it, so tools that
+   * appear there (written by any worker sharing it) join and tools removed from it leave, without a
+   * restart. A file that fails to load is logged and skipped until it changes.
+   */
+  async watchTools(dir: string): Promise<void> {
+    this.#watched.push(new WatchedToolDirectory(resolve(dir), this));
+    await this.refresh();
+  }
+
+  /**
+   * Brings watched directories up to date. Cheap when nothing changed (one directory listing and a
+   * stat per file); passes run one after another, so a caller always sees changes made before it called.
+   */
+  refresh(): Promise<void> {
+    if (this.#watched.length === 0) return Promise.resolve();
+    this.#refreshing = this.#refreshing.then(async () => {
+      for (const directory of this.#watched) await directory.refresh();
+    });
+    return this.#refreshing;
+  }
+
+  /** Imports one tool file and calls its `getTool(context)`. */
+  importTool(file: string): Promise<AgentTool> {
+    return importTool(file, this.context);
+  }
+
+  /** Removes a tool, e.g. one whose file was deleted from a watched directory. */
+  unregisterTool(name: string): void {
+    this.#tools.delete(name);
+  }
+
+  /**
+   * Marks a tool name that this worker knows but does not offer, with the reason a model calling it
+   * should read instead of "not found" (e.g. writeTool on a worker that does not allow it).
+   */
+  markUnavailable(name: string, reason: string): void {
+    this.#unavailable.set(name, reason);
+  }
+
+  /** Why a tool this worker does not offer is unavailable, if it was marked so. */
+  unavailableReason(name: string): string | undefined {
+    return this.#tools.has(name) ? undefined : this.#unavailable.get(name);
   }
 
   get(name: string): AgentTool | undefined {
@@ -117,5 +182,8 @@ function assertToolShape(tool: AgentTool, source: string): void {
   }
   if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name)) {
     throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
+  }
+  if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {
+    throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
   }
 }

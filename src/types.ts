@@ -122,12 +122,23 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
    * denial reaches the model as an error result with the reason.
    */
   requiresApproval?: boolean;
+  /**
+   * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
+   * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
+   */
+  taskQueue?: string;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
 export interface ToolLoadContext {
   /** Every registered tool, in registration order, at the time of the call. */
   listTools(): ToolInfo[];
+  /**
+   * Builds a tool whose code runs only inside this worker's sandbox. Files written by `writeTool`
+   * call it: their code is data to the worker, never imported or run by it. Every `ToolRegistry`
+   * provides it; it is optional only so that hand-made contexts (e.g. in tests) need not.
+   */
+  sandboxedTool?(spec: WrittenToolSpec): AgentTool;
 }
 
 /** The shape of a tool module: a `getTool()` export, as in the seed. */
@@ -394,3 +405,44 @@ export type ConversationEvent = EventOrigin &
 
 /** An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`. */
 export type ConversationEventItem = ConversationEvent & { offset: number };
+/**
+ * A tool written by `writeTool`, as its file hands it to `ToolLoadContext.sandboxedTool`. The sources
+ * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.
+ */
+export interface WrittenToolSpec {
+  name: string;
+  label: string;
+  description: string;
+  inputSchema: JsonSchema;
+  parallelToolExecute: boolean;
+  /** `async function execute(toolCallId, args, signal, onPartialResult) { …executeCode… }` */
+  executeSource: string;
+  /** `function validate(args) { …validateCode… }`, or null for the JSON Schema validation. */
+  validateSource: string | null;
+  /** `function prepare(args) { …prepareCode… }`, or null. */
+  prepareSource: string | null;
+}
+
+/**
+ * The limits written tools run under. Each call gets a fresh V8 isolate (isolated-vm): no `require`,
+ * no `process`, no child processes, no file system or network beyond what these options grant.
+ */
+export interface SandboxOptions {
+  /** Longest one call may run; a call still running is killed. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Heap limit of one call, in MB (at least 8); a call that needs more is killed. Default 64. */
+  memoryMb?: number;
+  /** Files and directories the tools' `readFile(path)` may read. Default: none. */
+  fsAllowlist?: string[];
+  /** Whether the tools' `fetch(url)` may reach the network. Default false. */
+  allowNetwork?: boolean;
+}
+
+/** Turns on `writeTool` for a worker (it is off by default). */
+export interface SelfWritingOptions extends SandboxOptions {
+  /**
+   * Where `writeTool` writes `<name>.ts`. The worker re-reads it before every model call and tool call,
+   * so tools written here, by this worker or any other sharing the directory, work without a restart.
+   */
+  toolsDir: string;
+}

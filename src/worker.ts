@@ -1,10 +1,15 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
-import type { AgentEventSink, AgentHooks, AgentTool } from './types.ts';
+import { enableSelfWriting } from './selfWriting/writeTool.ts';
+import { type TracingOptions, tracingPlugins } from './tracing.ts';
+import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -12,15 +17,28 @@ export const DEFAULT_TASK_QUEUE = 'yiem-agent';
 /** The built-in tools shipped in this package (getWeather, getTime, listTools). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
 
-export interface AgentWorkerOptions {
-  /** A connection to reuse; otherwise one is opened to `address`. */
+/**
+ * How a worker connects (address, namespace, API key, TLS, profile: see
+ * {@link TemporalConnectionSettings}), what it runs, and with which tools.
+ */
+export interface AgentWorkerOptions extends TemporalConnectionSettings {
+  /** A connection to reuse; otherwise one is opened from the connection settings. */
   connection?: NativeConnection;
-  /** Default: env `TEMPORAL_ADDRESS`, else `127.0.0.1:7233`. */
-  address?: string;
-  /** Default: env `TEMPORAL_NAMESPACE`, else `default`. */
-  namespace?: string;
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
+  /**
+   * Whether this worker runs conversation workflows. Default true. A worker for a tool's dedicated
+   * task queue (`AgentTool.taskQueue`) sets it to false and runs only that queue's tool activities.
+   */
+  workflows?: boolean;
+  /**
+   * How payloads are converted and encoded, e.g. {@link encryptedDataConverter}. Default: encrypted
+   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set, else Temporal's default. Workers and
+   * clients of one namespace must use the same.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
+  tracing?: TracingOptions;
   /** Tools to register by hand (the seed's `registerTool`). */
   tools?: AgentTool[];
   /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
@@ -34,6 +52,12 @@ export interface AgentWorkerOptions {
   maxToolResultBytes?: number;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
+  /**
+   * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
+   * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
+   * restart by every worker that watches the same directory.
+   */
+  selfWriting?: SelfWritingOptions;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -50,30 +74,43 @@ export interface AgentWorker {
 
 /** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
-  const address = options.address ?? process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
-  const namespace = options.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default';
-  const taskQueue = options.taskQueue ?? process.env.YIEM_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const env = options.env ?? process.env;
+  const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await NativeConnection.connect({ address }));
-  const clientConnection = Connection.lazy({ address });
-  const client = new Client({ connection: clientConnection, namespace });
-
-  const plugin = new AgentPlugin({
-    registry,
-    model: resolveModelSettings(options.model),
-    getClient: async () => client,
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.eventSink ? { eventSink: options.eventSink } : {}),
-    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
+  const clientConnection = Connection.lazy(connectionOptions);
+  const client = new Client({
+    connection: clientConnection,
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins: tracing,
   });
+
+  const plugin = new AgentPlugin(
+    {
+      registry,
+      model: resolveModelSettings(options.model),
+      getClient: async () => client,
+      ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(options.eventSink ? { eventSink: options.eventSink } : {}),
+      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+    },
+    { workflows: options.workflows ?? true },
+  );
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
+    ...(options.workflowBundle && options.workflows !== false
+      ? { workflowBundle: options.workflowBundle }
+      : {}),
+    ...(dataConverter ? { dataConverter } : {}),
     ...options.workerOptions,
-    plugins: [plugin, ...(options.workerOptions?.plugins ?? [])],
+    plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
   });
 
   let running: Promise<void> | undefined;
@@ -97,10 +134,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
-  const registry = new ToolRegistry();
+  const { selfWriting } = options;
+  const registry = new ToolRegistry(selfWriting ? { sandbox: selfWriting } : {});
   if (options.builtinTools ?? true) await registry.loadTools(BUILTIN_TOOLS_DIR);
   const dirs = options.toolsDir === undefined ? [] : [options.toolsDir].flat();
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
+  if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
   return registry;
 }

@@ -197,6 +197,7 @@ async function executeToolCall(
     startToCloseTimeout: call.policy.startToCloseTimeout,
     heartbeatTimeout: call.policy.heartbeatTimeout,
     retry: call.policy.retry,
+    ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
   });
   try {
     return await executeTool({

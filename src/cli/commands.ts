@@ -1,12 +1,19 @@
 import { AgentClient } from '../client.ts';
 import type { ConversationSearchStatus } from '../searchAttributes.ts';
 import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
-import type { ToolExecutionMode } from '../types.ts';
+import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
-import { type ConnectionFlags, connectionConfig, conversationUiUrl, defaultUiUrl } from './config.ts';
+import {
+  type ConnectionConfig,
+  type ConnectionFlags,
+  connectionConfig,
+  conversationUiUrl,
+  defaultUiUrl,
+} from './config.ts';
 import { startDemoModel } from './demoModel.ts';
 import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -15,9 +22,10 @@ export interface ServerFlags {
   headless?: boolean;
 }
 
-export interface WorkerFlags extends ConnectionFlags {
+export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   toolsDir?: string[];
   builtinTools: boolean;
+  workflows: boolean;
 }
 
 export interface ChatFlags extends ConnectionFlags {
@@ -40,16 +48,17 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 /** `yiem worker`: runs conversations and their tools, until Ctrl-C. */
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
-  await waitForServer(config.address, 5_000).catch(() => {
-    throw new Error(unreachable(config.address));
-  });
+  await probeServer(config);
   const agent = await createAgentWorker({
     ...config,
+    workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    ...withSelfWriting(flags),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
-  console.log(`Worker on task queue ${agent.taskQueue} with tools: ${agent.registry.names().join(', ')}`);
+  const runs = flags.workflows ? 'conversations and tools' : 'tools only';
+  console.log(`Worker on task queue ${agent.taskQueue} (${runs}): ${agent.registry.names().join(', ')}`);
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
@@ -155,11 +164,17 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
   }
 }
 
-async function connectedClient(config: ReturnType<typeof connectionConfig>): Promise<AgentClient> {
+async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {
+  await probeServer(config);
+  return new AgentClient(config);
+}
+
+/** A friendly error for the common mistake; TLS endpoints are left to the SDK's own errors. */
+async function probeServer(config: ConnectionConfig): Promise<void> {
+  if (config.tls) return;
   await waitForServer(config.address, 5_000).catch(() => {
     throw new Error(unreachable(config.address));
   });
-  return new AgentClient(config);
 }
 
 function startServer(flags: ServerFlags): Promise<DevServer> {
@@ -174,6 +189,11 @@ function startServer(flags: ServerFlags): Promise<DevServer> {
 
 function unreachable(address: string): string {
   return `No Temporal server answers at ${address}. Start one with "yiem server" (or "yiem dev"), or set TEMPORAL_ADDRESS.`;
+}
+
+function withSelfWriting(flags: SelfWritingFlags): { selfWriting?: SelfWritingOptions } {
+  const selfWriting = selfWritingConfig(flags);
+  return selfWriting ? { selfWriting } : {};
 }
 
 function untilInterrupted(): Promise<void> {

@@ -1,24 +1,40 @@
+import { resolveTemporalConnection } from '../connection.ts';
+
 /** Where the CLI finds Temporal and which task queue it uses: flags first, then the environment. */
 export interface ConnectionFlags {
   address?: string;
   namespace?: string;
   taskQueue?: string;
+  /** A profile of Temporal's config file (env `TEMPORAL_PROFILE`). */
+  profile?: string;
 }
 
 export interface ConnectionConfig {
   address: string;
   namespace: string;
   taskQueue: string;
+  profile?: string;
+  /** Whether the connection uses TLS (Temporal Cloud, a secured cluster). */
+  tls: boolean;
 }
 
+/** Flags over Temporal's environment variables and config profile (see `resolveTemporalConnection`). */
 export function connectionConfig(
   flags: ConnectionFlags,
   env: NodeJS.ProcessEnv = process.env,
 ): ConnectionConfig {
+  const resolved = resolveTemporalConnection({
+    env,
+    ...(flags.address ? { address: flags.address } : {}),
+    ...(flags.namespace ? { namespace: flags.namespace } : {}),
+    ...(flags.profile ? { profile: flags.profile } : {}),
+  });
   return {
-    address: flags.address ?? env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    namespace: flags.namespace ?? env.TEMPORAL_NAMESPACE ?? 'default',
-    taskQueue: flags.taskQueue ?? env.YIEM_TASK_QUEUE ?? 'yiem-agent',
+    address: resolved.connectionOptions.address,
+    namespace: resolved.namespace,
+    taskQueue: flags.taskQueue ?? (env.YIEM_TASK_QUEUE || 'yiem-agent'),
+    ...(flags.profile ? { profile: flags.profile } : {}),
+    tls: Boolean(resolved.connectionOptions.tls),
   };
 }
 

@@ -1,6 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
+import { codecServerCommand } from './codecServer.ts';
 import {
   approveCommand,
   cancelCommand,
@@ -14,6 +15,7 @@ import {
   serverCommand,
   workerCommand,
 } from './commands.ts';
+import { selfWritingOptions } from './selfWritingFlags.ts';
 
 // The worker's INFO lines (webpack stats, state changes) would bury the chat.
 Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -24,7 +26,8 @@ const connectionOptions = (command: Command): Command =>
   command
     .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)')
     .option('--namespace <name>', 'Temporal namespace (env TEMPORAL_NAMESPACE, default "default")')
-    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")');
+    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")')
+    .option('--profile <name>', 'profile of the Temporal config file (env TEMPORAL_PROFILE)');
 
 const chatOptions = (command: Command): Command =>
   connectionOptions(command)
@@ -50,10 +53,23 @@ serverOptions(
   program.command('server').description('start the embedded Temporal dev server (SQLite, Web UI)'),
 ).action(serverCommand);
 
-connectionOptions(program.command('worker').description('run a worker: conversations, model calls and tools'))
+selfWritingOptions(
+  connectionOptions(
+    program.command('worker').description('run a worker: conversations, model calls and tools'),
+  ),
+)
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
+  .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .action(workerCommand);
+
+program
+  .command('codec-server')
+  .description('decrypt payloads for the Web UI (keys: YIEM_CODEC_KEYS; token: YIEM_CODEC_SERVER_TOKEN)')
+  .option('--host <host>', 'interface to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', '8888')
+  .option('--origin <url...>', 'Web UI origins allowed by CORS', ['http://localhost:8233'])
+  .action(codecServerCommand);
 
 serverOptions(chatOptions(program.command('dev').description('server, worker and chat in one process')))
   .option('--tools-dir <dir...>', 'load tool files from these directories')

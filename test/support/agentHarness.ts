@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { AgentEvent, AgentHooks, AgentTool } from '../../src/types.ts';
-import { type AgentWorker, createAgentWorker } from '../../src/worker.ts';
+import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/types.ts';
+import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
 let runtimeInstalled = false;
@@ -31,6 +31,7 @@ export interface TestAgentOptions {
   builtinTools?: boolean;
   hooks?: AgentHooks;
   toolsDir?: string;
+  selfWriting?: SelfWritingOptions;
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
   maxToolResultBytes?: number;
@@ -38,6 +39,10 @@ export interface TestAgentOptions {
   chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
   address?: string;
+  /** More worker options (a data converter, tracing, another task queue...). */
+  worker?: Partial<AgentWorkerOptions>;
+  /** More client options; a `dataConverter` given to the worker is passed on unless set here. */
+  client?: Partial<AgentClientOptions>;
 }
 
 /** A real worker on its own task queue, a scripted model server, and a client, against the test server. */
@@ -57,7 +62,7 @@ export interface TestAgent {
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   quietRuntime();
   const address = options.address ?? inject('temporalAddress');
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel(options.chunkSize ? { chunkSize: options.chunkSize } : {});
   const events: AgentEvent[] = [];
   const startWorker = async (): Promise<{ worker: AgentWorker; running: Promise<void> }> => {
@@ -68,6 +73,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
       builtinTools: options.builtinTools ?? false,
       ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
       ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
       model: {
         baseURL: model.baseURL,
         apiKey: 'test-key-never-in-history',
@@ -77,11 +83,18 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
       eventSink: (event) => events.push(event),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       workflowBundle: await workflowBundle(),
+      ...options.worker,
     });
     return { worker, running: worker.run() };
   };
   let current = await startWorker();
-  const client = new AgentClient({ address, taskQueue });
+  const dataConverter = options.worker?.dataConverter;
+  const client = new AgentClient({
+    address,
+    taskQueue,
+    ...(dataConverter ? { dataConverter } : {}),
+    ...options.client,
+  });
   return {
     address,
     taskQueue,

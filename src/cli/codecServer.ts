@@ -1,0 +1,30 @@
+import { codecFromEnv } from '../codec/dataConverter.ts';
+import { startCodecServer } from '../codec/index.ts';
+
+export interface CodecServerFlags {
+  host: string;
+  port: string;
+  origin: string[];
+}
+
+/** `yiem codec-server`: decrypts payloads for the Web UI and the `temporal` CLI, until Ctrl-C. */
+export async function codecServerCommand(flags: CodecServerFlags): Promise<void> {
+  const codec = codecFromEnv(process.env);
+  if (!codec) throw new Error('Set YIEM_CODEC_KEYS or YIEM_CODEC_KEY_FILE: the codec server needs the keys');
+  const token = process.env.YIEM_CODEC_SERVER_TOKEN;
+  if (!token)
+    throw new Error('Set YIEM_CODEC_SERVER_TOKEN: the codec server only answers requests that carry it');
+  const server = await startCodecServer({
+    codec,
+    token,
+    allowedOrigins: flags.origin,
+    host: flags.host,
+    port: Number(flags.port),
+  });
+  console.log(`Codec server at ${server.url} (CORS for ${flags.origin.join(', ')}). Press Ctrl-C to stop.`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  await server.close();
+}

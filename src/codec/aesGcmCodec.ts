@@ -1,0 +1,98 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import proto from '@temporalio/proto';
+
+/** The `encoding` metadata of a payload this codec encrypted. */
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+/** The metadata entry naming the key a payload was encrypted with. */
+export const KEY_ID_METADATA = 'encryption-key-id';
+
+// A CommonJS module: Node's ESM loader does not see its named exports.
+const { Payload: PayloadProto } = proto.temporal.api.common.v1;
+const CIPHER = 'aes-256-gcm';
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** One AES-256 key and the id written next to every payload it encrypts. */
+export interface CodecKey {
+  id: string;
+  /** 32 bytes. */
+  key: Uint8Array;
+}
+
+/**
+ * Encrypts every payload with AES-256-GCM, so the Temporal server (and whoever reads its database)
+ * only ever stores ciphertext. The last key encrypts; every key decrypts, which is how keys rotate:
+ * append a new key, and histories written with the old ones still read.
+ */
+export class AesGcmPayloadCodec implements PayloadCodec {
+  readonly #keys: Map<string, Uint8Array>;
+  readonly #current: CodecKey;
+
+  /** @throws when there is no key, a key is not 32 bytes, or two keys share an id. */
+  constructor(keys: CodecKey[]) {
+    const current = keys.at(-1);
+    if (!current) throw new Error('AES-GCM payload codec: at least one key is required');
+    this.#keys = new Map();
+    for (const { id, key } of keys) {
+      if (!id) throw new Error('AES-GCM payload codec: a key has an empty id');
+      if (key.length !== KEY_BYTES) {
+        throw new Error(`AES-GCM payload codec: key "${id}" has ${key.length} bytes, needs ${KEY_BYTES}`);
+      }
+      if (this.#keys.has(id)) throw new Error(`AES-GCM payload codec: key id "${id}" appears twice`);
+      this.#keys.set(id, key);
+    }
+    this.#current = current;
+  }
+
+  /** The id of the key new payloads are encrypted with. */
+  get currentKeyId(): string {
+    return this.#current.id;
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => this.#encrypt(payload));
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => this.#decrypt(payload));
+  }
+
+  #encrypt(payload: Payload): Payload {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(CIPHER, this.#current.key, iv);
+    const plaintext = PayloadProto.encode(payload).finish();
+    const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+    return {
+      metadata: {
+        encoding: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from(this.#current.id),
+      },
+      data: Buffer.concat([iv, ciphertext, cipher.getAuthTag()]),
+    };
+  }
+
+  #decrypt(payload: Payload): Payload {
+    if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
+    const keyId = text(payload.metadata?.[KEY_ID_METADATA]);
+    const key = this.#keys.get(keyId);
+    if (!key) {
+      throw new Error(`Payload was encrypted with key "${keyId}", which this codec does not have`);
+    }
+    const data = payload.data ?? new Uint8Array();
+    if (data.length < IV_BYTES + TAG_BYTES) throw new Error('Encrypted payload is truncated');
+    const decipher = createDecipheriv(CIPHER, key, data.subarray(0, IV_BYTES));
+    decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+    const plaintext = Buffer.concat([
+      decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+      decipher.final(),
+    ]);
+    const { metadata, data: original } = PayloadProto.decode(plaintext);
+    return { metadata, data: original };
+  }
+}
+
+function text(bytes: Uint8Array | null | undefined): string {
+  return bytes ? Buffer.from(bytes).toString('utf8') : '';
+}

@@ -1,0 +1,146 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+
+export interface CodecServerOptions {
+  codec: PayloadCodec;
+  /**
+   * Requests must carry `Authorization: Bearer <token>` or start their path with `/<token>/`.
+   * Required: decoded histories are private.
+   */
+  token: string;
+  /** Origins allowed by CORS, e.g. the Web UI's `http://localhost:8080`. */
+  allowedOrigins: string[];
+  /** Default `127.0.0.1`. */
+  host?: string;
+  /** Default 8888; 0 picks a free port. */
+  port?: number;
+}
+
+export interface RunningCodecServer {
+  /** `http://host:port`: the endpoint for `temporal --codec-endpoint`; the Web UI takes `<url>/<token>`. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Payloads as the codec server protocol sends them: proto3 JSON, bytes as base64. */
+interface JsonPayloads {
+  payloads: { metadata?: Record<string, string>; data?: string }[];
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Temporal's remote codec protocol: `POST /encode` and `POST /decode` with `{ payloads: [...] }`, so
+ * the Web UI and the `temporal` CLI can show encrypted histories to whoever holds the token.
+ */
+export async function startCodecServer(options: CodecServerOptions): Promise<RunningCodecServer> {
+  if (!options.token) throw new Error('The codec server needs an auth token');
+  const server = createServer((request, response) => {
+    handle(options, request, response).catch((error: Error) => {
+      send(response, 400, { message: error.message });
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 8888, options.host ?? '127.0.0.1', resolve);
+  });
+  const { address, port } = server.address() as AddressInfo;
+  return { url: `http://${address}:${port}`, close: () => closeServer(server) };
+}
+
+async function handle(options: CodecServerOptions, request: IncomingMessage, response: ServerResponse) {
+  const origin = request.headers.origin;
+  if (origin && options.allowedOrigins.includes(origin)) {
+    response.setHeader('Access-Control-Allow-Origin', origin);
+    response.setHeader('Access-Control-Allow-Credentials', 'true');
+    response.setHeader('Access-Control-Allow-Methods', 'POST, OPTIONS');
+    response.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Namespace');
+    response.setHeader('Vary', 'Origin');
+  }
+  if (request.method === 'OPTIONS') return send(response, 204);
+  const route = request.url?.split('?')[0]?.match(/^\/(?:([^/]+)\/)?(encode|decode)$/);
+  const operation = route?.[2];
+  if (request.method !== 'POST' || !operation) return send(response, 404, { message: 'Not found' });
+  if (!authorized(request.headers.authorization, route?.[1], options.token)) {
+    return send(response, 401, { message: 'Missing or wrong Authorization: Bearer token' });
+  }
+  const body = parsePayloads(await readBody(request));
+  const payloads = body.payloads.map(fromJson);
+  const result =
+    operation === 'encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
+  send(response, 200, { payloads: result.map(toJson) });
+}
+
+/**
+ * The token comes as `Authorization: Bearer <token>` (the `temporal` CLI's `--codec-auth`) or as the
+ * first path segment, `/<token>/decode`: the Web UI sends no custom headers, only the endpoint URL.
+ */
+function authorized(header: string | undefined, pathToken: string | undefined, token: string): boolean {
+  const same = (given: string, expected: string) => {
+    const a = Buffer.from(given);
+    const b = Buffer.from(expected);
+    return a.length === b.length && timingSafeEqual(a, b);
+  };
+  if (pathToken !== undefined) return same(decodeURIComponent(pathToken), token);
+  return same(header ?? '', `Bearer ${token}`);
+}
+
+async function readBody(request: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new Error(`Request body over ${MAX_BODY_BYTES} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parsePayloads(text: string): JsonPayloads {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new Error('Body is not JSON');
+  }
+  if (!Array.isArray((body as JsonPayloads | null)?.payloads)) {
+    throw new Error('Body must be {"payloads": [...]}');
+  }
+  return body as JsonPayloads;
+}
+
+function fromJson(payload: JsonPayloads['payloads'][number]): Payload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+    ),
+    data: Buffer.from(payload.data ?? '', 'base64'),
+  };
+}
+
+function toJson(payload: Payload): JsonPayloads['payloads'][number] {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [
+        key,
+        Buffer.from(value ?? new Uint8Array()).toString('base64'),
+      ]),
+    ),
+    data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
+  };
+}
+
+function send(response: ServerResponse, status: number, body?: unknown): void {
+  if (response.headersSent) return;
+  response.writeHead(status, body === undefined ? {} : { 'Content-Type': 'application/json' });
+  response.end(body === undefined ? undefined : JSON.stringify(body));
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.close((error) => (error ? reject(error) : resolve()));
+    server.closeAllConnections();
+  });
+}

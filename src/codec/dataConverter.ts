@@ -1,0 +1,28 @@
+import { fileURLToPath } from 'node:url';
+import type { DataConverter, PayloadCodec } from '@temporalio/common';
+import { AesGcmPayloadCodec } from './aesGcmCodec.ts';
+import { codecKeysFromEnv } from './keys.ts';
+
+const ENCODING_FAILURE_CONVERTER = fileURLToPath(new URL('./failureConverter.cjs', import.meta.url));
+
+/**
+ * A data converter that runs every payload (inputs, results, updates, queries, summaries) through
+ * `codec`, and failure messages and stack traces as well. A worker given a prebuilt workflow bundle
+ * only encodes the failures of workflow code when the bundle was built with the same
+ * `failureConverterPath`.
+ */
+export function encryptedDataConverter(codec: PayloadCodec): DataConverter {
+  return { payloadCodecs: [codec], failureConverterPath: ENCODING_FAILURE_CONVERTER };
+}
+
+/** The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. */
+export function codecFromEnv(env: Record<string, string | undefined>): AesGcmPayloadCodec | undefined {
+  const keys = codecKeysFromEnv(env);
+  return keys.length > 0 ? new AesGcmPayloadCodec(keys) : undefined;
+}
+
+/** {@link encryptedDataConverter} with the codec from the environment; undefined when none is set. */
+export function dataConverterFromEnv(env: Record<string, string | undefined>): DataConverter | undefined {
+  const codec = codecFromEnv(env);
+  return codec ? encryptedDataConverter(codec) : undefined;
+}

@@ -1,0 +1,75 @@
+import { readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import type { SandboxSettings } from './settings.ts';
+
+/** Largest file or response body a sandboxed tool may read, so one call cannot flood the worker. */
+const MAX_READ_BYTES = 5 * 1024 * 1024;
+
+/** What a sandboxed `fetch` returns across the isolate boundary: plain data. */
+export interface BridgedResponse {
+  ok: boolean;
+  status: number;
+  statusText: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** The sandbox's only way to the file system: UTF-8 reads of allowlisted paths. */
+export async function readAllowedFile(settings: SandboxSettings, path: string): Promise<string> {
+  const refused = `Reading "${path}" is not allowed: written tools may read only ${describeAllowlist(settings)}`;
+  let real: string;
+  try {
+    real = await realpath(resolve(path));
+  } catch {
+    // A missing file outside the allowlist must not be distinguishable from a present one.
+    if (!isAllowed(settings, resolve(path))) throw new Error(refused);
+    throw new Error(`File "${path}" does not exist`);
+  }
+  if (!isAllowed(settings, real)) throw new Error(refused);
+  const content = await readFile(real);
+  if (content.byteLength > MAX_READ_BYTES) {
+    throw new Error(`File "${path}" is larger than the sandbox's ${MAX_READ_BYTES} byte limit`);
+  }
+  return content.toString('utf8');
+}
+
+/** The sandbox's only way to the network, when the worker allows it at all. */
+export async function fetchIfAllowed(
+  settings: SandboxSettings,
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+  signal: AbortSignal,
+): Promise<BridgedResponse> {
+  if (!settings.allowNetwork) {
+    throw new Error(
+      `Network access is not allowed: this worker runs written tools without network (fetch of ${url} refused)`,
+    );
+  }
+  const response = await fetch(url, {
+    signal,
+    ...(init.method ? { method: init.method } : {}),
+    ...(init.headers ? { headers: init.headers } : {}),
+    ...(init.body !== undefined ? { body: init.body } : {}),
+  });
+  const body = await response.text();
+  return {
+    ok: response.ok,
+    status: response.status,
+    statusText: response.statusText,
+    headers: Object.fromEntries(response.headers.entries()),
+    body: body.length > MAX_READ_BYTES ? body.slice(0, MAX_READ_BYTES) : body,
+  };
+}
+
+function isAllowed(settings: SandboxSettings, path: string): boolean {
+  return settings.fsAllowlist.some((allowed) => {
+    const rest = relative(allowed, path);
+    return rest === '' || (rest.split(sep)[0] !== '..' && !isAbsolute(rest));
+  });
+}
+
+function describeAllowlist(settings: SandboxSettings): string {
+  return settings.fsAllowlist.length === 0
+    ? 'no files on this worker'
+    : `these paths: ${settings.fsAllowlist.join(', ')}`;
+}

@@ -1,0 +1,128 @@
+import ivm from 'isolated-vm';
+import { ToolError } from '../toolResult.ts';
+import { fetchIfAllowed, readAllowedFile } from './hostBridges.ts';
+import { SANDBOX_PRELUDE } from './prelude.ts';
+import type { SandboxSettings } from './settings.ts';
+
+/**
+ * Validation and preparation run synchronously inside PREPARE and block the worker's event loop while
+ * they run, so they get a short leash whatever the tool's own limit is.
+ */
+const SYNC_TIMEOUT_CAP_MS = 1_000;
+
+export interface AsyncSandboxCall {
+  /** JavaScript defining the tool's functions (its TypeScript already transpiled). */
+  code: string;
+  /** An expression over `__input` that evaluates to the call's promise, e.g. `execute(__input.args)`. */
+  call: string;
+  /** Copied into the isolate as `__input`. */
+  input: unknown;
+  /** Aborting kills the isolate (the activity was cancelled or timed out). */
+  signal?: AbortSignal;
+  onPartialResult?: (partial: Record<string, unknown>) => void;
+  log: (line: string) => void;
+}
+
+/**
+ * Runs a call in a fresh isolate that has nothing but the prelude's globals, and kills it at the time
+ * or memory limit. Every failure becomes a `ToolError`: the model wrote the code and should see at
+ * once what went wrong; retrying the same code would fail the same way.
+ */
+export async function runInSandbox(settings: SandboxSettings, run: AsyncSandboxCall): Promise<unknown> {
+  const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
+  let stoppedBy: 'time' | 'abort' | undefined;
+  const stop = (reason: 'time' | 'abort'): void => {
+    stoppedBy ??= reason;
+    if (!isolate.isDisposed) isolate.dispose();
+  };
+  // The isolate's own timeout counts only time spent running JavaScript; this one also counts waiting.
+  const deadline = setTimeout(() => stop('time'), settings.timeoutMs);
+  const onAbort = (): void => stop('abort');
+  run.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const context = await isolate.createContext();
+    const jail = context.global;
+    await jail.set('__hostReadFile', new ivm.Reference((path: string) => readAllowedFile(settings, path)));
+    const fetchSignal = AbortSignal.any([
+      AbortSignal.timeout(settings.timeoutMs),
+      run.signal ?? new AbortController().signal,
+    ]);
+    await jail.set(
+      '__hostFetch',
+      new ivm.Reference(async (url: string, init: string) =>
+        JSON.stringify(await fetchIfAllowed(settings, url, JSON.parse(init), fetchSignal)),
+      ),
+    );
+    await jail.set('__hostLog', new ivm.Reference((line: string) => run.log(line)));
+    await jail.set(
+      '__hostPartial',
+      new ivm.Reference((json: string) => run.onPartialResult?.(JSON.parse(json))),
+    );
+    await jail.set('__input', new ivm.ExternalCopy(run.input).copyInto());
+    const script = await isolate.compileScript(
+      `${SANDBOX_PRELUDE}\n${run.code}\n;__outcome(() => ${run.call});`,
+    );
+    const outcome: unknown = await script.run(context, {
+      timeout: settings.timeoutMs,
+      promise: true,
+      copy: true,
+    });
+    return unwrapOutcome(outcome);
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    if (stoppedBy === 'abort') throw run.signal?.reason ?? error;
+    throw limitError(settings, settings.timeoutMs, error, stoppedBy === 'time');
+  } finally {
+    clearTimeout(deadline);
+    run.signal?.removeEventListener('abort', onAbort);
+    if (!isolate.isDisposed) isolate.dispose();
+  }
+}
+
+/** Runs a synchronous call (validation, preparation) in a fresh isolate, with no host access. */
+export function runInSandboxSync(
+  settings: SandboxSettings,
+  code: string,
+  call: string,
+  input: unknown,
+): unknown {
+  const timeoutMs = Math.min(settings.timeoutMs, SYNC_TIMEOUT_CAP_MS);
+  const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
+  try {
+    const context = isolate.createContextSync();
+    context.global.setSync('__input', new ivm.ExternalCopy(input).copyInto());
+    const script = isolate.compileScriptSync(`${SANDBOX_PRELUDE}\n${code}\n;__outcomeSync(() => ${call});`);
+    return unwrapOutcome(script.runSync(context, { timeout: timeoutMs, copy: true }));
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    throw limitError(settings, timeoutMs, error, false);
+  } finally {
+    if (!isolate.isDisposed) isolate.dispose();
+  }
+}
+
+function unwrapOutcome(outcome: unknown): unknown {
+  const parsed = JSON.parse(String(outcome)) as
+    | { ok: true; value?: unknown }
+    | { ok: false; toolError: boolean; name: string; message: string };
+  if (parsed.ok) return parsed.value;
+  throw new ToolError(
+    parsed.toolError || parsed.name === 'Error' ? parsed.message : `${parsed.name}: ${parsed.message}`,
+  );
+}
+
+function limitError(
+  settings: SandboxSettings,
+  timeoutMs: number,
+  error: unknown,
+  timedOut: boolean,
+): ToolError {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/memory limit/i.test(message)) {
+    return new ToolError(`Killed by the sandbox: it used more than its ${settings.memoryMb} MB memory limit`);
+  }
+  if (timedOut || /timed out/i.test(message)) {
+    return new ToolError(`Killed by the sandbox: it ran longer than its ${timeoutMs} ms time limit`);
+  }
+  return new ToolError(`The sandbox could not run the tool: ${message}`);
+}

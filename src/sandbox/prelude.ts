@@ -1,0 +1,72 @@
+/**
+ * The globals a written tool sees inside its isolate, as plain JavaScript run before its code. The
+ * host functions (`__host*`) are isolated-vm References; every one of them checks its own limits
+ * on the worker side, so reaching them directly gains nothing.
+ */
+export const SANDBOX_PRELUDE = `
+class ToolError extends Error {
+  constructor(message) { super(message); this.name = 'ToolError'; }
+}
+const textContent = (text) => ({ type: 'text', text: String(text) });
+const textResult = (text, details = {}) => ({ content: [textContent(text)], details, usage: null, terminate: false });
+const readFile = (path) =>
+  __hostReadFile.apply(undefined, [String(path)], { result: { promise: true, copy: true } });
+const fetch = async (url, init = {}) => {
+  const request = JSON.stringify({ method: init.method, headers: init.headers, body: init.body });
+  const response = JSON.parse(
+    await __hostFetch.apply(undefined, [String(url), request], { result: { promise: true, copy: true } }),
+  );
+  return { ...response, text: async () => response.body, json: async () => JSON.parse(response.body) };
+};
+const __format = (values) => values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(' ');
+const console = {
+  log: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
+  warn: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
+  error: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
+};
+const __failure = (error) =>
+  JSON.stringify({
+    ok: false,
+    toolError: error?.name === 'ToolError',
+    name: error?.name ?? 'Error',
+    message: error instanceof Error ? error.message : String(error),
+  });
+const __outcome = async (run) => {
+  try {
+    return JSON.stringify({ ok: true, value: await run() });
+  } catch (error) {
+    return __failure(error);
+  }
+};
+const __outcomeSync = (run) => {
+  try {
+    return JSON.stringify({ ok: true, value: run() });
+  } catch (error) {
+    return __failure(error);
+  }
+};
+`;
+
+/**
+ * TypeScript declarations of the same globals, for checking a tool's code before it is written. Kept
+ * next to the prelude so the two cannot drift apart unnoticed.
+ */
+export const SANDBOX_DECLARATIONS = `
+type ToolArguments = Record<string, any>;
+interface TextContent { type: 'text'; text: string }
+interface Usage { inputTokens: number; outputTokens: number; totalTokens: number }
+interface AgentToolResult { content: TextContent[]; details: Record<string, unknown>; usage: Usage | null; terminate: boolean }
+type OnPartialResult = (partial: Record<string, unknown>) => void;
+/** Written tools are stopped by their time limit; the signal is always undefined inside the sandbox. */
+type ToolSignal = { readonly aborted: boolean };
+/** A failure the model should see as the tool result. */
+declare class ToolError extends Error { constructor(message: string) }
+declare function textContent(text: string): TextContent;
+declare function textResult(text: string, details?: Record<string, unknown>): AgentToolResult;
+/** Reads a UTF-8 file; only paths on the worker's allowlist. */
+declare function readFile(path: string): Promise<string>;
+interface SandboxResponse { ok: boolean; status: number; statusText: string; headers: Record<string, string>; body: string; text(): Promise<string>; json(): Promise<any> }
+/** HTTP request; only on workers that allow written tools network access. */
+declare function fetch(url: string, init?: { method?: string; headers?: Record<string, string>; body?: string }): Promise<SandboxResponse>;
+declare const console: { log(...values: unknown[]): void; warn(...values: unknown[]): void; error(...values: unknown[]): void };
+`;

@@ -1,0 +1,93 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DockerfileParser, type Instruction } from 'dockerfile-ast';
+import { describe, expect, it } from 'vitest';
+import { checkYiemCommandLine, ROOT } from './support.ts';
+
+const dockerfile = DockerfileParser.parse(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'));
+const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+const instructions = dockerfile.getInstructions();
+const lastStageStart = instructions.lastIndexOf(dockerfile.getFROMs().at(-1) as Instruction);
+const runtime = instructions.slice(lastStageStart);
+const args = (instruction: Instruction) => instruction.getArguments().map((arg) => arg.getValue());
+const execForm = (keyword: string): string[] => {
+  const instruction = runtime.filter((entry) => entry.getKeyword() === keyword).at(-1);
+  if (!instruction) throw new Error(`no ${keyword} in the runtime stage`);
+  return JSON.parse(instruction.getArgumentsContent() ?? '');
+};
+
+describe('Dockerfile', () => {
+  it('is multi-stage on the Node major the package supports', () => {
+    const froms = dockerfile.getFROMs();
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    const engine = String(packageJson.engines.node).match(/\d+/)?.[0];
+    for (const from of froms) {
+      expect(from.getImageName()).toBe('node');
+      expect(from.getImageTag()?.split(/[.-]/)[0]).toBe(engine);
+    }
+  });
+
+  it('runs as a non-root user', () => {
+    const user = runtime.filter((entry) => entry.getKeyword() === 'USER').at(-1);
+    expect(user && args(user)[0]).toBeTruthy();
+    expect(['root', '0']).not.toContain(user && args(user)[0]?.split(':')[0]);
+  });
+
+  it('installs from the lockfile with npm ci, and every npm script it runs exists', () => {
+    const runs = instructions.filter((entry) => entry.getKeyword() === 'RUN').map(args);
+    expect(runs.some((run) => run[0] === 'npm' && run[1] === 'ci')).toBe(true);
+    const copied = instructions.filter((entry) => entry.getKeyword() === 'COPY').flatMap(args);
+    expect(copied).toContain('package-lock.json');
+    for (const run of runs.filter((run) => run[0] === 'npm' && run[1] === 'run')) {
+      expect(Object.keys(packageJson.scripts)).toContain(run[2]);
+    }
+  });
+
+  it('copies every source directory the package runs from, and only paths that exist', () => {
+    const sources = runtime
+      .filter((entry) => entry.getKeyword() === 'COPY' && !/--from/.test(entry.getTextContent()))
+      .flatMap((entry) => args(entry).slice(0, -1));
+    for (const source of sources) expect(existsSync(path.join(ROOT, source)), source).toBe(true);
+    // Directories whose TypeScript the worker imports at run time.
+    for (const dir of ['bin', 'src', 'activities', 'workflows', 'tools']) expect(sources).toContain(dir);
+    expect(sources).toContain('package.json');
+  });
+
+  it('needs at run time only the production dependencies that npm ci --omit=dev installs', () => {
+    const files = ['bin', 'src', 'activities', 'workflows', 'tools'].flatMap((dir) =>
+      readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
+        .filter((file) => /\.(ts|mjs)$/.test(file))
+        .map((file) => path.join(ROOT, dir, file)),
+    );
+    const imported = new Set(
+      files.flatMap((file) =>
+        [
+          ...readFileSync(file, 'utf8').matchAll(
+            /^(?:import|export)[^'"]*from '([^'.][^']*)'|import\('([^'.][^']*)'\)/gm,
+          ),
+        ]
+          .map((match) => match[1] ?? match[2] ?? '')
+          .filter((specifier) => !specifier.startsWith('node:')),
+      ),
+    );
+    const packageOf = (specifier: string) =>
+      specifier
+        .split('/')
+        .slice(0, specifier.startsWith('@') ? 2 : 1)
+        .join('/');
+    const missing = [...imported].map(packageOf).filter((name) => !(name in packageJson.dependencies));
+    expect(missing).toEqual([]);
+    expect(imported.size).toBeGreaterThan(5);
+  });
+
+  it("starts the package's own yiem binary with a real command", async () => {
+    const entrypoint = execForm('ENTRYPOINT');
+    expect(entrypoint).toEqual(['node', packageJson.bin.yiem]);
+    await checkYiemCommandLine(execForm('CMD'));
+  });
+
+  it('keeps node_modules and local state out of the build context', () => {
+    const ignored = readFileSync(path.join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['node_modules', '.yiem', '.env']));
+  });
+});

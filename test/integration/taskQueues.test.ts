@@ -1,0 +1,136 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { resultText, textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+
+const CLI = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
+const DEDICATED_TOOLS = fileURLToPath(new URL('../fixtures/tools/dedicated/', import.meta.url));
+const renderQueue = `render-${randomUUID()}`;
+
+/** The main worker knows `render` (the model sees it, PREPARE validates it) but must never run it. */
+const renderOnMain: AgentTool = {
+  name: 'render',
+  label: 'Render',
+  description: 'Renders a scene (heavy)',
+  inputSchema: { type: 'object', properties: { scene: { type: 'string' } }, required: ['scene'] },
+  parallelToolExecute: true,
+  taskQueue: renderQueue,
+  execute: () => textResult(`render ran on the main worker in process ${process.pid}`),
+};
+const lookup: AgentTool = {
+  name: 'lookup',
+  label: 'Lookup',
+  description: 'Looks a key up',
+  inputSchema: { type: 'object', properties: { key: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(`looked up ${String(args.key)} in process ${process.pid}`),
+};
+
+/** `yiem worker --no-workflows` in its own process, serving only the render queue. */
+async function startDedicatedWorker(address: string): Promise<{ child: ChildProcess; output: string[] }> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'worker', '--no-workflows', '--no-builtin-tools', '--tools-dir', DEDICATED_TOOLS],
+    {
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: address,
+        YIEM_TASK_QUEUE: renderQueue,
+        RENDER_TASK_QUEUE: renderQueue,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  const output: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream });
+  const ready = new Promise<void>((resolve, reject) => {
+    lines.on('line', (line) => {
+      output.push(line);
+      if (line.startsWith('Worker on task queue')) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`dedicated worker exited (${code}): ${output.join('\n')}`)),
+    );
+  });
+  await ready;
+  return { child, output };
+}
+
+describe('a tool with its own task queue', () => {
+  let agent: TestAgent;
+  let dedicated: { child: ChildProcess; output: string[] };
+  beforeAll(async () => {
+    dedicated = await startDedicatedWorker(inject('temporalAddress'));
+    agent = await startTestAgent({ tools: [renderOnMain, lookup] });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    if (dedicated && dedicated.child.exitCode === null) {
+      const exited = once(dedicated.child, 'exit');
+      dedicated.child.kill('SIGTERM');
+      await exited;
+    }
+  });
+
+  it('runs on the dedicated worker while the other tools run on the main one', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'r1', name: 'render', arguments: { scene: 'castle' } },
+          { id: 'l1', name: 'lookup', arguments: { key: 'k' } },
+        ],
+      },
+      { kind: 'text', text: 'done' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Scale out.' });
+    expect((await conversation.send('render the castle')).status).toBe('completed');
+
+    const results = (await conversation.messages()).filter(
+      (message): message is ToolResultMessage => message.role === 'toolResult',
+    );
+    const text = Object.fromEntries(results.map((result) => [result.toolName, resultText(result.content)]));
+    expect(text.render).toBe(`rendered castle in process ${dedicated.child.pid}`);
+    expect(text.lookup).toBe(`looked up k in process ${process.pid}`);
+    expect(dedicated.child.pid).not.toBe(process.pid);
+
+    const history = await conversation.handle.fetchHistory();
+    const scheduled = (history.events ?? []).flatMap((event) => {
+      const attributes = event.activityTaskScheduledEventAttributes;
+      return attributes
+        ? [
+            {
+              type: attributes.activityType?.name,
+              id: attributes.activityId,
+              queue: attributes.taskQueue?.name,
+            },
+          ]
+        : [];
+    });
+    expect(scheduled.filter((activity) => activity.type === 'executeTool')).toEqual([
+      { type: 'executeTool', id: 'tool-1-r1', queue: renderQueue },
+      { type: 'executeTool', id: 'tool-1-l1', queue: agent.taskQueue },
+    ]);
+    expect(
+      scheduled.filter((activity) => activity.type === 'callModel').map((activity) => activity.queue),
+    ).toEqual([agent.taskQueue, agent.taskQueue]);
+    await conversation.end();
+    const finished = await conversation.handle.fetchHistory();
+    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, finished, conversation.id);
+    if (process.env.YIEM_RECORD_HISTORIES === '1') {
+      await writeFile(
+        fileURLToPath(new URL('../fixtures/histories/conversation-dedicated-queue.json', import.meta.url)),
+        historyToJSON(finished),
+      );
+    }
+  });
+});
