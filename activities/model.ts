@@ -51,8 +51,18 @@ export async function callModel(
   await deps.registry.refresh();
   const tools = deps.registry.tools();
   const events = activityEventPublisher(input.turn, deps.warn);
-  events.publish({ type: 'messageStart', model }, { now: true });
-  const text = new TextDeltaBatcher((delta) => events.publish({ type: 'textDelta', text: delta }));
+  // Announced with the first output: an attempt that fails before producing any costs no event, and
+  // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
+  // dead worker's sticky queue delays the context query of the retried call).
+  let announced = false;
+  const announce = (): void => {
+    if (!announced) events.publish({ type: 'messageStart', model }, { now: true });
+    announced = true;
+  };
+  const text = new TextDeltaBatcher((delta) => {
+    announce();
+    events.publish({ type: 'textDelta', text: delta });
+  });
   try {
     const stream = openai.chat.completions.stream(
       {
@@ -76,6 +86,7 @@ export async function callModel(
     if (contentBlocks && choice) (choice.message as { content: unknown }).content = contentBlocks;
     const message = parseAssistantMessage(completion, model);
     text.flush();
+    announce();
     events.publish({
       type: 'messageEnd',
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
