@@ -3,16 +3,26 @@ import { ApplicationFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
-import { textContent } from '../src/toolResult.ts';
+import { resultText, textContent } from '../src/toolResult.ts';
 import { limitToolResult } from '../src/toolResultLimit.ts';
-import type { AgentEvent, AgentEventSink, AgentHooks, AgentToolResult } from '../src/types.ts';
+import type {
+  AfterToolCallContext,
+  AfterToolCallResult,
+  AgentEvent,
+  AgentEventSink,
+  AgentHooks,
+  AgentToolResult,
+} from '../src/types.ts';
+import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { messageOf } from './prepare.ts';
+import { summarizeToolCall } from './summary.ts';
 import { runWithToolCall } from './toolCallContext.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;
   hooks: AgentHooks;
   emit: AgentEventSink;
+  warn: (message: string) => void;
   /** Results larger than this (text or details, UTF-8 bytes) are cut with a note to the model. */
   maxResultBytes: number;
 }
@@ -42,11 +52,17 @@ export async function executeTool(
     };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
+  const published = activityEventPublisher(input.turn, deps.warn);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
+  published.publish(
+    { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
+    { now: true },
+  );
 
   const onPartialResult = (partialResult: Record<string, unknown>): void => {
     context.heartbeat(partialResult);
     deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
+    published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
   };
   const stopHeartbeats = heartbeatWhileRunning(context);
   let result: AgentToolResult;
@@ -66,14 +82,17 @@ export async function executeTool(
       ),
     );
   } catch (error) {
-    if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) throw error;
+    if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) {
+      await published.close();
+      throw error;
+    }
     result = failureResult(toolName, error, attempt);
     isError = true;
   } finally {
     stopHeartbeats();
   }
 
-  const after = await deps.hooks.afterToolCall?.({
+  const after = await safeAfterToolCall(deps, published, {
     conversationId,
     toolCallId,
     toolName,
@@ -88,7 +107,35 @@ export async function executeTool(
   }
   result = limitToolResult(result, deps.maxResultBytes);
   deps.emit({ type: 'toolExecutionEnd', ...event, result, isError });
+  published.publish({
+    type: 'toolEnd',
+    toolCallId,
+    toolName,
+    isError,
+    text: firstLine(resultText(result.content)),
+  });
+  await published.close();
   return { message: toolResultMessage(toolCallId, toolName, result, isError), terminate: result.terminate };
+}
+
+/** Runs `afterToolCall`, closing the event publisher first when the hook throws. */
+async function safeAfterToolCall(
+  deps: ExecuteDependencies,
+  published: ActivityEventPublisher,
+  context: AfterToolCallContext,
+): Promise<AfterToolCallResult | undefined> {
+  try {
+    return await deps.hooks.afterToolCall?.(context);
+  } catch (error) {
+    await published.close();
+    throw error;
+  }
+}
+
+/** Enough of a result for a progress line; the full result is in the transcript. */
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 /**

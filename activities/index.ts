@@ -27,7 +27,8 @@ export interface AgentActivityDependencies {
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
   const hooks = deps.hooks ?? {};
   const validator = new ArgumentValidator();
-  const emit = safeSink(deps.eventSink, deps.log ?? console.warn);
+  const warn = deps.log ?? console.warn;
+  const emit = safeSink(deps.eventSink, warn);
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
@@ -38,7 +39,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.turn': input.turn,
         'yiem.model': input.model ?? deps.model.model,
       });
-      return callModel({ settings: deps.model, registry: deps.registry, contexts }, openai, input);
+      return callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input);
     },
     prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
     executeTool: (input) => {
@@ -48,7 +49,12 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.tool.name': input.toolName,
         'yiem.tool.call_id': input.toolCallId,
       });
-      return executeTool({ registry: deps.registry, hooks, emit, maxResultBytes: maxToolResultBytes }, input);
+      return executeTool(
+        { registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes },
+        input,
+      );
     },
+    defaultModel: async () => deps.model.model,
+    listTools: async () => deps.registry.list(),
   };
 }

@@ -8,12 +8,15 @@ import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { CallModelInput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import type { AssistantMessage } from '../src/types.ts';
+import { activityEventPublisher } from './events.ts';
 import type { ModelContextReader } from './modelContext.ts';
+import { TextDeltaBatcher } from './textDeltas.ts';
 
 export interface ModelDependencies {
   settings: ResolvedModelSettings;
   registry: ToolRegistry;
   contexts: ModelContextReader;
+  warn: (message: string) => void;
 }
 
 /** Creates the OpenAI client once per worker; Temporal's retry policy is the only retry. */
@@ -28,7 +31,8 @@ export function createOpenAIClient(settings: ResolvedModelSettings): OpenAI {
 
 /**
  * One model call (the seed's `prepareContext` + `formatMsgForLLM` + `llmCall`): read the context by
- * reference, format it with every registered tool, call the endpoint, and parse the reply.
+ * reference, format it with every registered tool, stream the reply (publishing its text as batched
+ * `textDelta` events), and parse it.
  */
 export async function callModel(
   deps: ModelDependencies,
@@ -46,17 +50,53 @@ export async function callModel(
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
   const tools = deps.registry.tools();
+  const events = activityEventPublisher(input.turn, deps.warn);
+  // Announced with the first output: an attempt that fails before producing any costs no event, and
+  // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
+  // dead worker's sticky queue delays the context query of the retried call).
+  let announced = false;
+  const announce = (): void => {
+    if (!announced) events.publish({ type: 'messageStart', model }, { now: true });
+    announced = true;
+  };
+  const text = new TextDeltaBatcher((delta) => {
+    announce();
+    events.publish({ type: 'textDelta', text: delta });
+  });
   try {
-    const completion = await openai.chat.completions.create(
+    const stream = openai.chat.completions.stream(
       {
         model,
         messages: formatMessages(systemPrompt, messages),
         ...(tools.length > 0 ? { tools: formatTools(tools) } : {}),
+        stream_options: { include_usage: true },
       },
       { signal: context.cancellationSignal },
     );
-    return parseAssistantMessage(completion, model);
+    // Providers that answer with content blocks send them whole in one delta; the stream's
+    // accumulator only concatenates strings, so the blocks are kept aside.
+    let contentBlocks: unknown[] | undefined;
+    for await (const chunk of stream) {
+      const content: unknown = chunk.choices[0]?.delta?.content;
+      if (typeof content === 'string') text.add(content);
+      else if (Array.isArray(content)) contentBlocks = content;
+    }
+    const completion = await stream.finalChatCompletion();
+    const choice = completion.choices[0];
+    if (contentBlocks && choice) (choice.message as { content: unknown }).content = contentBlocks;
+    const message = parseAssistantMessage(completion, model);
+    text.flush();
+    announce();
+    events.publish({
+      type: 'messageEnd',
+      toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
+    });
+    return message;
   } catch (error) {
+    text.flush();
     throw classifyModelError(error);
+  } finally {
+    text.stop();
+    await events.close();
   }
 }

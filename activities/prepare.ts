@@ -57,6 +57,9 @@ async function prepareToolCall(
   const invalid = validateArguments(deps.validator, tool, args);
   if (invalid) return refuse(invalid);
 
+  let approvalReason: string | undefined = tool.requiresApproval
+    ? `${tool.label || tool.name} requires approval`
+    : undefined;
   try {
     const decision = await deps.hooks.beforeToolCall?.({
       conversationId,
@@ -69,6 +72,7 @@ async function prepareToolCall(
       return refuse(
         `Tool call "${tool.name}" was blocked: ${decision.reason ?? 'blocked by beforeToolCall'}`,
       );
+    if (decision?.requireApproval) approvalReason = decision.reason ?? 'beforeToolCall asked for approval';
   } catch (error) {
     return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${messageOf(error)}`);
   }
@@ -81,6 +85,7 @@ async function prepareToolCall(
     parallel: tool.parallelToolExecute,
     policy: resolveToolPolicy(tool.policy),
     summary: summarizeToolCall(tool.name, args),
+    ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
     ...(tool.taskQueue ? { taskQueue: tool.taskQueue } : {}),
   };
 }

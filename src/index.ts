@@ -3,6 +3,7 @@ export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
   cancelUpdate,
+  decideToolCallUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
@@ -14,6 +15,7 @@ export {
   AgentClient,
   type AgentClientOptions,
   Conversation,
+  type ConversationListing,
   type StartConversationOptions,
 } from './client.ts';
 export {
@@ -35,9 +37,17 @@ export {
   resolveTemporalConnection,
   type TemporalConnectionSettings,
 } from './connection.ts';
+export type { FollowEventsOptions } from './conversationEvents.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
+export {
+  CONVERSATION_STATUSES,
+  type ConversationSearchStatus,
+  YIEM_AGENT,
+  YIEM_STATUS,
+  YIEM_TURNS,
+} from './searchAttributes.ts';
 export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';

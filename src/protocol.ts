@@ -2,12 +2,16 @@
  * The data that passes between the conversation workflow and its activities. Plain data only: it is
  * recorded in Temporal history.
  */
+import type { EventLogCarryOver } from '../workflows/events.ts';
 import type {
   ActivityPolicy,
   AgentToolCall,
   AssistantMessage,
+  ConversationEvent,
+  EventOrigin,
   Message,
   ToolArguments,
+  ToolInfo,
   ToolResultMessage,
   TurnResult,
 } from './types.ts';
@@ -30,6 +34,8 @@ export interface ConversationCarryOver {
   turn: number;
   lastTurn: TurnResult | null;
   ending: boolean;
+  /** The event log's position and unread tail; absent in runs from before events existed. */
+  events?: EventLogCarryOver;
 }
 
 /**
@@ -69,6 +75,8 @@ export type PreparedToolCall =
       policy: ResolvedToolPolicy;
       /** One line for the Temporal UI: the tool and its arguments. */
       summary: string;
+      /** Set when a person must approve the call first: why. */
+      approval?: { reason: string };
       /** Where the execution is scheduled when the tool declares its own task queue. */
       taskQueue?: string;
     }
@@ -101,4 +109,18 @@ export interface AgentActivities {
   callModel(input: CallModelInput): Promise<AssistantMessage>;
   prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** The worker's default model name, so that the Web UI can name the model of every model call. */
+  defaultModel(): Promise<string>;
+  /** The tools the worker serves, for clients that want to show them. */
+  listTools(): Promise<ToolInfo[]>;
 }
+
+/** The workflow stream topic every conversation event is published on. */
+export const EVENTS_TOPIC = 'events';
+
+/** A conversation event without its origin; publishers add turn, attempt and sequence number. */
+export type ConversationEventBody = ConversationEvent extends infer Event
+  ? Event extends ConversationEvent
+    ? Omit<Event, keyof EventOrigin>
+    : never
+  : never;

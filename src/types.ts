@@ -118,6 +118,11 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   /** Timeouts and retries of this tool's activity. */
   policy?: ActivityPolicy;
   /**
+   * When true, every call waits for a person to approve it (`Conversation.approve`) before it runs; a
+   * denial reaches the model as an error result with the reason.
+   */
+  requiresApproval?: boolean;
+  /**
    * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
    * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
    */
@@ -201,9 +206,14 @@ export interface BeforeToolCallContext {
   tool: AgentTool;
 }
 
-/** Returning `{ block: true, reason }` stops the call; the reason goes back to the model. */
+/**
+ * Returning `{ block: true, reason }` stops the call; the reason goes back to the model. Returning
+ * `{ requireApproval: true, reason }` makes the call wait for a person's approval; the reason is shown
+ * to them.
+ */
 export interface BeforeToolCallResult {
   block?: boolean;
+  requireApproval?: boolean;
   reason?: string;
 }
 
@@ -296,6 +306,8 @@ export interface ConversationStatus {
   pendingMessages: number;
   toolExecution: ToolExecutionMode;
   lastTurn: TurnResult | null;
+  /** Tool calls waiting for a person's approval, oldest first. */
+  pendingApprovals: PendingApproval[];
 }
 
 /** The input a conversation workflow starts with. */
@@ -310,6 +322,10 @@ export interface ConversationOptions {
   maxMessageBytes?: number;
   /** Timeouts and retries of model calls. Defaults: 2 minutes a call, 5 attempts from 1 s, doubling. */
   modelPolicy?: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+  /** How long a tool call waits for approval (a Temporal duration string). Default: no limit. */
+  approvalTimeout?: string;
+  /** What an approval that times out becomes. Default `'deny'`. */
+  onApprovalTimeout?: 'approve' | 'deny';
   /**
    * Turns after which the conversation continues as a new workflow run (same conversation id, same
    * transcript), so its history stays small. It also does so whenever Temporal suggests it. Default:
@@ -324,6 +340,71 @@ export interface ConversationSummary {
   messageCount: number;
 }
 
+/** A tool call waiting for a person to approve or deny it. */
+export interface PendingApproval {
+  turn: number;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  /** Why approval is needed: the tool's flag or `beforeToolCall`'s reason. */
+  reason: string;
+  /** When it was requested, milliseconds since the epoch. */
+  requestedAt: number;
+  /** When the timeout policy applies, if there is a timeout. */
+  expiresAt?: number;
+}
+
+/** A person's answer to a pending approval (the `decideToolCall` Update's argument). */
+export interface ApprovalDecision {
+  toolCallId: string;
+  approve: boolean;
+  /** Shown to the model with a denial. */
+  reason?: string;
+}
+
+/** How an approval was settled. */
+export interface ApprovalOutcome {
+  toolCallId: string;
+  approved: boolean;
+  /**
+   * `'person'` when decided through the Update, `'timeout'` when the timeout policy applied,
+   * `'cancelled'` when the turn was cancelled while the call waited.
+   */
+  decidedBy: 'person' | 'timeout' | 'cancelled';
+  reason?: string;
+}
+
+/**
+ * Where an event came from: the turn, the attempt of the activity that produced it (1 for events the
+ * workflow itself publishes), and its sequence number within that attempt. A retried model call
+ * starts again at `seq` 0 with a higher `attempt`, so clients can discard the partial text of the
+ * failed attempt.
+ */
+export interface EventOrigin {
+  turn: number;
+  attempt: number;
+  seq: number;
+}
+
+/** What a conversation publishes while it runs, in order. Follow it with `Conversation.events()`. */
+export type ConversationEvent = EventOrigin &
+  (
+    | { type: 'turnStart' }
+    | { type: 'messageStart'; model: string }
+    /** Text the model produced since the previous delta of the same attempt (batched). */
+    | { type: 'textDelta'; text: string }
+    /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
+    | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
+    | { type: 'toolStart'; toolCallId: string; toolName: string; summary: string }
+    | { type: 'toolProgress'; toolCallId: string; toolName: string; partialResult: Record<string, unknown> }
+    | { type: 'toolEnd'; toolCallId: string; toolName: string; isError: boolean; text: string }
+    | { type: 'approvalRequested'; approval: PendingApproval }
+    | { type: 'approvalResolved'; outcome: ApprovalOutcome }
+    | { type: 'turnEnd'; result: TurnResult }
+  );
+
+/** An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`. */
+export type ConversationEventItem = ConversationEvent & { offset: number };
 /**
  * A tool written by `writeTool`, as its file hands it to `ToolLoadContext.sandboxedTool`. The sources
  * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.

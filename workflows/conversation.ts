@@ -15,17 +15,22 @@ import type {
   Message,
   TurnResult,
 } from '../src/types.ts';
+import { Approvals } from './approvals.ts';
 import {
   cancelUpdate,
+  decideToolCallUpdate,
   endSignal,
   modelContextQuery,
   postSignal,
   promptUpdate,
   statusQuery,
+  toolsUpdate,
   transcriptQuery,
 } from './definitions.ts';
+import { ConversationEvents } from './events.ts';
+import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
-import { runTurn } from './turn.ts';
+import { listTools, runTurn, workerDefaultModel } from './turn.ts';
 
 /**
  * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
@@ -47,6 +52,10 @@ export async function conversationWorkflow(
   let running: CancellationScope | undefined;
   let ending = carried?.ending ?? false;
   let lastTurn: TurnResult | null = carried?.lastTurn ?? null;
+  const events = new ConversationEvents(carried?.events);
+  const approvals = new Approvals(settings.approval, events);
+  const updateSearchAttributes = searchAttributeUpdater();
+  let workerModel: string | undefined;
 
   const enqueue = (text: string, awaited: boolean): number => {
     const id = nextMessageId++;
@@ -93,8 +102,16 @@ export async function conversationWorkflow(
       pendingMessages: pending.length,
       toolExecution: settings.toolExecution,
       lastTurn,
+      pendingApprovals: approvals.list(),
     }),
   );
+  setHandler(toolsUpdate, () => listTools());
+  setHandler(decideToolCallUpdate, (decision) => approvals.decide(decision), {
+    validator: (decision) => {
+      const problem = approvals.problem(decision);
+      if (problem) throw new Error(problem);
+    },
+  });
   setHandler(modelContextQuery, (fromIndex) => ({
     systemPrompt: settings.systemPrompt,
     messages: messages.slice(fromIndex),
@@ -103,14 +120,21 @@ export async function conversationWorkflow(
 
   // A waiting `prompt` is an unfinished handler, so its message always gets its turn in this run;
   // only posted messages are handed over.
-  const newRunDue = (): boolean =>
-    (workflowInfo().continueAsNewSuggested ||
-      turnsThisRun >= (settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY)) &&
-    allHandlersFinished();
+  const newRunWanted = (): boolean =>
+    workflowInfo().continueAsNewSuggested ||
+    turnsThisRun >= (settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY);
+  const newRunDue = (): boolean => newRunWanted() && allHandlersFinished();
 
   for (;;) {
-    await condition(() => pending.length > 0 || ending || newRunDue());
+    await condition(
+      () => pending.length > 0 || ending || newRunDue() || (newRunWanted() && !events.detached),
+    );
     if (pending.length === 0 && ending) break;
+    // Followers' long polls are unfinished handlers too: let them go, or the run never moves on.
+    if (newRunWanted() && !events.detached && pending.length === 0) {
+      events.detachFollowers();
+      continue;
+    }
     if (newRunDue()) {
       await continueAsNew<typeof conversationWorkflow>(options, {
         messages,
@@ -119,18 +143,31 @@ export async function conversationWorkflow(
         turn,
         lastTurn,
         ending,
+        events: events.carryOver(),
       });
     }
     turn += 1;
     turnsThisRun += 1;
+    // Before the local activity below: a first patched() call right after a local activity in the
+    // same workflow task failed to replay (TMPRL1100) in test/integration/replay.test.ts.
+    updateSearchAttributes('running', turn);
     running = new CancellationScope();
+    workerModel ??= await workerDefaultModel(settings);
+    events.publish(turn, { type: 'turnStart' });
     const consumed: number[] = [];
     const result = await running.run(() =>
       runTurn({
         conversationId,
         turn,
         settings,
+        workerModel,
         messages,
+        requestApproval: async (request) => {
+          updateSearchAttributes('awaitingApproval', turn);
+          const outcome = await approvals.request(request);
+          if (approvals.list().length === 0) updateSearchAttributes('running', turn);
+          return outcome;
+        },
         drainPending: () => {
           for (const message of pending.splice(0)) {
             if (message.awaited) consumed.push(message.id);
@@ -141,8 +178,12 @@ export async function conversationWorkflow(
     );
     running = undefined;
     lastTurn = result;
+    events.publish(turn, { type: 'turnEnd', result });
+    updateSearchAttributes('idle', turn);
     for (const id of consumed) resultsByMessage.set(id, result);
   }
+  updateSearchAttributes('ended', turn);
+  events.detachFollowers();
   await condition(allHandlersFinished);
   return { turns: turn, messageCount: messages.length };
 }

@@ -4,7 +4,14 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ModelContext } from '../src/protocol.ts';
-import type { ConversationStatus, Message, TurnResult } from '../src/types.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ConversationStatus,
+  Message,
+  ToolInfo,
+  TurnResult,
+} from '../src/types.ts';
 
 /** Sends a user message and resolves with the result of the turn that consumed it. */
 export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
@@ -29,3 +36,11 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 
 /** The system prompt and the messages from an index on: how model calls read their context. */
 export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number]>('modelContext');
+
+/** Approves or denies a tool call that waits for approval, by tool call id. */
+export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(
+  'decideToolCall',
+);
+
+/** The tools the conversation's workers serve (asked of a worker, so it is current). */
+export const toolsUpdate = defineUpdate<ToolInfo[]>('tools');

@@ -1,4 +1,5 @@
 import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from '../src/types.ts';
+import type { ApprovalPolicy } from './approvals.ts';
 
 /** A conversation's options with every default filled in. */
 export interface ConversationSettings {
@@ -8,6 +9,7 @@ export interface ConversationSettings {
   maxModelCallsPerTurn: number;
   maxMessageBytes: number;
   modelPolicy: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+  approval: ApprovalPolicy;
   /** `undefined`: continue as new only when Temporal suggests it. */
   maxTurnsPerRun: number | undefined;
 }
@@ -30,6 +32,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
         ...options.modelPolicy?.retry,
       },
     },
+    approval: { timeout: options.approvalTimeout, onTimeout: options.onApprovalTimeout ?? 'deny' },
   };
 }
 

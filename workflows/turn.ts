@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -12,15 +13,17 @@ import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import type {
   AgentToolCall,
+  ApprovalOutcome,
   AssistantMessage,
   Message,
   ToolResultMessage,
   TurnResult,
 } from '../src/types.ts';
+import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
-const { prepareToolCalls } = proxyLocalActivities<AgentActivities>({
+export const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -30,10 +33,14 @@ export interface TurnContext {
   conversationId: string;
   turn: number;
   settings: ConversationSettings;
+  /** The model calls go to when the conversation names none, if known. */
+  workerModel: string | undefined;
   /** The transcript; the turn appends to it. */
   messages: Message[];
   /** Moves pending user messages into the transcript (the seed's inputChannel drain). */
   drainPending(): void;
+  /** Waits for a person to approve or deny a tool call. */
+  requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
 }
 
 /**
@@ -97,7 +104,7 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
   return proxyActivities<AgentActivities>({
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
-    summary: `model ${model ?? '(worker default)'} · turn ${context.turn}`,
+    summary: `model ${model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
   }).callModel;
 }
 
@@ -160,6 +167,30 @@ async function executeToolCall(
   call: Extract<PreparedToolCall, { kind: 'ready' }>,
   activityId: string,
 ): Promise<{ message: ToolResultMessage; terminate: boolean }> {
+  if (call.approval) {
+    let outcome: ApprovalOutcome;
+    try {
+      outcome = await context.requestApproval({
+        turn: context.turn,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+        reason: call.approval.reason,
+      });
+    } catch (error) {
+      if (isCancellation(error))
+        return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+      throw error;
+    }
+    if (!outcome.approved) {
+      const why = outcome.reason ? `: ${outcome.reason}` : '';
+      const text =
+        outcome.decidedBy === 'timeout'
+          ? `Tool call "${call.toolName}" was denied: approval timed out (${outcome.reason})`
+          : `Tool call "${call.toolName}" was denied by the user${why}`;
+      return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
+    }
+  }
   const { executeTool } = proxyActivities<AgentActivities>({
     activityId,
     summary: call.summary,
@@ -202,4 +233,13 @@ function failureMessage(error: unknown): string {
   if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
   if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
   return String(cause);
+}
+
+/**
+ * The worker's default model, asked once per conversation so that model calls are named in the Web
+ * UI. Conversations recorded before this existed replay without asking.
+ */
+export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
+  if (settings.model || !patched('yiem-model-name')) return undefined;
+  return defaultModel();
 }

@@ -1,8 +1,9 @@
-import { createInterface } from 'node:readline/promises';
 import type { AgentClient, Conversation } from '../client.ts';
 import type { ToolExecutionMode } from '../types.ts';
 import { conversationUiUrl } from './config.ts';
-import { formatTranscript, formatTurnResult } from './format.ts';
+import { formatTranscript } from './format.ts';
+import { LineReader } from './lineReader.ts';
+import { TurnView } from './turnView.ts';
 
 export interface ChatOptions {
   client: AgentClient;
@@ -15,30 +16,108 @@ export interface ChatOptions {
   output?: NodeJS.WritableStream;
 }
 
-const HELP = 'Commands: /history, /ui, /exit. Anything else is sent to the agent.';
+const HELP = 'Commands: /history, /tools, /ui, /exit. Ctrl-C cancels a running turn; twice exits.';
+const PROMPT = 'you> ';
 
-/** A plain REPL over one conversation: resumes `id` when it exists, else starts it. */
+/**
+ * The chat: resumes `id` when it runs, else starts it; streams the agent's text and tool progress,
+ * asks about tool calls that need approval, and cancels the running turn on Ctrl-C.
+ */
 export async function runChat(options: ChatOptions): Promise<void> {
   const output = options.output ?? process.stdout;
-  const print = (line: string): void => {
-    output.write(`${line}\n`);
-  };
+  const input = options.input ?? process.stdin;
+  const interactive =
+    (input as { isTTY?: boolean }).isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
   const conversation = await openConversation(options);
+  const lines = new LineReader(input, output, interactive);
+  const view = new TurnView({
+    output,
+    interactive,
+    askApproval: async (approval) => {
+      const answer = (await lines.next(`Approve ${approval.toolName}? [y/n] `))?.trim().toLowerCase();
+      const approved = answer === 'y' || answer === 'yes';
+      const decide = approved
+        ? conversation.approve(approval.toolCallId)
+        : conversation.deny(approval.toolCallId, 'the user said no in the chat');
+      await decide.catch((error: Error) => view.notice(`(could not answer: ${error.message})`));
+      return approved;
+    },
+  });
+  const print = (text: string): void => view.notice(text);
   print(`Conversation ${conversation.id}`);
   print(`Web UI: ${conversationUiUrl(options.uiUrl, options.namespace, conversation.id)}`);
   print(HELP);
-  const lines = createInterface({ input: options.input ?? process.stdin, output, terminal: false });
-  output.write('you> ');
-  for await (const line of lines) {
-    const text = line.trim();
-    if (text === '/exit' || text === '/quit') break;
-    if (text === '/history') print(formatTranscript(await conversation.messages()));
-    else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
-    else if (text.startsWith('/')) print(HELP);
-    else if (text !== '') print(formatTurnResult(await conversation.send(text)));
-    output.write('you> ');
+
+  const following = new AbortController();
+  const follower = follow(conversation, await conversation.eventOffset(), view, following.signal);
+  let turnRunning = false;
+  let interrupted = false;
+  const onInterrupt = (): void => {
+    if (!turnRunning || interrupted) {
+      print('Bye.');
+      following.abort();
+      view.stop();
+      process.exit(130);
+    }
+    interrupted = true;
+    print('Cancelling the turn… (Ctrl-C again exits)');
+    conversation.cancel().catch((error: Error) => print(`(could not cancel: ${error.message})`));
+  };
+  lines.readline.on('SIGINT', onInterrupt);
+  process.on('SIGINT', onInterrupt);
+  try {
+    for (;;) {
+      const line = await lines.next(PROMPT);
+      if (line === null) break;
+      const text = line.trim();
+      if (text === '/exit' || text === '/quit') break;
+      if (text === '') continue;
+      if (text === '/history') print(formatTranscript(await conversation.messages()));
+      else if (text === '/tools') print(await describeTools(conversation));
+      else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
+      else if (text.startsWith('/')) print(HELP);
+      else {
+        turnRunning = true;
+        interrupted = false;
+        try {
+          const result = await conversation.send(text);
+          await Promise.race([view.turnEnded(result.turn), follower.then(() => view.fallback(result))]);
+        } catch (error) {
+          print(`agent! ${error instanceof Error ? error.message : String(error)}`);
+        } finally {
+          turnRunning = false;
+        }
+      }
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    following.abort();
+    view.stop();
+    lines.close();
+    await follower;
   }
-  lines.close();
+}
+
+/** Shows every event from `offset` on until the chat stops; a broken connection is reported, not fatal. */
+async function follow(
+  conversation: Conversation,
+  offset: number,
+  view: TurnView,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    for await (const event of conversation.events({ fromOffset: offset, signal })) view.show(event);
+  } catch (error) {
+    if (!signal.aborted) {
+      view.notice(`(live updates stopped: ${error instanceof Error ? error.message : String(error)})`);
+    }
+  }
+}
+
+async function describeTools(conversation: Conversation): Promise<string> {
+  const tools = await conversation.tools();
+  if (tools.length === 0) return 'No tools.';
+  return tools.map((tool) => `  ${tool.name} (${tool.label}): ${tool.description}`).join('\n');
 }
 
 async function openConversation(options: ChatOptions): Promise<Conversation> {

@@ -1,4 +1,5 @@
 import { AgentClient } from '../client.ts';
+import type { ConversationSearchStatus } from '../searchAttributes.ts';
 import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
 import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
@@ -11,7 +12,7 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { startDemoModel } from './demoModel.ts';
-import { formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 
 export interface ServerFlags {
@@ -82,7 +83,6 @@ export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: s
     taskQueue: config.taskQueue,
     ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
-    eventSink: (event) => console.log(formatToolEvent(event)),
   });
   const running = agent.run();
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
@@ -201,4 +201,46 @@ function untilInterrupted(): Promise<void> {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());
   });
+}
+
+/** `yiem approve`: lets a tool call that waits for approval run. */
+export async function approveCommand(id: string, toolCallId: string, flags: ConnectionFlags): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    await client.getConversation(id).approve(toolCallId);
+    console.log(`Approved ${toolCallId}.`);
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem deny`: refuses a tool call that waits for approval; the model gets the reason. */
+export async function denyCommand(
+  id: string,
+  toolCallId: string,
+  flags: ConnectionFlags & { reason?: string },
+): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    await client.getConversation(id).deny(toolCallId, flags.reason);
+    console.log(`Denied ${toolCallId}.`);
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem list`: conversations, newest first, optionally in one status. */
+export async function listCommand(
+  flags: ConnectionFlags & { status?: ConversationSearchStatus; limit: string },
+): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    const rows = await client.listConversations({
+      ...(flags.status ? { status: flags.status } : {}),
+      limit: Number(flags.limit),
+    });
+    console.log(formatListing(rows));
+  } finally {
+    await client.close();
+  }
 }

@@ -7,12 +7,17 @@ import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../t
  * results are summarised. It is a demo, not a model: anything else gets a hint to set one up.
  */
 export function startDemoModel(): Promise<ScriptedModel> {
-  return startScriptedModel({ modelId: 'yiem-demo', respond: (request) => demoReply(request.body.messages) });
+  return startScriptedModel({
+    modelId: 'yiem-demo',
+    chunkSize: 8,
+    respond: (request) => demoReply(request.body.messages),
+  });
 }
 
 function demoReply(messages: ChatCompletionMessageParam[]): ScriptedReply {
   const last = messages.at(-1);
-  if (last?.role === 'tool') return { kind: 'text', text: summariseToolResults(messages) };
+  // Streamed in small, paced pieces so the chat shows the text arriving.
+  if (last?.role === 'tool') return { kind: 'text', text: summariseToolResults(messages), deltaDelayMs: 30 };
   const question = typeof last?.content === 'string' ? last.content : '';
   const city = cityIn(question);
   if (/weather|time|clock/i.test(question) && city) {

@@ -1,3 +1,4 @@
+import type { ConversationListing } from '../client.ts';
 import { resultText } from '../toolResult.ts';
 import type { AgentEvent, Message, TurnResult } from '../types.ts';
 
@@ -42,4 +43,20 @@ export function formatToolEvent(event: AgentEvent): string {
 function firstLine(text: string): string {
   const line = text.split('\n')[0] ?? '';
   return line.length > 160 ? `${line.slice(0, 159)}…` : line;
+}
+
+/** One line per conversation: id, status, turns, agent, start time. */
+export function formatListing(rows: readonly ConversationListing[]): string {
+  if (rows.length === 0) return 'No conversations.';
+  return rows
+    .map((row) =>
+      [
+        row.id,
+        row.status ?? row.executionStatus.toLowerCase(),
+        `${row.turns ?? 0} turns`,
+        row.agent ?? '-',
+        row.startTime.toISOString(),
+      ].join('  '),
+    )
+    .join('\n');
 }

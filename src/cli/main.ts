@@ -1,12 +1,16 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
+import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
 import { codecServerCommand } from './codecServer.ts';
 import {
+  approveCommand,
   cancelCommand,
   chatCommand,
   DEFAULT_SYSTEM_PROMPT,
+  denyCommand,
   devCommand,
   historyCommand,
+  listCommand,
   sendCommand,
   serverCommand,
   workerCommand,
@@ -84,6 +88,23 @@ connectionOptions(program.command('history').description("print a conversation's
   .option('--json', 'as JSON')
   .action(historyCommand);
 
+connectionOptions(program.command('approve').description('approve a tool call that waits for approval'))
+  .argument('<conversationId>')
+  .argument('<toolCallId>')
+  .action(approveCommand);
+
+connectionOptions(program.command('deny').description('deny a tool call that waits for approval'))
+  .argument('<conversationId>')
+  .argument('<toolCallId>')
+  .option('--reason <text>', 'why; the model reads it')
+  .action(denyCommand);
+
+connectionOptions(program.command('list').description('list conversations, newest first'))
+  .addOption(
+    new Option('--status <status>', 'only conversations in this status').choices(CONVERSATION_STATUSES),
+  )
+  .option('--limit <n>', 'at most this many', '50')
+  .action(listCommand);
 connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
   .argument('<conversationId>')
   .action(cancelCommand);

@@ -14,6 +14,13 @@ import type { ChatCompletionCreateParams } from 'openai/resources/chat/completio
 export interface ScriptedReplyTiming {
   /** Wait this long before answering (headers included), to simulate model latency. */
   delayMs?: number;
+  /** When streaming, wait this long before each delta, so a client sees the text arrive over time. */
+  deltaDelayMs?: number;
+  /**
+   * When streaming, send this many deltas (the role delta included) and then destroy the socket: a
+   * stream that dies half-way, as real providers' sometimes do.
+   */
+  dropAfterDeltas?: number;
 }
 
 /** The model answers with plain assistant text (finish_reason `stop`). */
@@ -342,7 +349,7 @@ async function serveReply(
     default: {
       const completion = buildCompletion(state, request.body, reply);
       if (request.body.stream) {
-        sendStream(response, completion, state.chunkSize, includesStreamUsage(request.body));
+        await sendStream(response, completion, state, reply, includesStreamUsage(request.body));
       } else {
         sendJson(response, 200, completionBody(completion));
       }
@@ -469,12 +476,13 @@ function streamDeltas(completion: Completion, chunkSize: number | undefined): Re
   return deltas;
 }
 
-function sendStream(
+async function sendStream(
   response: ServerResponse,
   completion: Completion,
-  chunkSize: number | undefined,
+  state: ServerState,
+  timing: ScriptedReplyTiming,
   includeUsage: boolean,
-): void {
+): Promise<void> {
   if (response.destroyed) return;
   response.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
@@ -496,8 +504,16 @@ function sendStream(
     logprobs: null,
     finish_reason: finishReason,
   });
-  for (const delta of streamDeltas(completion, chunkSize)) {
+  let sent = 0;
+  for (const delta of streamDeltas(completion, state.chunkSize)) {
+    if (sent === timing.dropAfterDeltas) {
+      response.socket?.destroy();
+      return;
+    }
+    if (timing.deltaDelayMs && !(await pause(timing.deltaDelayMs, state.closing.signal))) return;
+    if (response.destroyed) return;
     writeEvent(response, chunk([choice(delta, null)]));
+    sent += 1;
   }
   writeEvent(response, chunk([choice({}, completion.finishReason)]));
   if (includeUsage) writeEvent(response, chunk([], completion.usage));

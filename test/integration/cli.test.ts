@@ -84,8 +84,8 @@ describe('the yiem CLI', () => {
       });
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('using the offline demo model');
-      expect(run.stdout).toContain('⚙ getWeather({"city":"Tokyo","units":"celsius"})');
-      expect(run.stdout).toContain('⚙ getTime({"city":"Tokyo"})');
+      expect(run.stdout).toContain('⚙ getWeather(city: "Tokyo", units: "celsius")');
+      expect(run.stdout).toContain('⚙ getTime(city: "Tokyo")');
       expect(run.stdout).toContain('agent> Weather in Tokyo, Japan: Clear sky, 12.5°C');
       expect(run.stdout).toContain('Current time in Asia/Tokyo');
       const id = /Conversation (\S+)/.exec(run.stdout)?.[1] ?? '';

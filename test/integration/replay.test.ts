@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textContent, textResult } from '../../src/toolResult.ts';
 import type { AgentTool } from '../../src/types.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
@@ -24,6 +25,8 @@ const stop: AgentTool = {
   execute: () => ({ content: [textContent('stopped')], details: {}, usage: null, terminate: true }),
 };
 
+const guarded: AgentTool = { ...lookup, name: 'guarded', requiresApproval: true };
+
 async function replay(name: string, history: unknown): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, name);
 }
@@ -35,7 +38,7 @@ async function replay(name: string, history: unknown): Promise<void> {
 describe('replaying recorded conversation histories', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup, serial, stop] });
+    agent = await startTestAgent({ tools: [lookup, serial, stop, guarded] });
   });
   afterAll(async () => agent?.close());
 
@@ -81,5 +84,46 @@ describe('replaying recorded conversation histories', () => {
     if (process.env.YIEM_RECORD_HISTORIES === '1') {
       await writeFile(`${FIXTURES}conversation-all-paths.json`, historyToJSON(history));
     }
+  });
+
+  it('replays a live conversation: streamed events, approvals approved, denied and timed out, the tools Update', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Checking.',
+        toolCalls: [
+          { id: 'g1', name: 'guarded', arguments: { key: 'a' } },
+          { id: 'g2', name: 'guarded', arguments: { key: 'b' } },
+          { id: 'l1', name: 'lookup', arguments: { key: 'c' } },
+        ],
+      },
+      { kind: 'text', text: 'first answer', dropAfterDeltas: 2, deltaDelayMs: 30 },
+      { kind: 'text', text: 'first answer' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'g3', name: 'guarded', arguments: { key: 'd' } }] },
+      { kind: 'text', text: 'second answer' },
+    );
+    const conversation = await agent.client.startConversation({
+      id: `replay-live-${Date.now()}`,
+      systemPrompt: 'Replay me live.',
+      approvalTimeout: '1 second',
+      modelPolicy: { retry: { initialInterval: '50 milliseconds', maximumAttempts: 3 } },
+    });
+    const events: string[] = [];
+    const following = (async () => {
+      for await (const event of conversation.events()) events.push(event.type);
+    })();
+    const turn = conversation.send('one');
+    await expect
+      .poll(async () => (await conversation.status()).pendingApprovals.length, { timeout: 15_000 })
+      .toBe(2);
+    await conversation.approve('g1');
+    await conversation.deny('g2', 'not b');
+    expect((await turn).reply).toBe('first answer');
+    expect((await conversation.send('two')).reply).toBe('second answer');
+    expect((await conversation.tools()).map((tool) => tool.name)).toContain('guarded');
+    await conversation.end();
+    await following;
+    expect(events).toContain('approvalResolved');
+    await replayAndRecord(conversation.handle, 'conversation-live-paths');
   });
 });

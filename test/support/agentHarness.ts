@@ -35,6 +35,8 @@ export interface TestAgentOptions {
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
   maxToolResultBytes?: number;
+  /** Characters per streamed delta of the scripted model (default: about four pieces a reply). */
+  chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
   address?: string;
   /** More worker options (a data converter, tracing, another task queue...). */
@@ -52,6 +54,8 @@ export interface TestAgent {
   client: AgentClient;
   /** Every event the worker's sink received, in order. */
   events: AgentEvent[];
+  /** Shuts the worker down and starts a new one on the same task queue (workflows resume from history). */
+  restartWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,28 +63,31 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
   quietRuntime();
   const address = options.address ?? inject('temporalAddress');
   const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
-  const model = await startScriptedModel();
+  const model = await startScriptedModel(options.chunkSize ? { chunkSize: options.chunkSize } : {});
   const events: AgentEvent[] = [];
-  const worker = await createAgentWorker({
-    address,
-    taskQueue,
-    tools: options.tools ?? [],
-    builtinTools: options.builtinTools ?? false,
-    ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
-    ...(options.hooks ? { hooks: options.hooks } : {}),
-    ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
-    model: {
-      baseURL: model.baseURL,
-      apiKey: 'test-key-never-in-history',
-      model: 'scripted',
-      timeoutMs: options.modelTimeoutMs ?? 5_000,
-    },
-    eventSink: (event) => events.push(event),
-    ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
-    workflowBundle: await workflowBundle(),
-    ...options.worker,
-  });
-  const running = worker.run();
+  const startWorker = async (): Promise<{ worker: AgentWorker; running: Promise<void> }> => {
+    const worker = await createAgentWorker({
+      address,
+      taskQueue,
+      tools: options.tools ?? [],
+      builtinTools: options.builtinTools ?? false,
+      ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
+      ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
+      model: {
+        baseURL: model.baseURL,
+        apiKey: 'test-key-never-in-history',
+        model: 'scripted',
+        timeoutMs: options.modelTimeoutMs ?? 5_000,
+      },
+      eventSink: (event) => events.push(event),
+      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+      workflowBundle: await workflowBundle(),
+      ...options.worker,
+    });
+    return { worker, running: worker.run() };
+  };
+  let current = await startWorker();
   const dataConverter = options.worker?.dataConverter;
   const client = new AgentClient({
     address,
@@ -92,12 +99,19 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
     address,
     taskQueue,
     model,
-    worker,
+    get worker() {
+      return current.worker;
+    },
     client,
     events,
+    async restartWorker() {
+      await current.worker.shutdown();
+      await current.running;
+      current = await startWorker();
+    },
     async close() {
-      await worker.shutdown();
-      await running;
+      await current.worker.shutdown();
+      await current.running;
       await client.close();
       await model.close();
     },

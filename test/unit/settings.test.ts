@@ -57,6 +57,7 @@ describe('resolveConversationSettings', () => {
           maximumInterval: '30 seconds',
         },
       },
+      approval: { timeout: undefined, onTimeout: 'deny' },
     });
   });
 

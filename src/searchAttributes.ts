@@ -1,0 +1,13 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/**
+ * The search attributes every conversation carries (registered on the dev server by
+ * `YIEM_SEARCH_ATTRIBUTES`), so that the Web UI and `yiem list --status` can filter conversations.
+ */
+export const YIEM_STATUS = defineSearchAttributeKey('YiemStatus', SearchAttributeType.KEYWORD);
+export const YIEM_TURNS = defineSearchAttributeKey('YiemTurns', SearchAttributeType.INT);
+export const YIEM_AGENT = defineSearchAttributeKey('YiemAgent', SearchAttributeType.KEYWORD);
+
+/** The values `YiemStatus` takes. */
+export const CONVERSATION_STATUSES = ['idle', 'running', 'awaitingApproval', 'ended'] as const;
+export type ConversationSearchStatus = (typeof CONVERSATION_STATUSES)[number];

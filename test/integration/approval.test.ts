@@ -1,0 +1,218 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client.ts';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ConversationEventItem, ToolArguments, ToolResultMessage } from '../../src/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+
+const executed: { name: string; args: ToolArguments }[] = [];
+
+const transferMoney: AgentTool = {
+  name: 'transferMoney',
+  label: 'Transfer Money',
+  description: 'Sends money to someone',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: (_id, args) => {
+    executed.push({ name: 'transferMoney', args });
+    return textResult(`Sent ${String(args.amount)} to ${String(args.to)}`);
+  },
+};
+
+const deleteFiles: AgentTool = {
+  name: 'deleteFiles',
+  label: 'Delete Files',
+  description: 'Deletes files matching a pattern',
+  inputSchema: { type: 'object', properties: { pattern: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: (_id, args) => {
+    executed.push({ name: 'deleteFiles', args });
+    return textResult(`Deleted ${String(args.pattern)}`);
+  },
+};
+
+/** Waits for the next event of a type on a conversation's live event stream. */
+async function nextEvent(
+  conversation: Conversation,
+  type: ConversationEventItem['type'],
+): Promise<ConversationEventItem> {
+  for await (const event of conversation.events()) if (event.type === type) return event;
+  throw new Error(`the conversation ended without a ${type} event`);
+}
+
+const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
+/** Visibility is eventually consistent: listings catch up within moments. */
+const POLL = { timeout: 20_000, interval: 300 };
+
+function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [YIEM, ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const toolResults = async (conversation: Conversation): Promise<ToolResultMessage[]> =>
+  (await conversation.messages()).filter((m): m is ToolResultMessage => m.role === 'toolResult');
+
+describe('tool calls that need a person to approve them', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({
+      tools: [transferMoney, deleteFiles],
+      hooks: {
+        beforeToolCall: ({ toolName, args }) =>
+          toolName === 'deleteFiles' && String(args.pattern).includes('*')
+            ? { requireApproval: true, reason: 'deletes more than one file' }
+            : undefined,
+      },
+    });
+  });
+  afterAll(async () => agent?.close());
+  beforeEach(() => {
+    executed.length = 0;
+  });
+
+  it('waits across a worker restart, then runs the tool once approved', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { to: 'Ana', amount: 100 } }],
+      },
+      { kind: 'text', text: 'Sent.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const requested = nextEvent(conversation, 'approvalRequested');
+    const turn = conversation.send('Pay Ana 100');
+    expect(await requested).toMatchObject({
+      approval: { toolCallId: 'call_pay', toolName: 'transferMoney', args: { to: 'Ana', amount: 100 } },
+    });
+    const status = await conversation.status();
+    expect(status.pendingApprovals).toMatchObject([
+      { toolCallId: 'call_pay', toolName: 'transferMoney', reason: 'Transfer Money requires approval' },
+    ]);
+
+    // The worker goes away while the call waits; a new worker picks the conversation up from history.
+    await agent.restartWorker();
+    expect(executed).toEqual([]);
+    expect((await conversation.status()).pendingApprovals.map((a) => a.toolCallId)).toEqual(['call_pay']);
+
+    const resolved = nextEvent(conversation, 'approvalResolved');
+    expect(await conversation.approve('call_pay')).toMatchObject({ approved: true, decidedBy: 'person' });
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Sent.' });
+    expect(await resolved).toMatchObject({ outcome: { toolCallId: 'call_pay', approved: true } });
+    expect(executed).toEqual([{ name: 'transferMoney', args: { to: 'Ana', amount: 100 } }]);
+    expect(await toolResults(conversation)).toMatchObject([
+      { isError: false, content: [{ text: 'Sent 100 to Ana' }] },
+    ]);
+    expect((await conversation.status()).pendingApprovals).toEqual([]);
+  });
+
+  it('on deny, never runs the tool and gives the model the reason (approval asked by beforeToolCall)', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_rm', name: 'deleteFiles', arguments: { pattern: '*.log' } }],
+      },
+      { kind: 'text', text: 'Understood, I left them.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const requested = nextEvent(conversation, 'approvalRequested');
+    const turn = conversation.send('Clean up the logs');
+    expect(await requested).toMatchObject({
+      approval: { toolCallId: 'call_rm', reason: 'deletes more than one file' },
+    });
+    await conversation.deny('call_rm', 'keep the logs until the audit');
+
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Understood, I left them.' });
+    expect(executed).toEqual([]);
+    const text = 'Tool call "deleteFiles" was denied by the user: keep the logs until the audit';
+    expect(await toolResults(conversation)).toMatchObject([{ isError: true, content: [{ text }] }]);
+    expect(agent.model.lastRequest()?.body.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      tool_call_id: 'call_rm',
+    });
+    expect(JSON.stringify(agent.model.lastRequest()?.body.messages.at(-1))).toContain(
+      'keep the logs until the audit',
+    );
+  });
+
+  it('applies the timeout policy when nobody answers: deny or approve', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_late', name: 'transferMoney', arguments: { to: 'Bo', amount: 5 } }],
+      },
+      { kind: 'text', text: 'Nobody approved.' },
+    );
+    const denied = await agent.client.startConversation({ systemPrompt: '', approvalTimeout: '1 second' });
+    expect(await denied.send('Pay Bo 5')).toMatchObject({ status: 'completed', reply: 'Nobody approved.' });
+    expect(executed).toEqual([]);
+    expect((await toolResults(denied))[0]?.content[0]?.text).toBe(
+      'Tool call "transferMoney" was denied: approval timed out (nobody answered within 1 second)',
+    );
+
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_auto', name: 'transferMoney', arguments: { to: 'Cy', amount: 7 } }],
+      },
+      { kind: 'text', text: 'Paid.' },
+    );
+    const approved = await agent.client.startConversation({
+      systemPrompt: '',
+      approvalTimeout: '1 second',
+      onApprovalTimeout: 'approve',
+    });
+    expect(await approved.send('Pay Cy 7')).toMatchObject({ status: 'completed', reply: 'Paid.' });
+    expect(executed).toEqual([{ name: 'transferMoney', args: { to: 'Cy', amount: 7 } }]);
+  });
+
+  it('rejects a decision for a call that is not waiting, with a clear error, and keeps the conversation', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Hello.' });
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    await conversation.send('hi');
+    await expect(conversation.approve('call_nope')).rejects.toThrow(
+      'No tool call "call_nope" is waiting for approval (waiting: none)',
+    );
+    agent.model.enqueue({ kind: 'text', text: 'Still here.' });
+    expect(await conversation.send('again')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+
+  it('yiem list shows it waiting, yiem deny refuses it with a reason, yiem approve explains a wrong id', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_cli', name: 'transferMoney', arguments: { to: 'Eve', amount: 9 } }],
+      },
+      { kind: 'text', text: 'Not sent.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const requested = nextEvent(conversation, 'approvalRequested');
+    const turn = conversation.send('Pay Eve 9');
+    await requested;
+    const connection = ['--address', agent.address, '--task-queue', agent.taskQueue];
+    await expect
+      .poll(async () => (await yiem(['list', '--status', 'awaitingApproval', ...connection])).stdout, POLL)
+      .toContain(`${conversation.id}  awaitingApproval  1 turns`);
+
+    const wrong = await yiem(['approve', conversation.id, 'call_other', ...connection]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain('No tool call "call_other" is waiting for approval (waiting: call_cli)');
+
+    const denied = await yiem([
+      'deny',
+      conversation.id,
+      'call_cli',
+      '--reason',
+      'Eve is not a customer',
+      ...connection,
+    ]);
+    expect(denied).toMatchObject({ code: 0, stdout: 'Denied call_cli.\n' });
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Not sent.' });
+    expect(executed).toEqual([]);
+    expect((await toolResults(conversation))[0]?.content[0]?.text).toContain('Eve is not a customer');
+  });
+});

@@ -1,0 +1,160 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool } from '../../src/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { startTerminal, type Terminal } from '../support/tmux.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A tool the test holds open, so the terminal can be read while it runs. */
+let releaseForecast: () => void = () => {};
+const forecast: AgentTool = {
+  name: 'forecast',
+  label: 'Forecast',
+  description: 'Fetches a forecast',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: async (_id, args, signal, onPartialResult) => {
+    onPartialResult({ status: 'fetching radar', percent: 40 });
+    await new Promise<void>((resolve) => {
+      releaseForecast = resolve;
+      signal?.addEventListener('abort', () => resolve(), { once: true });
+    });
+    return textResult(`Sunny in ${String(args.city)}`);
+  },
+};
+
+const transferMoney: AgentTool = {
+  name: 'transferMoney',
+  label: 'Transfer Money',
+  description: 'Sends money',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: (_id, args) => textResult(`Sent ${String(args.amount)} to ${String(args.to)}`),
+};
+
+describe('yiem chat in a terminal', () => {
+  let agent: TestAgent;
+  let terminal: Terminal | undefined;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [forecast, transferMoney] });
+  });
+  afterEach(async () => {
+    await terminal?.close();
+    terminal = undefined;
+  });
+  afterAll(async () => agent?.close());
+
+  const chat = (...extra: string[]) =>
+    startTerminal(
+      ['node', 'bin/yiem.mjs', 'chat', '--address', agent.address, '--task-queue', agent.taskQueue, ...extra],
+      { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
+    );
+  const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
+
+  it('streams the reply, shows tool progress on a spinner line, asks for approval, and has /tools, /history, /ui', async () => {
+    terminal = await chat();
+    const welcome = await terminal.waitFor(lastPrompt, 'the prompt');
+    const id = /Conversation (\S+)/.exec(welcome)?.[1] ?? '';
+    expect(welcome).toContain(`Web UI: http://ui.test/namespaces/default/workflows/${id}`);
+
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Checking the radar.',
+        toolCalls: [{ name: 'forecast', arguments: { city: 'Tokyo' } }],
+      },
+      { kind: 'text', text: 'Tokyo will be sunny all day.', deltaDelayMs: 40 },
+    );
+    await terminal.type('Weather in Tokyo?');
+    await terminal.keys('Enter');
+    const running = await terminal.waitFor('fetching radar', 'the tool progress');
+    expect(running).toContain('agent> Checking the radar.');
+    // The running tool is one line that a spinner keeps redrawing: its summary and latest progress.
+    expect(running).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] forecast\(city: "Tokyo"\) · status: fetching radar, percent: 40/);
+    releaseForecast();
+    const answered = await terminal.waitFor(
+      (screen) => screen.includes('agent> Tokyo will be sunny all day.') && lastPrompt(screen),
+      'the final reply',
+    );
+    expect(answered).toContain('  ✓ forecast: Sunny in Tokyo');
+    expect(answered).not.toContain('fetching radar');
+    const lines = answered.split('\n');
+    const order = [
+      'you> Weather in Tokyo?',
+      'agent> Checking the radar.',
+      '✓ forecast',
+      'agent> Tokyo will be sunny',
+    ].map((text) => lines.findIndex((line) => line.includes(text)));
+    expect(order.every((index, i) => index >= 0 && (i === 0 || index > (order[i - 1] ?? 0)))).toBe(true);
+
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { to: 'Ana', amount: 100 } }],
+      },
+      { kind: 'text', text: 'Done: Ana has her 100.' },
+    );
+    await terminal.type('Pay Ana 100');
+    await terminal.keys('Enter');
+    const asking = await terminal.waitFor('Approve transferMoney? [y/n]', 'the approval question');
+    expect(asking).toContain(
+      '? transferMoney({"to":"Ana","amount":100}) needs your approval: Transfer Money requires approval',
+    );
+    await terminal.type('y');
+    await terminal.keys('Enter');
+    const paid = await terminal.waitFor(
+      (screen) => screen.includes('agent> Done: Ana has her 100.') && lastPrompt(screen),
+      'the reply after approval',
+    );
+    expect(paid).toContain('  ✓ transferMoney: Sent 100 to Ana');
+
+    await terminal.type('/tools');
+    await terminal.keys('Enter');
+    await terminal.waitFor('transferMoney (Transfer Money): Sends money', 'the tool list');
+    await terminal.type('/ui');
+    await terminal.keys('Enter');
+    await terminal.waitFor(
+      (screen) => screen.split(`http://ui.test/namespaces/default/workflows/${id}`).length > 2,
+      'the Web UI link',
+    );
+
+    // Leave, then come back to the same conversation with --id: its history is there.
+    await terminal.type('/exit');
+    await terminal.keys('Enter');
+    await terminal.waitForExit();
+    await terminal.close();
+    terminal = await chat('--id', id);
+    await terminal.waitFor(lastPrompt, 'the prompt of the resumed chat');
+    await terminal.type('/history');
+    await terminal.keys('Enter');
+    const history = await terminal.waitFor('agent> Done: Ana has her 100.', 'the transcript');
+    expect(history).toContain(`Conversation ${id}`);
+    expect(history).toContain('you> Weather in Tokyo?');
+    expect(history).toContain('  ✓ transferMoney: Sent 100 to Ana');
+  }, 120_000);
+
+  it('cancels the running turn on Ctrl-C, and exits on a second Ctrl-C', async () => {
+    terminal = await chat();
+    await terminal.waitFor(lastPrompt, 'the prompt');
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      toolCalls: [{ name: 'forecast', arguments: { city: 'Oslo' } }],
+    });
+    await terminal.type('Weather in Oslo?');
+    await terminal.keys('Enter');
+    await terminal.waitFor('fetching radar', 'the tool progress');
+    await terminal.keys('C-c');
+    const cancelled = await terminal.waitFor(
+      (screen) => screen.includes('agent! The turn was cancelled.') && lastPrompt(screen),
+      'the cancelled turn',
+    );
+    expect(cancelled).toContain('Cancelling the turn… (Ctrl-C again exits)');
+    const id = /Conversation (\S+)/.exec(cancelled)?.[1] ?? '';
+    expect((await agent.client.getConversation(id).status()).lastTurn?.status).toBe('cancelled');
+    await terminal.keys('C-c');
+    expect(await terminal.waitForExit()).toContain('Bye.');
+  }, 120_000);
+});

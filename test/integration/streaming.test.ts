@@ -1,0 +1,193 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
+import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
+import { historyText } from '../support/history.ts';
+
+const lookup: AgentTool = {
+  name: 'lookup',
+  label: 'Lookup',
+  description: 'Looks something up in three steps',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: (_id, args, _signal, onPartialResult) => {
+    onPartialResult({ step: 1, of: 3 });
+    onPartialResult({ step: 2, of: 3 });
+    onPartialResult({ step: 3, of: 3 });
+    return textResult(`Sunny in ${String(args.city)}`);
+  },
+};
+
+/** Follows the conversation's events until the end of `turn`. */
+async function collectTurn(
+  events: AsyncIterable<ConversationEventItem>,
+  turn: number,
+  seen: (event: ConversationEventItem) => void = () => {},
+): Promise<ConversationEventItem[]> {
+  const collected: ConversationEventItem[] = [];
+  for await (const event of events) {
+    collected.push(event);
+    seen(event);
+    if (event.type === 'turnEnd' && event.turn === turn) break;
+  }
+  return collected;
+}
+
+const textOf = (events: ConversationEventItem[]): string =>
+  events.map((event) => (event.type === 'textDelta' ? event.text : '')).join('');
+
+/** A compact, readable trace: what a person watching the conversation would see, in order. */
+const trace = (events: ConversationEventItem[]): string[] =>
+  events.flatMap((event) => {
+    switch (event.type) {
+      case 'textDelta':
+        return [];
+      case 'messageStart':
+        return [`messageStart#${event.attempt}`];
+      case 'toolStart':
+      case 'toolEnd':
+        return [`${event.type} ${event.toolName}`];
+      case 'toolProgress':
+        return [`toolProgress ${JSON.stringify(event.partialResult)}`];
+      default:
+        return [event.type];
+    }
+  });
+
+describe('following a conversation live', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [lookup] });
+  });
+  afterAll(async () => agent?.close());
+
+  it('sees text deltas, tool progress and the final reply in order, live, and resumes from an offset', async () => {
+    const reply = 'Tokyo is sunny today, with a light breeze from the bay.';
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Let me look that up.',
+        toolCalls: [{ name: 'lookup', arguments: { city: 'Tokyo' } }],
+      },
+      { kind: 'text', text: reply, deltaDelayMs: 120 },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    let replied = false;
+    let deltaBeforeReply = false;
+    const following = collectTurn(conversation.events(), 1, (event) => {
+      if (event.type === 'textDelta' && event.text !== '' && !replied && reply.startsWith(event.text)) {
+        deltaBeforeReply = true;
+      }
+    });
+    const result = await conversation.send('Weather in Tokyo?');
+    replied = true;
+    const events = await following;
+
+    expect(result).toMatchObject({ status: 'completed', reply });
+    // The final message's text reached the follower while the model was still writing it.
+    expect(deltaBeforeReply).toBe(true);
+    expect(trace(events)).toEqual([
+      'turnStart',
+      'messageStart#1',
+      'messageEnd',
+      'toolStart lookup',
+      'toolProgress {"step":1,"of":3}',
+      'toolProgress {"step":2,"of":3}',
+      'toolProgress {"step":3,"of":3}',
+      'toolEnd lookup',
+      'messageStart#1',
+      'messageEnd',
+      'turnEnd',
+    ]);
+    const secondMessage = events.findLastIndex((event) => event.type === 'messageStart');
+    expect(textOf(events.slice(0, secondMessage))).toBe('Let me look that up.');
+    expect(textOf(events.slice(secondMessage))).toBe(reply);
+    expect(events.find((event) => event.type === 'toolEnd')).toMatchObject({
+      isError: false,
+      text: 'Sunny in Tokyo',
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'turnEnd', turn: 1, result: { reply } });
+    // Offsets are the log's positions: consecutive from 0, and every event names its turn.
+    expect(events.map((event) => event.offset)).toEqual(events.map((_, index) => index));
+    expect(events.every((event) => event.turn === 1)).toBe(true);
+
+    // A follower that lost its connection after the tool started picks up exactly where it left off.
+    const cut = events.findIndex((event) => event.type === 'toolStart');
+    const resumed = await collectTurn(conversation.events({ fromOffset: cut + 1 }), 1);
+    expect(resumed).toEqual(events.slice(cut + 1));
+  });
+
+  it('batches deltas: a reply streamed character by character is a handful of events, and history keeps the message once', async () => {
+    const reply = 'One two three four five six seven eight nine ten eleven twelve.';
+    agent.model.enqueue({ kind: 'text', text: reply });
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const following = collectTurn(conversation.events(), 1);
+    await conversation.send('count');
+    const deltas = (await following).filter((event) => event.type === 'textDelta');
+    expect(deltas.map((delta) => delta.text).join('')).toBe(reply);
+    expect(deltas.length).toBeLessThan(Array.from(reply).length / 4);
+    // The deltas travel through signals, the message as the activity's result: the reply appears in
+    // history no more often than those two (and any polls) account for, never once per token.
+    const history = await historyText(conversation.handle);
+    expect(history).not.toContain('"text":"O"');
+  });
+
+  it('shows a retried model call restarting its partial text', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'This first attempt never finishes', deltaDelayMs: 60, dropAfterDeltas: 3 },
+      { kind: 'error', status: 500, message: 'overloaded' },
+      { kind: 'text', text: 'The answer is 42.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      modelPolicy: { retry: { ...FAST_MODEL_RETRY.retry, maximumAttempts: 5 } },
+    });
+    const following = collectTurn(conversation.events(), 1);
+    const result = await conversation.send('What is the answer?');
+    const events = await following;
+
+    expect(result).toMatchObject({ status: 'completed', reply: 'The answer is 42.' });
+    expect(trace(events)).toEqual([
+      'turnStart',
+      'messageStart#1',
+      // Attempt 2 failed before producing anything, so it published nothing.
+      'messageStart#3',
+      'messageEnd',
+      'turnEnd',
+    ]);
+    const byAttempt = (attempt: number) => textOf(events.filter((event) => event.attempt === attempt));
+    // Attempt 1 streamed part of its text before the connection dropped; attempt 3 starts over.
+    expect(byAttempt(1)).not.toBe('');
+    expect('This first attempt never finishes'.startsWith(byAttempt(1))).toBe(true);
+    expect(byAttempt(2)).toBe('');
+    expect(byAttempt(3)).toBe('The answer is 42.');
+    // Each attempt numbers its own events from 0.
+    for (const attempt of [1, 2, 3]) {
+      const seqs = events.filter(
+        (event) => event.attempt === attempt && event.type !== 'turnStart' && event.type !== 'turnEnd',
+      );
+      expect(seqs.map((event) => event.seq)).toEqual(seqs.map((_, index) => index));
+    }
+  });
+
+  it('keeps following, with offsets that go on, when the conversation continues as new', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'one' },
+      { kind: 'text', text: 'two' },
+      { kind: 'text', text: 'three' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
+    const firstRun = (await conversation.handle.describe()).runId;
+    const following = collectTurn(conversation.events(), 3);
+    for (const text of ['a', 'b', 'c']) await conversation.send(text);
+    const events = await following;
+
+    expect((await conversation.handle.describe()).runId).not.toBe(firstRun);
+    expect(events.map((event) => event.offset)).toEqual(events.map((_, index) => index));
+    const replies = events.flatMap((event) => (event.type === 'turnEnd' ? [event.result.reply] : []));
+    expect(replies).toEqual(['one', 'two', 'three']);
+    const first = agent.client.client.workflow.getHandle(conversation.id, firstRun);
+    await replayAndRecord(first, 'continue-as-new-with-follower');
+  });
+});

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool } from '../../src/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { scheduledActivities } from '../support/history.ts';
+
+const guarded: AgentTool = {
+  name: 'guarded',
+  label: 'Guarded',
+  description: 'Needs approval',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: () => textResult('done'),
+};
+
+/** Visibility is eventually consistent: the listing catches up within moments. */
+const POLL = { timeout: 15_000, interval: 200 };
+
+describe('what the Web UI and `yiem list` show of a conversation', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [guarded] });
+  });
+  afterAll(async () => agent?.close());
+
+  const listed = async (id: string, status?: 'idle' | 'running' | 'awaitingApproval' | 'ended') =>
+    (await agent.client.listConversations(status ? { status } : {})).find((row) => row.id === id);
+
+  it('titles the conversation, names the model of every model call, and keeps status and turns searchable', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Hi!' });
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'You are a travel agent.',
+      agent: 'travel',
+    });
+    await conversation.send('hello');
+
+    const description = await conversation.handle.describe();
+    expect(await description.staticSummary()).toBe('travel · You are a travel agent.');
+    const [modelCall] = await scheduledActivities(conversation.handle);
+    expect(modelCall).toMatchObject({ type: 'callModel', summary: 'model scripted · turn 1' });
+
+    await expect
+      .poll(async () => listed(conversation.id, 'idle'), POLL)
+      .toMatchObject({
+        status: 'idle',
+        turns: 1,
+        agent: 'travel',
+      });
+    await conversation.end();
+    await expect.poll(async () => (await listed(conversation.id, 'ended'))?.status, POLL).toBe('ended');
+    expect(await listed(conversation.id, 'idle')).toBeUndefined();
+  });
+
+  it('shows a conversation waiting for approval as awaitingApproval', async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
+      { kind: 'text', text: 'ok' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const turn = conversation.send('go');
+    await expect.poll(async () => (await listed(conversation.id, 'awaitingApproval'))?.turns, POLL).toBe(1);
+    await conversation.approve('call_g');
+    await turn;
+    await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
+  });
+});

@@ -1,0 +1,64 @@
+import {
+  WorkflowStream,
+  type WorkflowStreamState,
+  type WorkflowTopicHandle,
+} from '@temporalio/workflow-streams/workflow';
+import { type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
+import type { ConversationEvent } from '../src/types.ts';
+
+/** At most this many of the latest events travel to the next run (a few hundred kilobytes at most). */
+const MAX_CARRIED_EVENTS = 500;
+
+/** What the event log hands to the next run when the conversation continues as new. */
+export interface EventLogCarryOver {
+  stream: WorkflowStreamState;
+  seq: number;
+}
+
+/**
+ * The conversation's event log: a workflow stream that activities publish to by signal and clients
+ * follow by polling Update. Events the workflow publishes itself cost no history: they are rebuilt
+ * on replay.
+ */
+export class ConversationEvents {
+  readonly #stream: WorkflowStream;
+  readonly #topic: WorkflowTopicHandle<ConversationEvent>;
+  #seq: number;
+  #detached = false;
+
+  constructor(carried?: EventLogCarryOver) {
+    this.#stream = new WorkflowStream(carried?.stream);
+    this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
+    this.#seq = carried?.seq ?? 0;
+  }
+
+  publish(turn: number, event: ConversationEventBody): void {
+    this.#topic.publish({ ...event, turn, attempt: 1, seq: this.#seq++ } as ConversationEvent);
+  }
+
+  /** Whether followers have been let go (they come back to the next run). */
+  get detached(): boolean {
+    return this.#detached;
+  }
+
+  /** Lets waiting followers go, so that the run can finish or continue as new. */
+  detachFollowers(): void {
+    this.#detached = true;
+    this.#stream.detachPollers();
+  }
+
+  /**
+   * The log for the next run: offsets go on, and the latest events travel along, so that a follower
+   * whose poll was bounced between runs (it may land a run or two later) still reads them. Older
+   * events stay behind, so the new run's input stays small.
+   */
+  carryOver(): EventLogCarryOver {
+    const state = this.#stream.getState();
+    const end = state.base_offset + state.log.length;
+    const keepFrom = Math.max(state.base_offset, end - MAX_CARRIED_EVENTS) - state.base_offset;
+    return {
+      stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
+      seq: this.#seq,
+    };
+  }
+}
