@@ -14,6 +14,7 @@ import type {
   AgentToolResult,
 } from '../src/types.ts';
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
+import { heartbeatWhileRunning } from './heartbeat.ts';
 import { messageOf } from './prepare.ts';
 import { summarizeToolCall } from './summary.ts';
 import { runWithToolCall } from './toolCallContext.ts';
@@ -166,14 +167,6 @@ function normalizeResult(result: Partial<AgentToolResult> | undefined): AgentToo
     usage: result?.usage ?? null,
     terminate: result?.terminate === true,
   };
-}
-
-/** Heartbeats at a third of the heartbeat timeout, so a live but quiet tool is never taken for dead. */
-function heartbeatWhileRunning(context: Context): () => void {
-  const timeoutMs = context.info.heartbeatTimeoutMs;
-  if (!timeoutMs) return () => {};
-  const timer = setInterval(() => context.heartbeat(), Math.max(100, Math.floor(timeoutMs / 3)));
-  return () => clearInterval(timer);
 }
 
 /** Wraps a sink so that a throwing sink never fails a tool call. */

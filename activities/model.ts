@@ -9,6 +9,7 @@ import type { CallModelInput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import type { AssistantMessage } from '../src/types.ts';
 import { activityEventPublisher } from './events.ts';
+import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
 
@@ -40,6 +41,22 @@ export async function callModel(
   input: CallModelInput,
 ): Promise<AssistantMessage> {
   const context = Context.current();
+  // Heartbeats let the server notice a dead worker within the heartbeat timeout, and carry
+  // cancellation to the HTTP request through the activity's signal.
+  const stopHeartbeats = heartbeatWhileRunning(context);
+  try {
+    return await streamModelCall(deps, openai, input, context);
+  } finally {
+    stopHeartbeats();
+  }
+}
+
+async function streamModelCall(
+  deps: ModelDependencies,
+  openai: OpenAI,
+  input: CallModelInput,
+  context: Context,
+): Promise<AssistantMessage> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
   const { systemPrompt, messages } = await deps.contexts.read(

@@ -320,8 +320,11 @@ export interface ConversationOptions {
   maxModelCallsPerTurn?: number;
   /** Largest user message accepted, in bytes (UTF-8). Default 100 000. */
   maxMessageBytes?: number;
-  /** Timeouts and retries of model calls. Defaults: 2 minutes a call, 5 attempts from 1 s, doubling. */
-  modelPolicy?: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+  /**
+   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a heartbeat every 10 s with a
+   * 30 s heartbeat timeout (so a dead worker is noticed within it), 5 attempts from 1 s, doubling.
+   */
+  modelPolicy?: ActivityPolicy;
   /** How long a tool call waits for approval (a Temporal duration string). Default: no limit. */
   approvalTimeout?: string;
   /** What an approval that times out becomes. Default `'deny'`. */

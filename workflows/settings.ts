@@ -8,7 +8,7 @@ export interface ConversationSettings {
   model: string | undefined;
   maxModelCallsPerTurn: number;
   maxMessageBytes: number;
-  modelPolicy: Omit<ActivityPolicy, 'heartbeatTimeout'>;
+  modelPolicy: ActivityPolicy;
   approval: ApprovalPolicy;
   /** `undefined`: continue as new only when Temporal suggests it. */
   maxTurnsPerRun: number | undefined;
@@ -24,6 +24,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
       startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
+      heartbeatTimeout: options.modelPolicy?.heartbeatTimeout ?? '30 seconds',
       retry: {
         maximumAttempts: 5,
         initialInterval: '1 second',

@@ -103,6 +103,7 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
   const { modelPolicy, model } = context.settings;
   return proxyActivities<AgentActivities>({
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
+    ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
     summary: `model ${model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
   }).callModel;

@@ -54,8 +54,13 @@ describe('a worker killed mid-conversation', () => {
     return scoped.startConversation({
       id: `${id}-${randomUUID()}`,
       systemPrompt: 'Survive.',
-      // A model call whose worker died is retried after this long, not the default two minutes.
-      modelPolicy: { startToCloseTimeout: '3 seconds', retry: { initialInterval: '100 milliseconds' } },
+      // A model call whose worker died is noticed by its missing heartbeats, long before the
+      // start-to-close timeout (longer than the test's own time limit).
+      modelPolicy: {
+        startToCloseTimeout: '2 minutes',
+        heartbeatTimeout: '2 seconds',
+        retry: { initialInterval: '100 milliseconds' },
+      },
     });
   };
 
