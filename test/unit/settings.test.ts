@@ -50,6 +50,7 @@ describe('resolveConversationSettings', () => {
       maxMessageBytes: 100_000,
       modelPolicy: {
         startToCloseTimeout: '2 minutes',
+        heartbeatTimeout: '30 seconds',
         retry: {
           maximumAttempts: 5,
           initialInterval: '1 second',
@@ -68,7 +69,11 @@ describe('resolveConversationSettings', () => {
       model: 'other-model',
       maxModelCallsPerTurn: 3,
       maxMessageBytes: 10,
-      modelPolicy: { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 1 } },
+      modelPolicy: {
+        startToCloseTimeout: '10 seconds',
+        heartbeatTimeout: '5 seconds',
+        retry: { maximumAttempts: 1 },
+      },
     });
     expect(settings.toolExecution).toBe('sequential');
     expect(settings.model).toBe('other-model');
@@ -76,6 +81,7 @@ describe('resolveConversationSettings', () => {
     expect(settings.maxMessageBytes).toBe(10);
     expect(settings.modelPolicy).toEqual({
       startToCloseTimeout: '10 seconds',
+      heartbeatTimeout: '5 seconds',
       retry: {
         maximumAttempts: 1,
         initialInterval: '1 second',
