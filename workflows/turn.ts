@@ -28,6 +28,23 @@ export const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivitie
   retry: { maximumAttempts: 3 },
 });
 
+const { prepareToolCalls: prepareToolCallsActivity } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: 'PREPARE',
+});
+
+/**
+ * PREPARE runs as a regular activity. As a local activity its result could be recorded in one
+ * workflow task and handled in the next, after an Update accepted there; replay then handled them
+ * in the other order and failed (TMPRL1100, seen with event-stream followers).
+ */
+function prepareBatch(
+  input: Parameters<AgentActivities['prepareToolCalls']>[0],
+): Promise<PreparedToolCall[]> {
+  return patched('prepare-as-activity') ? prepareToolCallsActivity(input) : prepareToolCalls(input);
+}
+
 /** What one turn needs from its conversation. */
 export interface TurnContext {
   conversationId: string;
@@ -120,7 +137,7 @@ async function runToolCalls(
 ): Promise<{ results: ToolResultMessage[]; terminate: boolean; cancelled: boolean }> {
   let prepared: PreparedToolCall[];
   try {
-    prepared = await prepareToolCalls({
+    prepared = await prepareBatch({
       conversationId: context.conversationId,
       turn: context.turn,
       toolCalls,

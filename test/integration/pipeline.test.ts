@@ -149,7 +149,7 @@ describe('the tool pipeline against a real Temporal server', () => {
     expect(text).toContain('/guests must be integer [rule: type]');
     expect(text).toContain('Received arguments: {"restaurant":"Noma","guests":"four"}');
     expect(executed.bookTable).toBeUndefined();
-    expect(activities.map((a) => a.type)).toEqual(['callModel', 'callModel']);
+    expect(activities.map((a) => a.type)).toEqual(['callModel', 'prepareToolCalls', 'callModel']);
     expect(agent.events).toEqual([]);
     // The model sees the error as the tool result, so it can retry.
     expect(agent.model.lastRequest()?.body.messages.at(-1)).toMatchObject({
