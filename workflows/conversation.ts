@@ -30,7 +30,7 @@ import {
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from './settings.ts';
-import { listTools, runTurn, workerDefaultModel } from './turn.ts';
+import { runTurn, workerDefaultModel, workerTools } from './turn.ts';
 
 /**
  * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
@@ -105,7 +105,7 @@ export async function conversationWorkflow(
       pendingApprovals: approvals.list(),
     }),
   );
-  setHandler(toolsUpdate, () => listTools());
+  setHandler(toolsUpdate, () => workerTools());
   setHandler(decideToolCallUpdate, (decision) => approvals.decide(decision), {
     validator: (decision) => {
       const problem = approvals.problem(decision);
@@ -148,8 +148,8 @@ export async function conversationWorkflow(
     }
     turn += 1;
     turnsThisRun += 1;
-    // Before the local activity below: a first patched() call right after a local activity in the
-    // same workflow task failed to replay (TMPRL1100) in test/integration/replay.test.ts.
+    // Before asking for the worker's model (a local activity in older runs): a first patched() call
+    // right after a local activity in the same workflow task failed to replay (TMPRL1100).
     updateSearchAttributes('running', turn);
     running = new CancellationScope();
     workerModel ??= await workerDefaultModel(settings);

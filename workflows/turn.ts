@@ -16,6 +16,7 @@ import type {
   ApprovalOutcome,
   AssistantMessage,
   Message,
+  ToolInfo,
   ToolResultMessage,
   TurnResult,
 } from '../src/types.ts';
@@ -23,7 +24,7 @@ import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
-export const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
+const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -34,11 +35,25 @@ const { prepareToolCalls: prepareToolCallsActivity } = proxyActivities<AgentActi
   summary: 'PREPARE',
 });
 
-/**
- * PREPARE runs as a regular activity. As a local activity its result could be recorded in one
- * workflow task and handled in the next, after an Update accepted there; replay then handled them
- * in the other order and failed (TMPRL1100, seen with event-stream followers).
+const { defaultModel: defaultModelActivity } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: "the worker's default model",
+});
+
+const { listTools: listToolsActivity } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: 'the tools this worker serves',
+});
+
+/*
+ * Every activity the workflow schedules is a regular one. As a local activity, a result could be
+ * recorded in one workflow task and handled in the next, after an Update accepted there; replay then
+ * handled them in the other order and failed (TMPRL1100, seen with event-stream followers). The
+ * local-activity branches replay the conversations recorded before each change.
  */
+
 function prepareBatch(
   input: Parameters<AgentActivities['prepareToolCalls']>[0],
 ): Promise<PreparedToolCall[]> {
@@ -259,5 +274,10 @@ function failureMessage(error: unknown): string {
  */
 export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
   if (settings.model || !patched('yiem-model-name')) return undefined;
-  return defaultModel();
+  return patched('default-model-as-activity') ? defaultModelActivity() : defaultModel();
+}
+
+/** The tools the worker serves, for the `tools` Update. */
+export function workerTools(): Promise<ToolInfo[]> {
+  return patched('list-tools-as-activity') ? listToolsActivity() : listTools();
 }
