@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
+import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
 import { messageOf } from './prepare.ts';
 
@@ -8,12 +8,30 @@ import { messageOf } from './prepare.ts';
 const BATCH_INTERVAL = '250 milliseconds';
 /** A batch that cannot reach the workflow for this long is dropped: events never fail the activity. */
 const MAX_RETRY_DURATION = '20 seconds';
+/**
+ * An attempt still running after this long sends its events live. Each signal costs the workflow a
+ * workflow task and history events, so attempts shorter than this (most tool calls, many model
+ * calls) hand their events over with their result instead; a follower sees them when the result
+ * arrives, at most this much later than it would have live.
+ */
+const DEFAULT_LIVE_AFTER_MS = 500;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
   publish(event: ConversationEventBody, options?: { now?: boolean }): void;
-  /** Sends what is buffered; call before the activity returns or throws, so events precede its result. */
-  close(): Promise<void>;
+  /**
+   * The attempt succeeded: sends what is buffered and returns the events held back for the result
+   * (none once the attempt went live). Call before returning, so events precede the result.
+   */
+  finish(): Promise<ActivityEvents>;
+  /** The attempt failed: sends every event, so followers see how far it got before the retry. */
+  abandon(): Promise<void>;
+}
+
+export interface PublisherOptions {
+  /** Whether the workflow publishes events that come with the result; without it, every event is sent live. */
+  eventsInResult: boolean;
+  liveAfterMs?: number;
 }
 
 /**
@@ -23,27 +41,50 @@ export interface ActivityEventPublisher {
 export function activityEventPublisher(
   turn: number,
   warn: (message: string) => void,
+  options: PublisherOptions,
 ): ActivityEventPublisher {
-  const context = Context.current();
-  const { attempt } = context.info;
+  const { attempt } = Context.current().info;
   const stream = WorkflowStreamClient.fromWithinActivity({
     batchInterval: BATCH_INTERVAL,
     maxRetryDuration: MAX_RETRY_DURATION,
   });
   const topic = stream.topic<ConversationEvent>(EVENTS_TOPIC);
+  const heldBack: ConversationEvent[] = [];
+  let live = !options.eventsInResult;
   let seq = 0;
+
+  const goLive = (): void => {
+    if (live) return;
+    live = true;
+    clearTimeout(liveTimer);
+    heldBack.splice(0).forEach((event, index, all) => {
+      topic.publish(event, { forceFlush: index === all.length - 1 });
+    });
+  };
+  const liveTimer = live ? undefined : setTimeout(goLive, options.liveAfterMs ?? DEFAULT_LIVE_AFTER_MS);
+  const send = async (): Promise<void> => {
+    try {
+      await stream[Symbol.asyncDispose]();
+    } catch (error) {
+      warn(`Could not publish conversation events: ${messageOf(error)}`);
+    }
+  };
+
   return {
-    publish(event, options) {
-      topic.publish({ ...event, turn, attempt, seq: seq++ } as ConversationEvent, {
-        forceFlush: options?.now === true,
-      });
+    publish(event, publishOptions) {
+      const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
+      if (live) topic.publish(full, { forceFlush: publishOptions?.now === true });
+      else heldBack.push(full);
     },
-    async close() {
-      try {
-        await stream[Symbol.asyncDispose]();
-      } catch (error) {
-        warn(`Could not publish conversation events: ${messageOf(error)}`);
-      }
+    async finish() {
+      clearTimeout(liveTimer);
+      if (!live) return heldBack.splice(0);
+      await send();
+      return [];
+    },
+    async abandon() {
+      goLive();
+      await send();
     },
   };
 }

@@ -53,7 +53,9 @@ export async function executeTool(
     };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
-  const published = activityEventPublisher(input.turn, deps.warn);
+  const published = activityEventPublisher(input.turn, deps.warn, {
+    eventsInResult: input.eventsInResult === true,
+  });
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
@@ -84,7 +86,7 @@ export async function executeTool(
     );
   } catch (error) {
     if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) {
-      await published.close();
+      await published.abandon();
       throw error;
     }
     result = failureResult(toolName, error, attempt);
@@ -115,8 +117,9 @@ export async function executeTool(
     isError,
     text: firstLine(resultText(result.content)),
   });
-  await published.close();
-  return { message: toolResultMessage(toolCallId, toolName, result, isError), terminate: result.terminate };
+  const message = toolResultMessage(toolCallId, toolName, result, isError);
+  const heldBack = await published.finish();
+  return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
 }
 
 /** Runs `afterToolCall`, closing the event publisher first when the hook throws. */
@@ -128,7 +131,7 @@ async function safeAfterToolCall(
   try {
     return await deps.hooks.afterToolCall?.(context);
   } catch (error) {
-    await published.close();
+    await published.abandon();
     throw error;
   }
 }

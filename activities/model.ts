@@ -5,9 +5,8 @@ import { classifyModelError } from '../src/model/errors.ts';
 import { formatMessages, formatTools } from '../src/model/formatMessages.ts';
 import { parseAssistantMessage } from '../src/model/parseReply.ts';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
-import type { CallModelInput } from '../src/protocol.ts';
+import type { ActivityEvents, CallModelInput, CallModelOutput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
-import type { AssistantMessage } from '../src/types.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
@@ -39,7 +38,7 @@ export async function callModel(
   deps: ModelDependencies,
   openai: OpenAI,
   input: CallModelInput,
-): Promise<AssistantMessage> {
+): Promise<CallModelOutput> {
   const context = Context.current();
   // Heartbeats let the server notice a dead worker within the heartbeat timeout, and carry
   // cancellation to the HTTP request through the activity's signal.
@@ -56,7 +55,7 @@ async function streamModelCall(
   openai: OpenAI,
   input: CallModelInput,
   context: Context,
-): Promise<AssistantMessage> {
+): Promise<CallModelOutput> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
   const { systemPrompt, messages } = await deps.contexts.read(
@@ -67,7 +66,9 @@ async function streamModelCall(
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
   const tools = deps.registry.tools();
-  const events = activityEventPublisher(input.turn, deps.warn);
+  const events = activityEventPublisher(input.turn, deps.warn, {
+    eventsInResult: input.eventsInResult === true,
+  });
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
   // dead worker's sticky queue delays the context query of the retried call).
@@ -108,12 +109,28 @@ async function streamModelCall(
       type: 'messageEnd',
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
     });
-    return message;
+    text.stop();
+    const heldBack = await events.finish();
+    return heldBack.length > 0 ? { ...message, events: textAsPlaceholder(heldBack) } : message;
   } catch (error) {
     text.flush();
-    throw classifyModelError(error);
-  } finally {
     text.stop();
-    await events.close();
+    await events.abandon();
+    throw classifyModelError(error);
   }
+}
+
+/**
+ * The attempt's text deltas, held back for the result, become one `messageText` placeholder: the
+ * message in the same result already holds that text, and history should keep it once.
+ */
+function textAsPlaceholder(events: ActivityEvents): ActivityEvents {
+  const firstDelta = events.findIndex((event) => event.type === 'textDelta');
+  return events
+    .filter((event, index) => event.type !== 'textDelta' || index === firstDelta)
+    .map((event, seq) =>
+      event.type === 'textDelta'
+        ? { type: 'messageText', turn: event.turn, attempt: event.attempt, seq }
+        : { ...event, seq },
+    );
 }

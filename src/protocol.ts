@@ -47,7 +47,20 @@ export interface CallModelInput {
   turn: number;
   messageCount: number;
   model?: string;
+  /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
+  eventsInResult?: boolean;
 }
+
+/**
+ * Events an activity attempt produced before it went live. A short attempt sends no signal: its
+ * events travel in its result and the workflow publishes them, in order and with their origin, before
+ * it acts on the result. `messageText` stands for the attempt's text deltas, which the workflow
+ * rebuilds from the message so that the text is not recorded twice.
+ */
+export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messageText' }))[];
+
+/** A model call's reply, with its events when they travel in the result. */
+export type CallModelOutput = AssistantMessage & { events?: ActivityEvents };
 
 /** What the model-call activity reads from the workflow (through a query) to build the request. */
 export interface ModelContext {
@@ -97,16 +110,19 @@ export interface ExecuteToolInput {
   args: ToolArguments;
   /** The attempt on which a thrown error becomes an error result instead of a retry. */
   maximumAttempts: number;
+  /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
+  eventsInResult?: boolean;
 }
 
 export interface ExecuteToolOutput {
   message: ToolResultMessage;
   terminate: boolean;
+  events?: ActivityEvents;
 }
 
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
-  callModel(input: CallModelInput): Promise<AssistantMessage>;
+  callModel(input: CallModelInput): Promise<CallModelOutput>;
   prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */

@@ -168,6 +168,7 @@ export async function conversationWorkflow(
           if (approvals.list().length === 0) updateSearchAttributes('running', turn);
           return outcome;
         },
+        publishFromResult: (heldBack, messageText) => events.publishFromResult(heldBack, messageText),
         drainPending: () => {
           for (const message of pending.splice(0)) {
             if (message.awaited) consumed.push(message.id);

@@ -3,7 +3,7 @@ import {
   type WorkflowStreamState,
   type WorkflowTopicHandle,
 } from '@temporalio/workflow-streams/workflow';
-import { type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
+import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
 
 /** At most this many of the latest events travel to the next run (a few hundred kilobytes at most). */
@@ -16,9 +16,9 @@ export interface EventLogCarryOver {
 }
 
 /**
- * The conversation's event log: a workflow stream that activities publish to by signal and clients
- * follow by polling Update. Events the workflow publishes itself cost no history: they are rebuilt
- * on replay.
+ * The conversation's event log: a workflow stream that clients follow by polling Update. Long
+ * activity attempts publish to it by signal, short ones in their result. Events the workflow
+ * publishes itself cost no history of their own: they are rebuilt on replay.
  */
 export class ConversationEvents {
   readonly #stream: WorkflowStream;
@@ -34,6 +34,19 @@ export class ConversationEvents {
 
   publish(turn: number, event: ConversationEventBody): void {
     this.#topic.publish({ ...event, turn, attempt: 1, seq: this.#seq++ } as ConversationEvent);
+  }
+
+  /**
+   * Publishes the events an activity attempt handed over with its result, with their own origin;
+   * `messageText` becomes the delta carrying the whole text of the attempt's message.
+   */
+  publishFromResult(events: ActivityEvents, messageText = ''): void {
+    for (const event of events) {
+      const { type, turn, attempt, seq } = event;
+      this.#topic.publish(
+        type === 'messageText' ? { type: 'textDelta', text: messageText, turn, attempt, seq } : event,
+      );
+    }
   }
 
   /** Whether followers have been let go (they come back to the next run). */

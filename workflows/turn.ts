@@ -9,7 +9,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { toolErrorMessage } from '../src/messages.ts';
-import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
+import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import type {
   AgentToolCall,
@@ -73,6 +73,8 @@ export interface TurnContext {
   drainPending(): void;
   /** Waits for a person to approve or deny a tool call. */
   requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
+  /** Publishes the events an activity handed over with its result (the message's text for `messageText`). */
+  publishFromResult(events: ActivityEvents, messageText?: string): void;
 }
 
 /**
@@ -96,12 +98,15 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     }
     let assistant: AssistantMessage;
     try {
-      assistant = await callModel({
+      const { events, ...reply } = await callModel({
         conversationId: context.conversationId,
         turn,
         messageCount: messages.length,
         ...(settings.model ? { model: settings.model } : {}),
+        eventsInResult: true,
       });
+      if (events) context.publishFromResult(events, reply.content);
+      assistant = reply;
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
@@ -233,14 +238,17 @@ async function executeToolCall(
     ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
   });
   try {
-    return await executeTool({
+    const { events, ...outcome } = await executeTool({
       conversationId: context.conversationId,
       turn: context.turn,
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       args: call.args,
       maximumAttempts: call.policy.retry.maximumAttempts,
+      eventsInResult: true,
     });
+    if (events) context.publishFromResult(events);
+    return outcome;
   } catch (error) {
     if (isCancellation(error))
       return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };

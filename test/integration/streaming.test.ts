@@ -19,6 +19,24 @@ const lookup: AgentTool = {
   },
 };
 
+/** Lets the running `slow` tool finish. */
+let finishSlowTool = (): void => {};
+
+const slowTool: AgentTool = {
+  name: 'slow',
+  label: 'Slow',
+  description: 'Works until the test lets it finish',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  execute: async (_id, _args, _signal, onPartialResult) => {
+    onPartialResult({ started: true });
+    await new Promise<void>((resolve) => {
+      finishSlowTool = resolve;
+    });
+    return textResult('finished slowly');
+  },
+};
+
 /** Follows the conversation's events until the end of `turn`. */
 async function collectTurn(
   events: AsyncIterable<ConversationEventItem>,
@@ -58,7 +76,7 @@ const trace = (events: ConversationEventItem[]): string[] =>
 describe('following a conversation live', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup] });
+    agent = await startTestAgent({ tools: [lookup, slowTool] });
   });
   afterAll(async () => agent?.close());
 
@@ -127,10 +145,49 @@ describe('following a conversation live', () => {
     const deltas = (await following).filter((event) => event.type === 'textDelta');
     expect(deltas.map((delta) => delta.text).join('')).toBe(reply);
     expect(deltas.length).toBeLessThan(Array.from(reply).length / 4);
-    // The deltas travel through signals, the message as the activity's result: the reply appears in
-    // history no more often than those two (and any polls) account for, never once per token.
+    // A reply this quick hands its events over with the message, so history holds the text in the
+    // message and in the prompt's result, never again in deltas, and never once per token.
     const history = await historyText(conversation.handle);
     expect(history).not.toContain('"text":"O"');
+    expect(history.split(reply).length - 1).toBe(2);
+  });
+
+  it("sends a quick turn's events with the results, not by signal, and a slow tool's events live", async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'lookup', arguments: { city: 'Oslo' } }] },
+      { kind: 'text', text: 'Oslo is sunny.' },
+      { kind: 'toolCalls', toolCalls: [{ name: 'slow', arguments: {} }] },
+      { kind: 'text', text: 'The slow one finished.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const quick = collectTurn(conversation.events(), 1);
+    await conversation.send('Weather in Oslo?');
+    expect(trace(await quick)).toEqual([
+      'turnStart',
+      'messageStart#1',
+      'messageEnd',
+      'toolStart lookup',
+      'toolProgress {"step":1,"of":3}',
+      'toolProgress {"step":2,"of":3}',
+      'toolProgress {"step":3,"of":3}',
+      'toolEnd lookup',
+      'messageStart#1',
+      'messageEnd',
+      'turnEnd',
+    ]);
+    expect(textOf(await quick)).toBe('Oslo is sunny.');
+    const signals = async () =>
+      (await historyText(conversation.handle)).split('__temporal_workflow_stream_publish').length - 1;
+    expect(await signals()).toBe(0);
+
+    // The slow tool's start and progress reach the follower while it is still running.
+    const slow = collectTurn(conversation.events(), 2, (event) => {
+      if (event.type === 'toolProgress' && event.toolName === 'slow') finishSlowTool();
+    });
+    const result = await conversation.send('Run the slow one');
+    expect(result).toMatchObject({ status: 'completed', reply: 'The slow one finished.' });
+    expect(trace(await slow)).toContain('toolProgress {"started":true}');
+    expect(await signals()).toBeGreaterThan(0);
   });
 
   it('shows a retried model call restarting its partial text', async () => {

@@ -42,7 +42,13 @@ export async function scheduledActivities(handle: WorkflowHandle): Promise<Sched
   });
 }
 
-/** The whole history as JSON text, to check what it does and does not contain. */
+/**
+ * The whole history as JSON text, with every payload's data decoded to UTF-8 text, to check what it
+ * does and does not contain.
+ */
 export async function historyText(handle: WorkflowHandle): Promise<string> {
-  return JSON.stringify(await handle.fetchHistory());
+  // The history's toJSON writes payload bytes as base64 before a replacer sees them.
+  return JSON.stringify(await handle.fetchHistory(), (key, value: unknown) =>
+    key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
+  );
 }
