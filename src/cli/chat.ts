@@ -49,7 +49,11 @@ export async function runChat(options: ChatOptions): Promise<void> {
   print(HELP);
 
   const following = new AbortController();
-  const follower = follow(conversation, await conversation.eventOffset(), view, following.signal);
+  const offset = await conversation.eventOffset();
+  // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
+  const attached = await conversation.status();
+  const follower = follow(conversation, offset, view, following.signal);
+  view.askPending(attached.pendingApprovals);
   let turnRunning = false;
   let interrupted = false;
   const onInterrupt = (): void => {
@@ -66,6 +70,13 @@ export async function runChat(options: ChatOptions): Promise<void> {
   lines.readline.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);
   try {
+    if (attached.state === 'running') {
+      // Its approval questions need the next lines typed, so the prompt waits for the turn to end.
+      print('A turn is running; its output follows.');
+      turnRunning = true;
+      await Promise.race([view.turnEnded(attached.turn), follower]);
+      turnRunning = false;
+    }
     for (;;) {
       const line = await lines.next(PROMPT);
       if (line === null) break;

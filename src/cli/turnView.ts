@@ -32,6 +32,8 @@ export class TurnView {
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
   #approvals: Promise<void> = Promise.resolve();
+  /** Approvals asked about or queued and not yet resolved, by {@link approvalKey}. */
+  readonly #openApprovals = new Set<string>();
 
   constructor(options: TurnViewOptions) {
     this.#options = options;
@@ -77,9 +79,10 @@ export class TurnView {
         this.#drawSpinner();
         return;
       case 'approvalRequested':
-        this.#approvals = this.#approvals.then(() => this.#ask(event.approval));
+        this.#request(event.approval);
         return;
       case 'approvalResolved':
+        this.#openApprovals.delete(approvalKey(event.turn, event.outcome.toolCallId));
         if (event.outcome.decidedBy === 'timeout') {
           const verdict = event.outcome.approved ? 'approved' : 'denied';
           this.#line(`  ⏱ ${event.outcome.toolCallId} ${verdict}: ${event.outcome.reason ?? 'timed out'}`);
@@ -89,6 +92,15 @@ export class TurnView {
         this.#finish(event.turn, event.result);
         return;
     }
+  }
+
+  /**
+   * Asks about approvals that were already waiting when the chat attached, so their
+   * `approvalRequested` events came before the followed offset. One the event stream delivers as
+   * well is asked about once.
+   */
+  askPending(approvals: PendingApproval[]): void {
+    for (const approval of approvals) this.#request(approval);
   }
 
   /** Resolves once the end of `turn` has been drawn. */
@@ -125,7 +137,16 @@ export class TurnView {
     this.#endWaiters.splice(0, this.#endWaiters.length, ...this.#endWaiters.filter((w) => w.turn > turn));
   }
 
-  async #ask(approval: PendingApproval): Promise<void> {
+  #request(approval: PendingApproval): void {
+    const key = approvalKey(approval.turn, approval.toolCallId);
+    if (this.#openApprovals.has(key)) return;
+    this.#openApprovals.add(key);
+    this.#approvals = this.#approvals.then(() => this.#ask(approval, key));
+  }
+
+  async #ask(approval: PendingApproval, key: string): Promise<void> {
+    // Settled while earlier questions were open (a timeout, another client): nothing left to answer.
+    if (!this.#openApprovals.has(key)) return;
     this.#endText();
     this.stop();
     const call = `${approval.toolName}(${JSON.stringify(approval.args)})`;
@@ -170,6 +191,11 @@ export class TurnView {
   #write(text: string): void {
     this.#options.output.write(text);
   }
+}
+
+/** Models may reuse a tool call id in a later turn, so the turn is part of what names an approval. */
+function approvalKey(turn: number, toolCallId: string): string {
+  return `${turn}:${toolCallId}`;
 }
 
 /** `{ status: 'Downloading', percent: 40 }` → `status: Downloading, percent: 40`. */

@@ -136,6 +136,40 @@ describe('yiem chat in a terminal', () => {
     expect(history).toContain('  ✓ transferMoney: Sent 100 to Ana');
   }, 120_000);
 
+  it('asks about an approval that was already waiting when the chat resumes with --id, then shows the reply', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'You pay people.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_rent', name: 'transferMoney', arguments: { to: 'Bo', amount: 50 } }],
+      },
+      { kind: 'text', text: 'Paid: Bo has his 50.' },
+    );
+    // No chat is attached when the approval is requested: a person closed it, or another client sent.
+    const sent = conversation.send('Pay Bo 50');
+    await expect
+      .poll(async () => (await conversation.status()).pendingApprovals.length, { timeout: 15_000 })
+      .toBe(1);
+
+    terminal = await chat('--id', conversation.id);
+    const asking = await terminal.waitFor('Approve transferMoney? [y/n]', 'the approval question');
+    expect(asking).toContain(`Conversation ${conversation.id}`);
+    expect(asking).toContain(
+      '? transferMoney({"to":"Bo","amount":50}) needs your approval: Transfer Money requires approval',
+    );
+    await terminal.type('y');
+    await terminal.keys('Enter');
+    const paid = await terminal.waitFor(
+      (screen) => screen.includes('agent> Paid: Bo has his 50.') && lastPrompt(screen),
+      'the reply after approval',
+    );
+    expect(paid).toContain('  approved transferMoney');
+    expect(paid).toContain('  ✓ transferMoney: Sent 50 to Bo');
+    expect(paid.split('Approve transferMoney?')).toHaveLength(2);
+    expect(await sent).toMatchObject({ status: 'completed', reply: 'Paid: Bo has his 50.' });
+    expect((await conversation.status()).pendingApprovals).toEqual([]);
+  }, 120_000);
+
   it('cancels the running turn on Ctrl-C, and exits on a second Ctrl-C', async () => {
     terminal = await chat();
     await terminal.waitFor(lastPrompt, 'the prompt');

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TurnView } from '../../src/cli/turnView.ts';
-import type { ConversationEvent, ConversationEventItem } from '../../src/types.ts';
+import type { ConversationEvent, ConversationEventItem, PendingApproval } from '../../src/types.ts';
 
 function captured(): { output: Writable; text: () => string } {
   let text = '';
@@ -68,5 +68,63 @@ describe('the chat view of a conversation’s events (as piped, without a termin
         '',
       ].join('\n'),
     );
+  });
+
+  describe('approvals already waiting when the chat attached', () => {
+    const waiting = (toolCallId: string, turn = 1): PendingApproval => ({
+      turn,
+      toolCallId,
+      toolName: 'pay',
+      args: { to: toolCallId },
+      reason: 'Pay requires approval',
+      requestedAt: 0,
+    });
+    const settled = () => new Promise((resolve) => setTimeout(resolve, 10));
+
+    it('asks about each once, even when the event stream delivers its request too', async () => {
+      const { output, text } = captured();
+      const asked: string[] = [];
+      const view = new TurnView({
+        output,
+        interactive: false,
+        askApproval: async (approval) => {
+          asked.push(`${approval.turn}:${approval.toolCallId}`);
+          return true;
+        },
+      });
+      view.askPending([waiting('a'), waiting('b')]);
+      view.show(item({ type: 'approvalRequested', approval: waiting('b'), ...origin(1, 0) }));
+      view.show(item({ type: 'approvalRequested', approval: waiting('c'), ...origin(1, 1) }));
+      // The same id in a later turn is another tool call.
+      view.show(item({ type: 'approvalRequested', approval: waiting('a', 2), ...origin(1, 2) }));
+      await settled();
+      expect(asked).toEqual(['1:a', '1:b', '1:c', '2:a']);
+      expect(text()).toContain(
+        '? pay({"to":"a"}) needs your approval: Pay requires approval\n  approved pay\n',
+      );
+    });
+
+    it('does not ask about one that was resolved before its question came up', async () => {
+      const { output } = captured();
+      const asked: string[] = [];
+      let answer: (approved: boolean) => void = () => {};
+      const view = new TurnView({
+        output,
+        interactive: false,
+        askApproval: (approval) => {
+          asked.push(approval.toolCallId);
+          return new Promise((resolve) => {
+            answer = resolve;
+          });
+        },
+      });
+      view.askPending([waiting('a'), waiting('b')]);
+      await settled();
+      const outcome = { toolCallId: 'b', approved: false, decidedBy: 'timeout' as const };
+      view.show(item({ type: 'approvalResolved', outcome, ...origin(1, 0) }));
+      answer(true);
+      await settled();
+      expect(asked).toEqual(['a']);
+    });
   });
 });
