@@ -37,8 +37,11 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
 
     const description = await conversation.handle.describe();
     expect(await description.staticSummary()).toBe('travel · You are a travel agent.');
-    const [modelCall] = await scheduledActivities(conversation.handle);
-    expect(modelCall).toMatchObject({ type: 'callModel', summary: 'model scripted · turn 1' });
+    const activities = await scheduledActivities(conversation.handle);
+    expect(activities.map(({ type, summary }) => ({ type, summary }))).toEqual([
+      { type: 'defaultModel', summary: "the worker's default model" },
+      { type: 'callModel', summary: 'model scripted · turn 1' },
+    ]);
 
     await expect
       .poll(async () => listed(conversation.id, 'idle'), POLL)
