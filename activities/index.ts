@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
-import type { AgentActivities } from '../src/protocol.ts';
+import type { AgentActivities, PrepareToolCallsInput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
 import type { AgentEventSink, AgentHooks } from '../src/types.ts';
@@ -32,6 +32,8 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const contexts = new ModelContextReader(deps.getClient);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
+  const prepare = (input: PrepareToolCallsInput) =>
+    prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
   return {
     callModel: (input) => {
       annotateActivitySpan({
@@ -39,9 +41,13 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.turn': input.turn,
         'yiem.model': input.model ?? deps.model.model,
       });
-      return callModel({ settings: deps.model, registry: deps.registry, contexts, warn }, openai, input);
+      return callModel(
+        { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
+        openai,
+        input,
+      );
     },
-    prepareToolCalls: (input) => prepareToolCalls({ registry: deps.registry, validator, hooks }, input),
+    prepareToolCalls: prepare,
     executeTool: (input) => {
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,

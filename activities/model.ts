@@ -5,7 +5,13 @@ import { classifyModelError } from '../src/model/errors.ts';
 import { formatMessages, formatTools } from '../src/model/formatMessages.ts';
 import { parseAssistantMessage } from '../src/model/parseReply.ts';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
-import type { ActivityEvents, CallModelInput, CallModelOutput } from '../src/protocol.ts';
+import type {
+  ActivityEvents,
+  CallModelInput,
+  CallModelOutput,
+  PreparedToolCall,
+  PrepareToolCallsInput,
+} from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -17,6 +23,8 @@ export interface ModelDependencies {
   registry: ToolRegistry;
   contexts: ModelContextReader;
   warn: (message: string) => void;
+  /** PREPARE, for calls that ask for it (`prepareToolCalls`). */
+  prepare: (input: PrepareToolCallsInput) => Promise<PreparedToolCall[]>;
 }
 
 /** Creates the OpenAI client once per worker; Temporal's retry policy is the only retry. */
@@ -44,7 +52,10 @@ export async function callModel(
   // cancellation to the HTTP request through the activity's signal.
   const stopHeartbeats = heartbeatWhileRunning(context);
   try {
-    return await streamModelCall(deps, openai, input, context);
+    const reply = await streamModelCall(deps, openai, input, context);
+    if (!input.prepareToolCalls || reply.toolCalls.length === 0) return reply;
+    const { conversationId, turn } = input;
+    return { ...reply, prepared: await deps.prepare({ conversationId, turn, toolCalls: reply.toolCalls }) };
   } finally {
     stopHeartbeats();
   }

@@ -49,6 +49,11 @@ export interface CallModelInput {
   model?: string;
   /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
   eventsInResult?: boolean;
+  /**
+   * PREPARE the reply's tool calls in this activity and return them as `prepared`: one activity and
+   * one workflow task fewer per tool batch than a separate `prepareToolCalls`.
+   */
+  prepareToolCalls?: boolean;
 }
 
 /**
@@ -59,8 +64,8 @@ export interface CallModelInput {
  */
 export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messageText' }))[];
 
-/** A model call's reply, with its events when they travel in the result. */
-export type CallModelOutput = AssistantMessage & { events?: ActivityEvents };
+/** A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd when asked. */
+export type CallModelOutput = AssistantMessage & { events?: ActivityEvents; prepared?: PreparedToolCall[] };
 
 /** What the model-call activity reads from the workflow (through a query) to build the request. */
 export interface ModelContext {

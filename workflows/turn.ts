@@ -97,16 +97,23 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       };
     }
     let assistant: AssistantMessage;
+    let prepared: PreparedToolCall[] | undefined;
     try {
-      const { events, ...reply } = await callModel({
+      const {
+        events,
+        prepared: preparedInCall,
+        ...reply
+      } = await callModel({
         conversationId: context.conversationId,
         turn,
         messageCount: messages.length,
         ...(settings.model ? { model: settings.model } : {}),
         eventsInResult: true,
+        prepareToolCalls: true,
       });
       if (events) context.publishFromResult(events, reply.content);
       assistant = reply;
+      prepared = preparedInCall;
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
@@ -114,7 +121,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     messages.push(assistant);
     if (assistant.toolCalls.length === 0) return { turn, status: 'completed', reply: assistant.content };
 
-    const batch = await runToolCalls(context, assistant.toolCalls);
+    const batch = await runToolCalls(context, assistant.toolCalls, prepared);
     messages.push(...batch.results);
     if (batch.cancelled) return cancelledTurn(turn);
     if (batch.terminate) {
@@ -147,21 +154,28 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
 }
 
 /**
- * PREPARE the batch in one local activity, then EXECUTE the ready calls group by group. Results are
- * returned in the order the model asked for them, whatever order they finished in. When the turn is
- * cancelled, every call still gets a result: the ones that did not finish say they were cancelled.
+ * PREPARE the batch, unless the model call already did, then EXECUTE the ready calls group by group.
+ * Results are returned in the order the model asked for them, whatever order they finished in. When
+ * the turn is cancelled, every call still gets a result: the ones that did not finish say they were
+ * cancelled.
+ *
+ * Whether PREPARE ran in the model call is read from the recorded result, not decided by this code,
+ * so conversations recorded with a separate PREPARE activity replay it, without a patch.
  */
 async function runToolCalls(
   context: TurnContext,
   toolCalls: AgentToolCall[],
+  preparedInCall: PreparedToolCall[] | undefined,
 ): Promise<{ results: ToolResultMessage[]; terminate: boolean; cancelled: boolean }> {
   let prepared: PreparedToolCall[];
   try {
-    prepared = await prepareBatch({
-      conversationId: context.conversationId,
-      turn: context.turn,
-      toolCalls,
-    });
+    prepared =
+      preparedInCall ??
+      (await prepareBatch({
+        conversationId: context.conversationId,
+        turn: context.turn,
+        toolCalls,
+      }));
   } catch (error) {
     if (!isCancellation(error)) throw error;
     const results = toolCalls.map((call) => cancelledResult(call.id, call.name));
