@@ -50,7 +50,7 @@ export function readConfig(argv: string[]): BenchConfig {
     throughputLevels: quick ? [1, 10] : [1, 10, 100],
     throughputRuns: quick ? 1 : 3,
     throughputSeconds: quick ? 3 : 8,
-    idleConversations: quick ? 100 : 1_000,
+    idleConversations: quick ? 100 : 10_000,
     crashRuns: quick ? 1 : 3,
   };
 }

@@ -10,6 +10,8 @@ export interface MemoryUsage {
   rss: number;
   heapUsed: number;
   external: number;
+  /** The worker's workflow cache size (its option, or the SDK's default from the heap limit). */
+  maxCachedWorkflows: number;
 }
 
 /** A worker process the benchmark controls: ask its memory, shut it down, or SIGKILL it. */
@@ -64,8 +66,8 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
     async memory() {
       const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
       child.send({ type: 'memory' });
-      const { rss, heapUsed, external } = await reply;
-      return { rss, heapUsed, external };
+      const { rss, heapUsed, external, maxCachedWorkflows } = await reply;
+      return { rss, heapUsed, external, maxCachedWorkflows };
     },
     next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
     async stop() {

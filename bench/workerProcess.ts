@@ -23,7 +23,7 @@ export interface WorkerProcessConfig {
 export type WorkerProcessMessage =
   | { type: 'ready' }
   | { type: 'toolStart' | 'toolEnd'; attempt: string; at: number }
-  | { type: 'memory'; rss: number; heapUsed: number; external: number };
+  | { type: 'memory'; rss: number; heapUsed: number; external: number; maxCachedWorkflows: number };
 
 const send = (message: WorkerProcessMessage): void => {
   process.send?.(message);
@@ -72,7 +72,13 @@ async function main(): Promise<void> {
     if (message.type === 'memory') {
       globalThis.gc?.();
       const usage = process.memoryUsage();
-      send({ type: 'memory', rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external });
+      send({
+        type: 'memory',
+        rss: usage.rss,
+        heapUsed: usage.heapUsed,
+        external: usage.external,
+        maxCachedWorkflows: agent.worker.options.maxCachedWorkflows,
+      });
     } else if (message.type === 'shutdown') {
       baseline?.shutdown();
       void agent.shutdown();
