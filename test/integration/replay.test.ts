@@ -1,6 +1,5 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textContent, textResult } from '../../src/toolResult.ts';
@@ -79,11 +78,8 @@ describe('replaying recorded conversation histories', () => {
       .poll(async () => (await conversation.status()).lastTurn?.status, { timeout: 10_000 })
       .toBe('terminated');
     await conversation.end();
-    const history = await conversation.handle.fetchHistory();
-    await replay(conversation.id, history);
-    if (process.env.YIEM_RECORD_HISTORIES === '1') {
-      await writeFile(`${FIXTURES}conversation-all-paths.json`, historyToJSON(history));
-    }
+    // Recorded fixtures are never overwritten: a workflow change records under a new name.
+    await replayAndRecord(conversation.handle, 'conversation-all-paths-2');
   });
 
   it('replays a live conversation: streamed events, approvals approved, denied and timed out, the tools Update', async () => {
@@ -124,6 +120,6 @@ describe('replaying recorded conversation histories', () => {
     await conversation.end();
     await following;
     expect(events).toContain('approvalResolved');
-    await replayAndRecord(conversation.handle, 'conversation-live-paths');
+    await replayAndRecord(conversation.handle, 'conversation-live-paths-2');
   });
 });
