@@ -22,8 +22,10 @@ function eventMs(event: HistoryEvent): number {
 export interface ToolBatchTiming {
   /** The model call that asked for the tools completed → the next model call was scheduled. */
   batchMs: number;
-  /** The model call that asked for the tools completed → the first tool execution was scheduled (PREPARE and one workflow task). */
+  /** The model call that asked for the tools completed → the first tool execution was scheduled (one workflow task). */
   toExecutionMs: number;
+  /** The first tool execution was scheduled → the last one completed: the executions alone. */
+  executionsMs: number;
 }
 
 /**
@@ -36,17 +38,23 @@ export async function lastToolBatch(handle: WorkflowHandle): Promise<ToolBatchTi
   const modelCompletedAt: number[] = [];
   const modelScheduledAt: number[] = [];
   const executionScheduledAt: number[] = [];
+  const executionScheduled = new Set<string>();
+  const executionCompletedAt: number[] = [];
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'callModel') {
       modelScheduled.add(String(event.eventId));
       modelScheduledAt.push(eventMs(event));
     } else if (scheduled?.activityType?.name === 'executeTool') {
+      executionScheduled.add(String(event.eventId));
       executionScheduledAt.push(eventMs(event));
     }
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && modelScheduled.has(String(completed.scheduledEventId))) {
       modelCompletedAt.push(eventMs(event));
+    }
+    if (completed && executionScheduled.has(String(completed.scheduledEventId))) {
+      executionCompletedAt.push(eventMs(event));
     }
   }
   // The turn's last model call answered with text; the one before it asked for the tools.
@@ -54,5 +62,10 @@ export async function lastToolBatch(handle: WorkflowHandle): Promise<ToolBatchTi
   const nextCall = modelScheduledAt.at(-1);
   if (askedForTools === undefined || nextCall === undefined) throw new Error('No tool batch in this history');
   const firstExecution = executionScheduledAt.find((at) => at >= askedForTools) ?? Number.NaN;
-  return { batchMs: nextCall - askedForTools, toExecutionMs: firstExecution - askedForTools };
+  const lastCompletion = executionCompletedAt.at(-1) ?? Number.NaN;
+  return {
+    batchMs: nextCall - askedForTools,
+    toExecutionMs: firstExecution - askedForTools,
+    executionsMs: lastCompletion - firstExecution,
+  };
 }

@@ -92,10 +92,11 @@ function goalsSection(results: BenchResults): string {
   }
   if (results.parallel) {
     const batch = results.parallel.ours.parallel.batchMs.median;
+    const executions = results.parallel.ours.parallel.executionsMs?.median ?? Number.NaN;
     const efficiency = parallelEfficiency(batch);
     rows.push([
       'Parallel efficiency ≥ 0.85 (8 × 200 ms within 235 ms)',
-      `${efficiency.toFixed(2)} (${batch.toFixed(0)} ms)`,
+      `${efficiency.toFixed(2)} (batch ${batch.toFixed(0)} ms; the executions alone ${executions.toFixed(0)} ms)`,
       verdict(efficiency >= 0.85),
     ]);
   }
@@ -174,12 +175,13 @@ function parallelSection(result: ParallelResult): string {
   const row = (name: string, mode: ParallelResult['ours']['parallel']) => [
     name,
     mode.toExecutionMs ? ms(mode.toExecutionMs, 0) : 'n/a',
+    mode.executionsMs ? ms(mode.executionsMs, 0) : 'n/a',
     ms(mode.batchMs, 0),
     ms(mode.turnMs, 0),
     parallelEfficiency(mode.batchMs.median).toFixed(2),
   ];
-  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so PREPARE, all executions and the workflow tasks between; pi: from the assistant message's end to \`turn_end\`). Efficiency = 200 ms / batch.\n\n${table(
-    ['', 'model reply → first tool scheduled', 'tool batch', 'whole turn', 'efficiency'],
+  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so all executions and the workflow tasks before and after them; PREPARE runs inside the model call; pi: from the assistant message's end to \`turn_end\`). Executions = from the first execution being scheduled to the last one completing, the tools' own span. Efficiency = 200 ms / batch.\n\n${table(
+    ['', 'model reply → first tool scheduled', 'executions', 'tool batch', 'whole turn', 'efficiency'],
     [
       row('yiem-agent, parallel', result.ours.parallel),
       row('yiem-agent, sequential', result.ours.sequential),

@@ -14,6 +14,8 @@ interface ModeResult {
   turnMs: Summary;
   /** Ours only: model reply → first execution scheduled. */
   toExecutionMs?: Summary;
+  /** Ours only: first execution scheduled → last execution completed. */
+  executionsMs?: Summary;
 }
 
 export interface ParallelResult {
@@ -31,8 +33,18 @@ export async function measureParallel(
   const directive = callDirective('sleep200', PARALLEL_TOOLS);
   const modes = ['parallel', 'sequential'] as const;
   const ours = {
-    parallel: { batch: [] as number[], turn: [] as number[], toExecution: [] as number[] },
-    sequential: { batch: [] as number[], turn: [] as number[], toExecution: [] as number[] },
+    parallel: {
+      batch: [] as number[],
+      turn: [] as number[],
+      toExecution: [] as number[],
+      executions: [] as number[],
+    },
+    sequential: {
+      batch: [] as number[],
+      turn: [] as number[],
+      toExecution: [] as number[],
+      executions: [] as number[],
+    },
   };
   const pi = {
     parallel: { batch: [] as number[], turn: [] as number[] },
@@ -48,16 +60,23 @@ export async function measureParallel(
       if (run < 0) continue;
       ours[mode].batch.push(batch.batchMs);
       ours[mode].toExecution.push(batch.toExecutionMs);
+      ours[mode].executions.push(batch.executionsMs);
       ours[mode].turn.push(turn.ms);
       pi[mode].batch.push(piRun.batchMs ?? Number.NaN);
       pi[mode].turn.push(piRun.ms);
     }
     await conversation.end();
   }
-  const describe = (samples: { batch: number[]; turn: number[]; toExecution?: number[] }): ModeResult => ({
+  const describe = (samples: {
+    batch: number[];
+    turn: number[];
+    toExecution?: number[];
+    executions?: number[];
+  }): ModeResult => ({
     batchMs: summarize(samples.batch),
     turnMs: summarize(samples.turn),
     ...(samples.toExecution ? { toExecutionMs: summarize(samples.toExecution) } : {}),
+    ...(samples.executions ? { executionsMs: summarize(samples.executions) } : {}),
   });
   return {
     runs,
