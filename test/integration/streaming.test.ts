@@ -55,6 +55,21 @@ async function collectTurn(
 const textOf = (events: ConversationEventItem[]): string =>
   events.map((event) => (event.type === 'textDelta' ? event.text : '')).join('');
 
+/** The trace of a turn in which the model calls `lookup` once, then answers. */
+const LOOKUP_TURN = [
+  'turnStart',
+  'messageStart#1',
+  'messageEnd',
+  'toolStart lookup',
+  'toolProgress {"step":1,"of":3}',
+  'toolProgress {"step":2,"of":3}',
+  'toolProgress {"step":3,"of":3}',
+  'toolEnd lookup',
+  'messageStart#1',
+  'messageEnd',
+  'turnEnd',
+];
+
 /** A compact, readable trace: what a person watching the conversation would see, in order. */
 const trace = (events: ConversationEventItem[]): string[] =>
   events.flatMap((event) => {
@@ -105,19 +120,7 @@ describe('following a conversation live', () => {
     expect(result).toMatchObject({ status: 'completed', reply });
     // The final message's text reached the follower while the model was still writing it.
     expect(deltaBeforeReply).toBe(true);
-    expect(trace(events)).toEqual([
-      'turnStart',
-      'messageStart#1',
-      'messageEnd',
-      'toolStart lookup',
-      'toolProgress {"step":1,"of":3}',
-      'toolProgress {"step":2,"of":3}',
-      'toolProgress {"step":3,"of":3}',
-      'toolEnd lookup',
-      'messageStart#1',
-      'messageEnd',
-      'turnEnd',
-    ]);
+    expect(trace(events)).toEqual(LOOKUP_TURN);
     const secondMessage = events.findLastIndex((event) => event.type === 'messageStart');
     expect(textOf(events.slice(0, secondMessage))).toBe('Let me look that up.');
     expect(textOf(events.slice(secondMessage))).toBe(reply);
@@ -162,19 +165,7 @@ describe('following a conversation live', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
     const quick = collectTurn(conversation.events(), 1);
     await conversation.send('Weather in Oslo?');
-    expect(trace(await quick)).toEqual([
-      'turnStart',
-      'messageStart#1',
-      'messageEnd',
-      'toolStart lookup',
-      'toolProgress {"step":1,"of":3}',
-      'toolProgress {"step":2,"of":3}',
-      'toolProgress {"step":3,"of":3}',
-      'toolEnd lookup',
-      'messageStart#1',
-      'messageEnd',
-      'turnEnd',
-    ]);
+    expect(trace(await quick)).toEqual(LOOKUP_TURN);
     expect(textOf(await quick)).toBe('Oslo is sunny.');
     const signals = async () =>
       (await historyText(conversation.handle)).split('__temporal_workflow_stream_publish').length - 1;
