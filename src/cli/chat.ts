@@ -1,5 +1,5 @@
 import type { AgentClient, Conversation } from '../client.ts';
-import type { ToolExecutionMode } from '../types.ts';
+import type { ConversationEventItem, ToolExecutionMode } from '../types.ts';
 import { conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
@@ -34,7 +34,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     output,
     interactive,
     askApproval: async (approval) => {
-      const answer = (await lines.next(`Approve ${approval.toolName}? [y/n] `))?.trim().toLowerCase();
+      const answer = (await lines.ask(`Approve ${approval.toolName}? [y/n] `))?.trim().toLowerCase();
       const approved = answer === 'y' || answer === 'yes';
       const decide = approved
         ? conversation.approve(approval.toolCallId)
@@ -48,14 +48,20 @@ export async function runChat(options: ChatOptions): Promise<void> {
   print(`Web UI: ${conversationUiUrl(options.uiUrl, options.namespace, conversation.id)}`);
   print(HELP);
 
+  let turnRunning = false;
+  let interrupted = false;
   const following = new AbortController();
   const offset = await conversation.eventOffset();
   // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
   const attached = await conversation.status();
-  const follower = follow(conversation, offset, view, following.signal);
+  const follower = follow(conversation, offset, view, following.signal, (event) => {
+    if (event.type !== 'turnStart' || turnRunning) return;
+    // Another client started it: its output goes where the idle prompt was, which returns after it.
+    lines.hide();
+    print('A turn started elsewhere; its output follows.');
+    void Promise.race([view.turnEnded(event.turn), follower]).then(() => lines.reveal());
+  });
   view.askPending(attached.pendingApprovals);
-  let turnRunning = false;
-  let interrupted = false;
   const onInterrupt = (): void => {
     if (!turnRunning || interrupted) {
       print('Bye.');
@@ -115,9 +121,13 @@ async function follow(
   offset: number,
   view: TurnView,
   signal: AbortSignal,
+  beforeShow: (event: ConversationEventItem) => void,
 ): Promise<void> {
   try {
-    for await (const event of conversation.events({ fromOffset: offset, signal })) view.show(event);
+    for await (const event of conversation.events({ fromOffset: offset, signal })) {
+      beforeShow(event);
+      view.show(event);
+    }
   } catch (error) {
     if (!signal.aborted) {
       view.notice(`(live updates stopped: ${error instanceof Error ? error.message : String(error)})`);

@@ -170,6 +170,45 @@ describe('yiem chat in a terminal', () => {
     expect((await conversation.status()).pendingApprovals).toEqual([]);
   }, 120_000);
 
+  it('while idle at you>, asks about a turn started elsewhere that needs approval and takes the next line as the answer', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'You pay people.' });
+    terminal = await chat('--id', conversation.id);
+    await terminal.waitFor(lastPrompt, 'the idle prompt');
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_gift', name: 'transferMoney', arguments: { to: 'Cy', amount: 20 } }],
+      },
+      { kind: 'text', text: 'Sent: Cy has his 20.' },
+      { kind: 'text', text: 'You are welcome.' },
+    );
+    // Another client starts the turn while the person is typing at the idle prompt.
+    await terminal.type('Thanks');
+    const sent = conversation.send('Pay Cy 20');
+    const asking = await terminal.waitFor(
+      (screen) => screen.trimEnd().split('\n').at(-1) === 'Approve transferMoney? [y/n]',
+      'the approval question',
+    );
+    expect(asking).toContain(
+      '? transferMoney({"to":"Cy","amount":20}) needs your approval: Transfer Money requires approval',
+    );
+    await terminal.type('y');
+    await terminal.keys('Enter');
+    const paid = await terminal.waitFor(
+      (screen) => screen.includes('agent> Sent: Cy has his 20.') && screen.trimEnd().endsWith('you> Thanks'),
+      'the reply of the turn started elsewhere',
+    );
+    expect(paid).toContain('  approved transferMoney');
+    expect(paid).toContain('  ✓ transferMoney: Sent 20 to Cy');
+    expect(await sent).toMatchObject({ status: 'completed', reply: 'Sent: Cy has his 20.' });
+    // What was being typed when the question came is back at the prompt, and still a message.
+    expect(paid.trimEnd().split('\n').at(-1)).toBe('you> Thanks');
+    await terminal.keys('Enter');
+    await terminal.waitFor('agent> You are welcome.', 'the reply to the typed message');
+    const said = (await conversation.messages()).filter((message) => message.role === 'user');
+    expect(said.map((message) => message.content)).toEqual(['Pay Cy 20', 'Thanks']);
+  }, 120_000);
+
   it('cancels the running turn on Ctrl-C, and exits on a second Ctrl-C', async () => {
     terminal = await chat();
     await terminal.waitFor(lastPrompt, 'the prompt');
