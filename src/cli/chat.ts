@@ -49,6 +49,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   print(HELP);
 
   let turnRunning = false;
+  /** Turns started by other clients that are running now: Ctrl-C cancels those too. */
+  let turnsElsewhere = 0;
   let interrupted = false;
   const following = new AbortController();
   const offset = await conversation.eventOffset();
@@ -58,12 +60,17 @@ export async function runChat(options: ChatOptions): Promise<void> {
     if (event.type !== 'turnStart' || turnRunning) return;
     // Another client started it: its output goes where the idle prompt was, which returns after it.
     lines.hide();
+    turnsElsewhere += 1;
+    interrupted = false;
     print('A turn started elsewhere; its output follows.');
-    void Promise.race([view.turnEnded(event.turn), follower]).then(() => lines.reveal());
+    void Promise.race([view.turnEnded(event.turn), follower]).then(() => {
+      turnsElsewhere -= 1;
+      lines.reveal();
+    });
   });
   view.askPending(attached.pendingApprovals);
   const onInterrupt = (): void => {
-    if (!turnRunning || interrupted) {
+    if ((!turnRunning && turnsElsewhere === 0) || interrupted) {
       print('Bye.');
       following.abort();
       view.stop();

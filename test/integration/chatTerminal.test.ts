@@ -209,6 +209,27 @@ describe('yiem chat in a terminal', () => {
     expect(said.map((message) => message.content)).toEqual(['Pay Cy 20', 'Thanks']);
   }, 120_000);
 
+  it('cancels on Ctrl-C a turn another client started, and stays open', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    terminal = await chat('--id', conversation.id);
+    await terminal.waitFor(lastPrompt, 'the idle prompt');
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      toolCalls: [{ name: 'forecast', arguments: { city: 'Bergen' } }],
+    });
+    const sent = conversation.send('Weather in Bergen?');
+    await terminal.waitFor('fetching radar', 'the tool progress of the turn started elsewhere');
+    await terminal.keys('C-c');
+    expect(await sent).toMatchObject({ status: 'cancelled' });
+    const cancelled = await terminal.waitFor(
+      (screen) => screen.includes('Cancelling the turn… (Ctrl-C again exits)') && lastPrompt(screen),
+      'the prompt after the cancelled turn',
+    );
+    expect(cancelled).not.toContain('Bye.');
+    await terminal.keys('C-c');
+    expect(await terminal.waitForExit()).toContain('Bye.');
+  }, 120_000);
+
   it('cancels the running turn on Ctrl-C, and exits on a second Ctrl-C', async () => {
     terminal = await chat();
     await terminal.waitFor(lastPrompt, 'the prompt');
