@@ -43,28 +43,38 @@ export function activityEventPublisher(
   warn: (message: string) => void,
   options: PublisherOptions,
 ): ActivityEventPublisher {
-  const { attempt } = Context.current().info;
-  const stream = WorkflowStreamClient.fromWithinActivity({
-    batchInterval: BATCH_INTERVAL,
-    maxRetryDuration: MAX_RETRY_DURATION,
-  });
-  const topic = stream.topic<ConversationEvent>(EVENTS_TOPIC);
+  const context = Context.current();
+  const { attempt, workflowExecution } = context.info;
+  if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
+  // Created when the attempt goes live: an attempt whose events travel in its result needs none.
+  let stream: WorkflowStreamClient | undefined;
+  const liveTopic = () => {
+    stream ??= WorkflowStreamClient.create(context.client, workflowExecution.workflowId, {
+      batchInterval: BATCH_INTERVAL,
+      maxRetryDuration: MAX_RETRY_DURATION,
+    });
+    return stream.topic<ConversationEvent>(EVENTS_TOPIC);
+  };
   const heldBack: ConversationEvent[] = [];
-  let live = !options.eventsInResult;
+  let live = false;
   let seq = 0;
 
   const goLive = (): void => {
     if (live) return;
     live = true;
     clearTimeout(liveTimer);
+    const topic = liveTopic();
     heldBack.splice(0).forEach((event, index, all) => {
       topic.publish(event, { forceFlush: index === all.length - 1 });
     });
   };
-  const liveTimer = live ? undefined : setTimeout(goLive, options.liveAfterMs ?? DEFAULT_LIVE_AFTER_MS);
+  const liveTimer = options.eventsInResult
+    ? setTimeout(goLive, options.liveAfterMs ?? DEFAULT_LIVE_AFTER_MS)
+    : undefined;
+  if (!options.eventsInResult) goLive();
   const send = async (): Promise<void> => {
     try {
-      await stream[Symbol.asyncDispose]();
+      await stream?.[Symbol.asyncDispose]();
     } catch (error) {
       warn(`Could not publish conversation events: ${messageOf(error)}`);
     }
@@ -73,7 +83,7 @@ export function activityEventPublisher(
   return {
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
-      if (live) topic.publish(full, { forceFlush: publishOptions?.now === true });
+      if (live) liveTopic().publish(full, { forceFlush: publishOptions?.now === true });
       else heldBack.push(full);
     },
     async finish() {

@@ -120,14 +120,14 @@ async function streamModelCall(
       type: 'messageEnd',
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
     });
-    text.stop();
     const heldBack = await events.finish();
     return heldBack.length > 0 ? { ...message, events: textAsPlaceholder(heldBack) } : message;
   } catch (error) {
     text.flush();
-    text.stop();
     await events.abandon();
     throw classifyModelError(error);
+  } finally {
+    text.stop();
   }
 }
 

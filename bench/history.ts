@@ -13,7 +13,8 @@ export async function historyBytes(handle: WorkflowHandle): Promise<number> {
   return temporal.api.history.v1.History.encode(history).finish().length;
 }
 
-function eventMs(event: HistoryEvent): number {
+/** When the server recorded the event, in milliseconds since the epoch. */
+export function eventMs(event: HistoryEvent): number {
   const time = event.eventTime;
   return Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
 }

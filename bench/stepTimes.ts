@@ -9,6 +9,7 @@
 import { parseArgs } from 'node:util';
 import proto from '@temporalio/proto';
 import { startEnvironment } from './environment.ts';
+import { eventMs } from './history.ts';
 import { sendOk } from './scenarios/overhead.ts';
 import { callDirective } from './scriptedReplies.ts';
 import { timed } from './stats.ts';
@@ -52,7 +53,7 @@ try {
   const lastToolTurn = events.slice(-(calls * 6 + 30));
   let previous: number | undefined;
   for (const event of lastToolTurn) {
-    const at = Number(event.eventTime?.seconds ?? 0) * 1000 + (event.eventTime?.nanos ?? 0) / 1e6;
+    const at = eventMs(event);
     const name =
       event.activityTaskScheduledEventAttributes?.activityType?.name ??
       event.workflowExecutionSignaledEventAttributes?.signalName ??

@@ -32,24 +32,10 @@ export async function measureParallel(
 ): Promise<ParallelResult> {
   const directive = callDirective('sleep200', PARALLEL_TOOLS);
   const modes = ['parallel', 'sequential'] as const;
-  const ours = {
-    parallel: {
-      batch: [] as number[],
-      turn: [] as number[],
-      toExecution: [] as number[],
-      executions: [] as number[],
-    },
-    sequential: {
-      batch: [] as number[],
-      turn: [] as number[],
-      toExecution: [] as number[],
-      executions: [] as number[],
-    },
-  };
-  const pi = {
-    parallel: { batch: [] as number[], turn: [] as number[] },
-    sequential: { batch: [] as number[], turn: [] as number[] },
-  };
+  const samples = () => ({ batch: [] as number[], turn: [] as number[] });
+  const ourSamples = () => ({ ...samples(), toExecution: [] as number[], executions: [] as number[] });
+  const ours = { parallel: ourSamples(), sequential: ourSamples() };
+  const pi = { parallel: samples(), sequential: samples() };
   for (const mode of modes) {
     const conversation = await agents.startConversation({ systemPrompt: '', toolExecution: mode });
     const piAgent = createPiAgent(env.model.baseURL, mode);
