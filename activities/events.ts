@@ -14,7 +14,7 @@ const MAX_RETRY_DURATION = '20 seconds';
  * calls) hand their events over with their result instead; a follower sees them when the result
  * arrives, at most this much later than it would have live.
  */
-const DEFAULT_LIVE_AFTER_MS = 500;
+const LIVE_AFTER_MS = 500;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
@@ -28,12 +28,6 @@ export interface ActivityEventPublisher {
   abandon(): Promise<void>;
 }
 
-export interface PublisherOptions {
-  /** Whether the workflow publishes events that come with the result; without it, every event is sent live. */
-  eventsInResult: boolean;
-  liveAfterMs?: number;
-}
-
 /**
  * A publisher for the current activity attempt: events carry its turn and attempt and a sequence
  * number starting at 0, so a retried attempt visibly starts over.
@@ -41,7 +35,6 @@ export interface PublisherOptions {
 export function activityEventPublisher(
   turn: number,
   warn: (message: string) => void,
-  options: PublisherOptions,
 ): ActivityEventPublisher {
   const context = Context.current();
   const { attempt, workflowExecution } = context.info;
@@ -68,10 +61,7 @@ export function activityEventPublisher(
       topic.publish(event, { forceFlush: index === all.length - 1 });
     });
   };
-  const liveTimer = options.eventsInResult
-    ? setTimeout(goLive, options.liveAfterMs ?? DEFAULT_LIVE_AFTER_MS)
-    : undefined;
-  if (!options.eventsInResult) goLive();
+  const liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
   const send = async (): Promise<void> => {
     try {
       await stream?.[Symbol.asyncDispose]();

@@ -13,7 +13,7 @@ import type {
   AgentHooks,
   AgentToolResult,
 } from '../src/types.ts';
-import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
+import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { messageOf } from './prepare.ts';
 import { summarizeToolCall } from './summary.ts';
@@ -53,9 +53,7 @@ export async function executeTool(
     };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
-  const published = activityEventPublisher(input.turn, deps.warn, {
-    eventsInResult: input.eventsInResult === true,
-  });
+  const published = activityEventPublisher(input.turn, deps.warn);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
@@ -66,6 +64,19 @@ export async function executeTool(
     context.heartbeat(partialResult);
     deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
     published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
+  };
+  // Every start gets an end: a failed attempt that will be retried ends with its error and
+  // `willRetry`, and the next attempt starts again.
+  const end = (result: AgentToolResult, isError: boolean, willRetry: boolean): void => {
+    deps.emit({ type: 'toolExecutionEnd', ...event, result, isError, willRetry });
+    published.publish({
+      type: 'toolEnd',
+      toolCallId,
+      toolName,
+      isError,
+      willRetry,
+      text: firstLine(resultText(result.content)),
+    });
   };
   const stopHeartbeats = heartbeatWhileRunning(context);
   let result: AgentToolResult;
@@ -85,7 +96,10 @@ export async function executeTool(
       ),
     );
   } catch (error) {
-    if (context.cancellationSignal.aborted || !givesUp(error, attempt, input.maximumAttempts)) {
+    const cancelled = context.cancellationSignal.aborted;
+    if (cancelled || !givesUp(error, attempt, input.maximumAttempts)) {
+      const why = cancelled ? `Tool "${toolName}" was cancelled: ${messageOf(error)}` : undefined;
+      end(failureResult(toolName, error, attempt, why), true, !cancelled);
       await published.abandon();
       throw error;
     }
@@ -95,45 +109,41 @@ export async function executeTool(
     stopHeartbeats();
   }
 
-  const after = await safeAfterToolCall(deps, published, {
-    conversationId,
-    toolCallId,
-    toolName,
-    args,
-    result,
-    isError,
-  });
-  if (after) {
-    const { isError: replacedIsError, ...replaced } = after;
-    result = { ...result, ...replaced };
-    isError = replacedIsError ?? isError;
-  }
-  result = limitToolResult(result, deps.maxResultBytes);
-  deps.emit({ type: 'toolExecutionEnd', ...event, result, isError });
-  published.publish({
-    type: 'toolEnd',
-    toolCallId,
-    toolName,
-    isError,
-    text: firstLine(resultText(result.content)),
-  });
+  const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
+  result = limitToolResult(after.result, deps.maxResultBytes);
+  isError = after.isError;
+  end(result, isError, false);
   const message = toolResultMessage(toolCallId, toolName, result, isError);
   const heldBack = await published.finish();
   return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
 }
 
-/** Runs `afterToolCall`, closing the event publisher first when the hook throws. */
-async function safeAfterToolCall(
-  deps: ExecuteDependencies,
-  published: ActivityEventPublisher,
+/**
+ * FINALIZE: `afterToolCall` may replace fields of the result. A hook that throws makes the result an
+ * error naming it, as in pi-agent-core: the tool already ran, so its activity must not fail and run
+ * it again.
+ */
+async function finalize(
+  hooks: AgentHooks,
   context: AfterToolCallContext,
-): Promise<AfterToolCallResult | undefined> {
+): Promise<{ result: AgentToolResult; isError: boolean }> {
+  let after: AfterToolCallResult | undefined;
   try {
-    return await deps.hooks.afterToolCall?.(context);
+    after = await hooks.afterToolCall?.(context);
   } catch (error) {
-    await published.abandon();
-    throw error;
+    return {
+      result: {
+        content: [textContent(`afterToolCall failed for "${context.toolName}": ${messageOf(error)}`)],
+        details: { error: messageOf(error) },
+        usage: null,
+        terminate: false,
+      },
+      isError: true,
+    };
   }
+  if (!after) return { result: context.result, isError: context.isError };
+  const { isError, ...replaced } = after;
+  return { result: { ...context.result, ...replaced }, isError: isError ?? context.isError };
 }
 
 /** Enough of a result for a progress line; the full result is in the transcript. */
@@ -152,10 +162,10 @@ function givesUp(error: unknown, attempt: number, maximumAttempts: number): bool
   return maximumAttempts > 0 && attempt >= maximumAttempts;
 }
 
-function failureResult(toolName: string, error: unknown, attempt: number): AgentToolResult {
+function failureResult(toolName: string, error: unknown, attempt: number, text?: string): AgentToolResult {
   const retried = attempt > 1 ? ` (after ${attempt} attempts)` : '';
   return {
-    content: [textContent(`Tool "${toolName}" failed${retried}: ${messageOf(error)}`)],
+    content: [textContent(text ?? `Tool "${toolName}" failed${retried}: ${messageOf(error)}`)],
     details: { error: messageOf(error), attempt },
     usage: null,
     terminate: false,

@@ -47,7 +47,6 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         input,
       );
     },
-    prepareToolCalls: prepare,
     executeTool: (input) => {
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,

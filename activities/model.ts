@@ -16,6 +16,7 @@ import type { ToolRegistry } from '../src/registry.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
+import { StreamedContent } from './streamedContent.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
 
 export interface ModelDependencies {
@@ -23,7 +24,7 @@ export interface ModelDependencies {
   registry: ToolRegistry;
   contexts: ModelContextReader;
   warn: (message: string) => void;
-  /** PREPARE, for calls that ask for it (`prepareToolCalls`). */
+  /** PREPARE of the reply's tool calls. */
   prepare: (input: PrepareToolCallsInput) => Promise<PreparedToolCall[]>;
 }
 
@@ -53,7 +54,7 @@ export async function callModel(
   const stopHeartbeats = heartbeatWhileRunning(context);
   try {
     const reply = await streamModelCall(deps, openai, input, context);
-    if (!input.prepareToolCalls || reply.toolCalls.length === 0) return reply;
+    if (reply.toolCalls.length === 0) return reply;
     const { conversationId, turn } = input;
     return { ...reply, prepared: await deps.prepare({ conversationId, turn, toolCalls: reply.toolCalls }) };
   } finally {
@@ -77,9 +78,7 @@ async function streamModelCall(
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
   const tools = deps.registry.tools();
-  const events = activityEventPublisher(input.turn, deps.warn, {
-    eventsInResult: input.eventsInResult === true,
-  });
+  const events = activityEventPublisher(input.turn, deps.warn);
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
   // dead worker's sticky queue delays the context query of the retried call).
@@ -102,17 +101,15 @@ async function streamModelCall(
       },
       { signal: context.cancellationSignal },
     );
-    // Providers that answer with content blocks send them whole in one delta; the stream's
-    // accumulator only concatenates strings, so the blocks are kept aside.
-    let contentBlocks: unknown[] | undefined;
+    const content = new StreamedContent();
     for await (const chunk of stream) {
-      const content: unknown = chunk.choices[0]?.delta?.content;
-      if (typeof content === 'string') text.add(content);
-      else if (Array.isArray(content)) contentBlocks = content;
+      const delta: unknown = chunk.choices[0]?.delta?.content;
+      text.add(content.add(delta));
     }
     const completion = await stream.finalChatCompletion();
     const choice = completion.choices[0];
-    if (contentBlocks && choice) (choice.message as { content: unknown }).content = contentBlocks;
+    const blocks = content.blocks();
+    if (blocks && choice) (choice.message as { content: unknown }).content = blocks;
     const message = parseAssistantMessage(completion, model);
     text.flush();
     announce();

@@ -208,14 +208,18 @@ export class Conversation {
     return this.handle.query<number>('__temporal_workflow_stream_offset');
   }
 
-  /** Lets a tool call that waits for approval run. Throws when no call with that id is waiting. */
-  approve(toolCallId: string): Promise<ApprovalOutcome> {
-    return this.#decide({ toolCallId, approve: true });
+  /**
+   * Lets a tool call that waits for approval run. `approvalId` is the pending approval's
+   * `approvalId`, or its tool call id while no other waiting call has the same one. Throws when
+   * nothing waiting matches, or the call was settled meanwhile (by its timeout).
+   */
+  approve(approvalId: string): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: true });
   }
 
-  /** Refuses a tool call that waits for approval; the model gets the reason as the tool's error. */
-  deny(toolCallId: string, reason?: string): Promise<ApprovalOutcome> {
-    return this.#decide({ toolCallId, approve: false, ...(reason ? { reason } : {}) });
+  /** Refuses a tool call that waits for approval (named as for `approve`); the model gets the reason. */
+  deny(approvalId: string, reason?: string): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: false, ...(reason ? { reason } : {}) });
   }
 
   async #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {

@@ -47,13 +47,6 @@ export interface CallModelInput {
   turn: number;
   messageCount: number;
   model?: string;
-  /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
-  eventsInResult?: boolean;
-  /**
-   * PREPARE the reply's tool calls in this activity and return them as `prepared`: one activity and
-   * one workflow task fewer per tool batch than a separate `prepareToolCalls`.
-   */
-  prepareToolCalls?: boolean;
 }
 
 /**
@@ -64,7 +57,10 @@ export interface CallModelInput {
  */
 export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messageText' }))[];
 
-/** A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd when asked. */
+/**
+ * A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd
+ * in the same activity (one activity and one workflow task fewer per batch than a PREPARE of its own).
+ */
 export type CallModelOutput = AssistantMessage & { events?: ActivityEvents; prepared?: PreparedToolCall[] };
 
 /** What the model-call activity reads from the workflow (through a query) to build the request. */
@@ -115,8 +111,6 @@ export interface ExecuteToolInput {
   args: ToolArguments;
   /** The attempt on which a thrown error becomes an error result instead of a retry. */
   maximumAttempts: number;
-  /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
-  eventsInResult?: boolean;
 }
 
 export interface ExecuteToolOutput {
@@ -128,7 +122,6 @@ export interface ExecuteToolOutput {
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
   callModel(input: CallModelInput): Promise<CallModelOutput>;
-  prepareToolCalls(input: PrepareToolCallsInput): Promise<PreparedToolCall[]>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;

@@ -277,6 +277,12 @@ export type AgentEvent =
       result: AgentToolResult;
       isError: boolean;
       attempt: number;
+      /**
+       * True when this attempt failed and Temporal runs the call again: `result` is this attempt's
+       * error, and the next attempt emits its own `toolExecutionStart` and `toolExecutionEnd`. Every
+       * start gets an end, except when the worker itself dies during the attempt.
+       */
+      willRetry: boolean;
     };
 
 /**
@@ -345,7 +351,14 @@ export interface ConversationSummary {
 
 /** A tool call waiting for a person to approve or deny it. */
 export interface PendingApproval {
+  /**
+   * What to answer it by: unique in the conversation, unlike `toolCallId` (models may repeat an id,
+   * even within one batch). It is the call's activity id, `tool-<turn>-<toolCallId>` (with `-2`,
+   * `-3`… for a repeated id), as the Web UI shows it.
+   */
+  approvalId: string;
   turn: number;
+  /** The model's id for the call. */
   toolCallId: string;
   toolName: string;
   args: ToolArguments;
@@ -359,14 +372,22 @@ export interface PendingApproval {
 
 /** A person's answer to a pending approval (the `decideToolCall` Update's argument). */
 export interface ApprovalDecision {
-  toolCallId: string;
+  /**
+   * The waiting call's `approvalId`. Its `toolCallId` is accepted too while no other waiting call
+   * has the same one; otherwise the decision is refused with the approval ids to choose from.
+   */
+  approvalId: string;
   approve: boolean;
   /** Shown to the model with a denial. */
   reason?: string;
 }
 
-/** How an approval was settled. */
+/**
+ * How an approval was settled. Settled once: a decision that comes after the timeout policy applied
+ * is refused, and one that arrives together with the timeout (in one workflow task) wins over it.
+ */
 export interface ApprovalOutcome {
+  approvalId: string;
   toolCallId: string;
   approved: boolean;
   /**
@@ -400,7 +421,15 @@ export type ConversationEvent = EventOrigin &
     | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
     | { type: 'toolStart'; toolCallId: string; toolName: string; summary: string }
     | { type: 'toolProgress'; toolCallId: string; toolName: string; partialResult: Record<string, unknown> }
-    | { type: 'toolEnd'; toolCallId: string; toolName: string; isError: boolean; text: string }
+    /** A tool call's attempt ended; with `willRetry` it failed and runs again (a new `toolStart`). */
+    | {
+        type: 'toolEnd';
+        toolCallId: string;
+        toolName: string;
+        isError: boolean;
+        willRetry: boolean;
+        text: string;
+      }
     | { type: 'approvalRequested'; approval: PendingApproval }
     | { type: 'approvalResolved'; outcome: ApprovalOutcome }
     | { type: 'turnEnd'; result: TurnResult }

@@ -9,6 +9,8 @@ export interface ApprovalPolicy {
 }
 
 export interface ApprovalRequest {
+  /** Unique in the conversation (the call's activity id), unlike the model's tool call id. */
+  approvalId: string;
   turn: number;
   toolCallId: string;
   toolName: string;
@@ -18,7 +20,8 @@ export interface ApprovalRequest {
 
 /**
  * Tool calls waiting for a person. The wait is a workflow condition, so it survives worker restarts;
- * the decision arrives as an Update and is recorded in history.
+ * the decision arrives as an Update and is recorded in history. Calls are keyed by their approval id:
+ * a model may give two calls of one batch the same tool call id.
  */
 export class Approvals {
   readonly #pending: PendingApproval[] = [];
@@ -38,19 +41,23 @@ export class Approvals {
 
   /** Why a decision cannot be applied, or `null` when it can (the Update's validator). */
   problem(decision: ApprovalDecision): string | null {
-    if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
-      return 'A decision needs a toolCallId and approve: true or false';
+    if (typeof decision?.approvalId !== 'string' || typeof decision.approve !== 'boolean') {
+      return 'A decision needs an approvalId and approve: true or false';
     }
-    if (!this.#pending.some((approval) => approval.toolCallId === decision.toolCallId)) {
-      const waiting = this.#pending.map((approval) => approval.toolCallId).join(', ') || 'none';
-      return `No tool call "${decision.toolCallId}" is waiting for approval (waiting: ${waiting})`;
-    }
-    return null;
+    const found = this.#find(decision.approvalId);
+    return typeof found === 'string' ? found : null;
   }
 
+  /**
+   * Settles a waiting call. Throws (failing the Update, not the workflow) when the call was settled
+   * in the meantime, e.g. by its timeout in the same workflow task: a settled call is never changed.
+   */
   decide(decision: ApprovalDecision): ApprovalOutcome {
+    const approval = this.#find(decision.approvalId);
+    if (typeof approval === 'string') throw new Error(approval);
     const outcome: ApprovalOutcome = {
-      toolCallId: decision.toolCallId,
+      approvalId: approval.approvalId,
+      toolCallId: approval.toolCallId,
       approved: decision.approve,
       decidedBy: 'person',
       ...(decision.reason ? { reason: decision.reason } : {}),
@@ -63,6 +70,7 @@ export class Approvals {
   async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
     const requestedAt = Date.now();
     const { timeout, onTimeout } = this.#policy;
+    const { approvalId, toolCallId } = request;
     const approval: PendingApproval = {
       ...request,
       requestedAt,
@@ -70,38 +78,58 @@ export class Approvals {
     };
     this.#pending.push(approval);
     this.#events.publish(request.turn, { type: 'approvalRequested', approval });
-    const decided = () => this.#decided.has(request.toolCallId);
-    let inTime = true;
+    const decided = () => this.#decided.has(approvalId);
     try {
-      if (timeout) inTime = await condition(decided, timeout);
+      if (timeout) await condition(decided, timeout);
       else await condition(decided);
     } catch (error) {
       // The turn was cancelled while the call waited: nobody needs to answer any more.
-      this.#settle({ toolCallId: request.toolCallId, approved: false, decidedBy: 'cancelled' });
-      this.#decided.delete(request.toolCallId);
-      this.#events.publish(request.turn, {
-        type: 'approvalResolved',
-        outcome: { toolCallId: request.toolCallId, approved: false, decidedBy: 'cancelled' },
-      });
+      const outcome: ApprovalOutcome = { approvalId, toolCallId, approved: false, decidedBy: 'cancelled' };
+      this.#settle(outcome);
+      this.#decided.delete(approvalId);
+      this.#events.publish(request.turn, { type: 'approvalResolved', outcome });
       throw error;
     }
-    if (!inTime) {
+    // A decision that arrived in the same workflow task as the timeout wins over it.
+    if (!decided()) {
       this.#settle({
-        toolCallId: request.toolCallId,
+        approvalId,
+        toolCallId,
         approved: onTimeout === 'approve',
         decidedBy: 'timeout',
         reason: `nobody answered within ${timeout}`,
       });
     }
-    const outcome = this.#decided.get(request.toolCallId) as ApprovalOutcome;
-    this.#decided.delete(request.toolCallId);
+    const outcome = this.#decided.get(approvalId) as ApprovalOutcome;
+    this.#decided.delete(approvalId);
     this.#events.publish(request.turn, { type: 'approvalResolved', outcome });
     return outcome;
   }
 
+  /**
+   * The waiting call a decision names, or why there is none: by approval id, or by tool call id
+   * when exactly one waiting call has it.
+   */
+  #find(id: string): PendingApproval | string {
+    const byApprovalId = this.#pending.find((approval) => approval.approvalId === id);
+    if (byApprovalId) return byApprovalId;
+    const byToolCallId = this.#pending.filter((approval) => approval.toolCallId === id);
+    const [only] = byToolCallId;
+    if (only && byToolCallId.length === 1) return only;
+    if (byToolCallId.length > 1) {
+      const ids = byToolCallId.map((approval) => approval.approvalId).join(', ');
+      return `Several calls with tool call id "${id}" are waiting; answer one by its approval id: ${ids}`;
+    }
+    const waiting =
+      this.#pending
+        .map((approval) => `${approval.approvalId} (${approval.toolName}, tool call ${approval.toolCallId})`)
+        .join(', ') || 'none';
+    return `No tool call "${id}" is waiting for approval (waiting: ${waiting})`;
+  }
+
   #settle(outcome: ApprovalOutcome): void {
-    const index = this.#pending.findIndex((approval) => approval.toolCallId === outcome.toolCallId);
+    const index = this.#pending.findIndex((approval) => approval.approvalId === outcome.approvalId);
     if (index >= 0) this.#pending.splice(index, 1);
-    this.#decided.set(outcome.toolCallId, outcome);
+    this.#decided.set(outcome.approvalId, outcome);
   }
 }

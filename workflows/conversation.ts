@@ -148,8 +148,8 @@ export async function conversationWorkflow(
     }
     turn += 1;
     turnsThisRun += 1;
-    // Before asking for the worker's model (a local activity in older runs): a first patched() call
-    // right after a local activity in the same workflow task failed to replay (TMPRL1100).
+    // Followers let go for a new run that a prompt then put off: they follow this turn here.
+    if (events.detached) events.reattachFollowers();
     updateSearchAttributes('running', turn);
     running = new CancellationScope();
     workerModel ??= await workerDefaultModel(settings);

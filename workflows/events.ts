@@ -21,8 +21,8 @@ export interface EventLogCarryOver {
  * publishes itself cost no history of their own: they are rebuilt on replay.
  */
 export class ConversationEvents {
-  readonly #stream: WorkflowStream;
-  readonly #topic: WorkflowTopicHandle<ConversationEvent>;
+  #stream: WorkflowStream;
+  #topic: WorkflowTopicHandle<ConversationEvent>;
   #seq: number;
   #detached = false;
 
@@ -58,6 +58,17 @@ export class ConversationEvents {
   detachFollowers(): void {
     this.#detached = true;
     this.#stream.detachPollers();
+  }
+
+  /**
+   * Takes followers back after `detachFollowers`, when a turn must run in this run after all. The
+   * stream has no way back from detaching, so it is rebuilt from its own state (which registers its
+   * handlers anew); polls already let go have returned.
+   */
+  reattachFollowers(): void {
+    this.#stream = new WorkflowStream(this.#stream.getState());
+    this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
+    this.#detached = false;
   }
 
   /**

@@ -1,4 +1,5 @@
-import { patched, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
@@ -7,21 +8,24 @@ import {
 } from '../src/searchAttributes.ts';
 
 /**
- * Keeps `YiemStatus` and `YiemTurns` current. Only conversations the client started with `YiemAgent`
- * set do so: that proves the namespace has the attributes registered, and a namespace without them
- * would fail every workflow task that upserted them. Histories from before this existed replay unchanged.
+ * Keeps `YiemStatus` and `YiemTurns` current, upserting only the attributes that changed (the client
+ * starts a conversation as `idle` at turn 0, and a new run starts with the last run's values). Only
+ * conversations the client started with `YiemAgent` set do so: that proves the namespace has the
+ * attributes registered, and a namespace without them would fail every workflow task that upserted them.
  */
 export function searchAttributeUpdater(): (status: ConversationSearchStatus, turns: number) => void {
-  let last = '';
+  const attributes = workflowInfo().typedSearchAttributes;
+  const enabled = attributes.get(YIEM_AGENT) !== undefined;
+  let lastStatus = attributes.get(YIEM_STATUS);
+  let lastTurns = attributes.get(YIEM_TURNS);
   return (status, turns) => {
-    if (workflowInfo().typedSearchAttributes.get(YIEM_AGENT) === undefined) return;
-    if (!patched('yiem-search-attributes')) return;
-    const key = `${status}/${turns}`;
-    if (key === last) return;
-    last = key;
-    upsertSearchAttributes([
-      { key: YIEM_STATUS, value: status },
-      { key: YIEM_TURNS, value: turns },
-    ]);
+    if (!enabled) return;
+    const changed: SearchAttributeUpdatePair[] = [];
+    if (status !== lastStatus) changed.push({ key: YIEM_STATUS, value: status });
+    if (turns !== lastTurns) changed.push({ key: YIEM_TURNS, value: turns });
+    if (changed.length === 0) return;
+    lastStatus = status;
+    lastTurns = turns;
+    upsertSearchAttributes(changed);
   };
 }

@@ -3,16 +3,13 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
 import { toolErrorMessage } from '../src/messages.ts';
 import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import type {
-  AgentToolCall,
   ApprovalOutcome,
   AssistantMessage,
   Message,
@@ -24,41 +21,17 @@ import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 
-const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
-});
-
-const { prepareToolCalls: prepareToolCallsActivity } = proxyActivities<AgentActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
-  summary: 'PREPARE',
-});
-
-const { defaultModel: defaultModelActivity } = proxyActivities<AgentActivities>({
+const { defaultModel } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "the worker's default model",
 });
 
-const { listTools: listToolsActivity } = proxyActivities<AgentActivities>({
+const { listTools } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: 'the tools this worker serves',
 });
-
-/*
- * Every activity the workflow schedules is a regular one. As a local activity, a result could be
- * recorded in one workflow task and handled in the next, after an Update accepted there; replay then
- * handled them in the other order and failed (TMPRL1100, seen with event-stream followers). The
- * local-activity branches replay the conversations recorded before each change.
- */
-
-function prepareBatch(
-  input: Parameters<AgentActivities['prepareToolCalls']>[0],
-): Promise<PreparedToolCall[]> {
-  return patched('prepare-as-activity') ? prepareToolCallsActivity(input) : prepareToolCalls(input);
-}
 
 /** What one turn needs from its conversation. */
 export interface TurnContext {
@@ -85,9 +58,15 @@ export interface TurnContext {
 export async function runTurn(context: TurnContext): Promise<TurnResult> {
   const { turn, settings, messages } = context;
   const callModel = modelActivity(context);
+  const activityIds = new Set<string>();
   for (let modelCalls = 0; ; modelCalls++) {
-    if (CancellationScope.current().consideredCancelled) return cancelledTurn(turn);
+    // The turn owns the messages it was started for, even when it is cancelled before its first
+    // model call (during the default-model lookup, say): their prompts get the cancelled result.
+    // Messages that arrive during a turn that is then cancelled wait for the next turn.
+    const cancelled = CancellationScope.current().consideredCancelled;
+    if (cancelled && modelCalls > 0) return cancelledTurn(turn);
     context.drainPending();
+    if (cancelled) return cancelledTurn(turn);
     if (modelCalls >= settings.maxModelCallsPerTurn) {
       return {
         turn,
@@ -97,7 +76,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       };
     }
     let assistant: AssistantMessage;
-    let prepared: PreparedToolCall[] | undefined;
+    let prepared: PreparedToolCall[];
     try {
       const {
         events,
@@ -108,12 +87,10 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         turn,
         messageCount: messages.length,
         ...(settings.model ? { model: settings.model } : {}),
-        eventsInResult: true,
-        prepareToolCalls: true,
       });
       if (events) context.publishFromResult(events, reply.content);
       assistant = reply;
-      prepared = preparedInCall;
+      prepared = preparedInCall ?? [];
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
@@ -121,7 +98,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     messages.push(assistant);
     if (assistant.toolCalls.length === 0) return { turn, status: 'completed', reply: assistant.content };
 
-    const batch = await runToolCalls(context, assistant.toolCalls, prepared);
+    const batch = await runToolCalls(context, prepared, activityIds);
     messages.push(...batch.results);
     if (batch.cancelled) return cancelledTurn(turn);
     if (batch.terminate) {
@@ -154,38 +131,21 @@ function modelActivity(context: TurnContext): AgentActivities['callModel'] {
 }
 
 /**
- * PREPARE the batch, unless the model call already did, then EXECUTE the ready calls group by group.
- * Results are returned in the order the model asked for them, whatever order they finished in. When
- * the turn is cancelled, every call still gets a result: the ones that did not finish say they were
- * cancelled.
- *
- * Whether PREPARE ran in the model call is read from the recorded result, not decided by this code,
- * so conversations recorded with a separate PREPARE activity replay it, without a patch.
+ * EXECUTE the batch the model call PREPAREd, group by group. Results are returned in the order the
+ * model asked for them, whatever order they finished in. When the turn is cancelled, every call still
+ * gets a result: the ones that did not finish say they were cancelled. The batch terminates the turn
+ * only when every call in it asked to (as in the seed and pi-agent-core): a call answered in
+ * PREPARE, denied, failed or cancelled did not.
  */
 async function runToolCalls(
   context: TurnContext,
-  toolCalls: AgentToolCall[],
-  preparedInCall: PreparedToolCall[] | undefined,
+  prepared: PreparedToolCall[],
+  activityIds: Set<string>,
 ): Promise<{ results: ToolResultMessage[]; terminate: boolean; cancelled: boolean }> {
-  let prepared: PreparedToolCall[];
-  try {
-    prepared =
-      preparedInCall ??
-      (await prepareBatch({
-        conversationId: context.conversationId,
-        turn: context.turn,
-        toolCalls,
-      }));
-  } catch (error) {
-    if (!isCancellation(error)) throw error;
-    const results = toolCalls.map((call) => cancelledResult(call.id, call.name));
-    return { results, terminate: false, cancelled: true };
-  }
   const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
     call.kind === 'immediate' ? call.message : undefined,
   );
-  let terminate = false;
-  const activityIds = new Set<string>();
+  const terminated: boolean[] = prepared.map(() => false);
   const scope = CancellationScope.current();
   for (const group of planExecutionGroups(prepared, context.settings.toolExecution)) {
     if (scope.consideredCancelled) break;
@@ -199,7 +159,7 @@ async function runToolCalls(
           uniqueActivityId(activityIds, context.turn, call.toolCallId),
         );
         results[index] = outcome.message;
-        terminate ||= outcome.terminate;
+        terminated[index] = outcome.terminate;
       }),
     );
   }
@@ -209,7 +169,7 @@ async function runToolCalls(
         results[index] ??
         (call.kind === 'ready' ? cancelledResult(call.toolCallId, call.toolName) : call.message),
     ),
-    terminate,
+    terminate: terminated.length > 0 && terminated.every(Boolean),
     cancelled: scope.consideredCancelled,
   };
 }
@@ -223,6 +183,7 @@ async function executeToolCall(
     let outcome: ApprovalOutcome;
     try {
       outcome = await context.requestApproval({
+        approvalId: activityId,
         turn: context.turn,
         toolCallId: call.toolCallId,
         toolName: call.toolName,
@@ -259,7 +220,6 @@ async function executeToolCall(
       toolName: call.toolName,
       args: call.args,
       maximumAttempts: call.policy.retry.maximumAttempts,
-      eventsInResult: true,
     });
     if (events) context.publishFromResult(events);
     return outcome;
@@ -272,7 +232,11 @@ async function executeToolCall(
   }
 }
 
-/** Activity ids derive from the tool call id; a model that repeats an id still gets unique ones. */
+/**
+ * Activity ids derive from the tool call id and are unique in the turn, so unique in the
+ * conversation: a model that repeats an id still gets distinct calls, and the approval of a call is
+ * named by its activity id.
+ */
 function uniqueActivityId(taken: Set<string>, turn: number, toolCallId: string): string {
   const base = `tool-${turn}-${toolCallId}`;
   let id = base;
@@ -291,15 +255,16 @@ function failureMessage(error: unknown): string {
 }
 
 /**
- * The worker's default model, asked once per conversation so that model calls are named in the Web
- * UI. Conversations recorded before this existed replay without asking.
+ * The worker's default model, asked once per run so that model calls are named in the Web UI.
+ * A regular activity, not a local one: a local activity's result can be recorded in one workflow
+ * task and handled in the next, after an Update accepted there, and replay then handles them in the
+ * other order (TMPRL1100).
  */
 export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
-  if (settings.model || !patched('yiem-model-name')) return undefined;
-  return patched('default-model-as-activity') ? defaultModelActivity() : defaultModel();
+  return settings.model ? undefined : defaultModel();
 }
 
 /** The tools the worker serves, for the `tools` Update. */
 export function workerTools(): Promise<ToolInfo[]> {
-  return patched('list-tools-as-activity') ? listToolsActivity() : listTools();
+  return listTools();
 }

@@ -37,8 +37,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
       const answer = (await lines.ask(`Approve ${approval.toolName}? [y/n] `))?.trim().toLowerCase();
       const approved = answer === 'y' || answer === 'yes';
       const decide = approved
-        ? conversation.approve(approval.toolCallId)
-        : conversation.deny(approval.toolCallId, 'the user said no in the chat');
+        ? conversation.approve(approval.approvalId)
+        : conversation.deny(approval.approvalId, 'the user said no in the chat');
       await decide.catch((error: Error) => view.notice(`(could not answer: ${error.message})`));
       return approved;
     },

@@ -204,11 +204,11 @@ function untilInterrupted(): Promise<void> {
 }
 
 /** `yiem approve`: lets a tool call that waits for approval run. */
-export async function approveCommand(id: string, toolCallId: string, flags: ConnectionFlags): Promise<void> {
+export async function approveCommand(id: string, approvalId: string, flags: ConnectionFlags): Promise<void> {
   const client = await connectedClient(connectionConfig(flags));
   try {
-    await client.getConversation(id).approve(toolCallId);
-    console.log(`Approved ${toolCallId}.`);
+    await client.getConversation(id).approve(approvalId);
+    console.log(`Approved ${approvalId}.`);
   } finally {
     await client.close();
   }
@@ -217,13 +217,13 @@ export async function approveCommand(id: string, toolCallId: string, flags: Conn
 /** `yiem deny`: refuses a tool call that waits for approval; the model gets the reason. */
 export async function denyCommand(
   id: string,
-  toolCallId: string,
+  approvalId: string,
   flags: ConnectionFlags & { reason?: string },
 ): Promise<void> {
   const client = await connectedClient(connectionConfig(flags));
   try {
-    await client.getConversation(id).deny(toolCallId, flags.reason);
-    console.log(`Denied ${toolCallId}.`);
+    await client.getConversation(id).deny(approvalId, flags.reason);
+    console.log(`Denied ${approvalId}.`);
   } finally {
     await client.close();
   }

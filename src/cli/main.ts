@@ -90,12 +90,12 @@ connectionOptions(program.command('history').description("print a conversation's
 
 connectionOptions(program.command('approve').description('approve a tool call that waits for approval'))
   .argument('<conversationId>')
-  .argument('<toolCallId>')
+  .argument('<approvalId>', 'the approval id, or the tool call id when only one waiting call has it')
   .action(approveCommand);
 
 connectionOptions(program.command('deny').description('deny a tool call that waits for approval'))
   .argument('<conversationId>')
-  .argument('<toolCallId>')
+  .argument('<approvalId>', 'the approval id, or the tool call id when only one waiting call has it')
   .option('--reason <text>', 'why; the model reads it')
   .action(denyCommand);
 

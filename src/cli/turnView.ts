@@ -32,7 +32,7 @@ export class TurnView {
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
   #approvals: Promise<void> = Promise.resolve();
-  /** Approvals asked about or queued and not yet resolved, by {@link approvalKey}. */
+  /** Approvals asked about or queued and not yet resolved, by approval id. */
   readonly #openApprovals = new Set<string>();
 
   constructor(options: TurnViewOptions) {
@@ -75,14 +75,18 @@ export class TurnView {
       }
       case 'toolEnd':
         this.#tools.delete(event.toolCallId);
-        this.#line(`  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${event.text}`);
+        this.#line(
+          event.willRetry
+            ? `  ↻ ${event.toolName}: ${event.text} (trying again)`
+            : `  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${event.text}`,
+        );
         this.#drawSpinner();
         return;
       case 'approvalRequested':
         this.#request(event.approval);
         return;
       case 'approvalResolved':
-        this.#openApprovals.delete(approvalKey(event.turn, event.outcome.toolCallId));
+        this.#openApprovals.delete(event.outcome.approvalId);
         if (event.outcome.decidedBy === 'timeout') {
           const verdict = event.outcome.approved ? 'approved' : 'denied';
           this.#line(`  ⏱ ${event.outcome.toolCallId} ${verdict}: ${event.outcome.reason ?? 'timed out'}`);
@@ -138,7 +142,7 @@ export class TurnView {
   }
 
   #request(approval: PendingApproval): void {
-    const key = approvalKey(approval.turn, approval.toolCallId);
+    const key = approval.approvalId;
     if (this.#openApprovals.has(key)) return;
     this.#openApprovals.add(key);
     this.#approvals = this.#approvals.then(() => this.#ask(approval, key));
@@ -191,11 +195,6 @@ export class TurnView {
   #write(text: string): void {
     this.#options.output.write(text);
   }
-}
-
-/** Models may reuse a tool call id in a later turn, so the turn is part of what names an approval. */
-function approvalKey(turn: number, toolCallId: string): string {
-  return `${turn}:${toolCallId}`;
 }
 
 /** `{ status: 'Downloading', percent: 40 }` → `status: Downloading, percent: 40`. */

@@ -58,6 +58,16 @@ export interface ContentBlocksReply extends ScriptedReplyTiming {
   kind: 'contentBlocks';
   blocks: unknown[];
   /**
+   * When streaming, send the blocks this many to a delta, after `text`, instead of all of them in the
+   * opening delta: providers that stream content blocks do either.
+   */
+  blocksPerDelta?: number;
+  /**
+   * Plain text streamed as string deltas before the blocks (without streaming, a leading text
+   * block), as providers that mix both do.
+   */
+  text?: string;
+  /**
    * finish_reason to report. Defaults to `tool_calls` when any block has `type: 'tool_call'` (what such a
    * provider reports when it wants tools run), otherwise `stop`.
    */
@@ -172,6 +182,8 @@ interface Completion {
   created: number;
   model: string;
   content: string | unknown[] | null;
+  /** How content blocks stream, when they do not travel whole in the opening delta. */
+  streamedBlocks?: { text: string; blocks: unknown[]; perDelta: number };
   toolCalls: WireToolCall[];
   finishReason: FinishReason;
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
@@ -383,11 +395,20 @@ function buildCompletion(
   const content = replyContent(reply);
   const promptTokens = estimateTokens(JSON.stringify([body.messages, body.tools ?? []]));
   const completionTokens = estimateTokens(JSON.stringify([content, toolCalls]));
+  const streamedBlocks =
+    reply.kind === 'contentBlocks' && (reply.blocksPerDelta || reply.text)
+      ? {
+          text: reply.text ?? '',
+          blocks: reply.blocks,
+          perDelta: reply.blocksPerDelta ?? reply.blocks.length,
+        }
+      : undefined;
   return {
     id: `chatcmpl-${state.completionCount}`,
     created: Math.floor(Date.now() / 1000),
     model: body.model,
     content,
+    ...(streamedBlocks ? { streamedBlocks } : {}),
     toolCalls,
     finishReason: replyFinishReason(reply),
     usage: {
@@ -405,7 +426,7 @@ function replyContent(reply: TextReply | ToolCallsReply | ContentBlocksReply): s
     case 'toolCalls':
       return reply.text ?? null;
     case 'contentBlocks':
-      return reply.blocks;
+      return reply.text ? [{ type: 'text', text: reply.text }, ...reply.blocks] : reply.blocks;
   }
 }
 
@@ -457,8 +478,17 @@ function completionBody(completion: Completion): Record<string, unknown> {
 /** Deltas in the order OpenAI sends them: role first, then content, then each tool call, then nothing. */
 function streamDeltas(completion: Completion, chunkSize: number | undefined): Record<string, unknown>[] {
   const deltas: Record<string, unknown>[] = [];
-  const { content } = completion;
-  // Array content (content blocks) cannot be split meaningfully, so it travels whole in the opening delta.
+  const { content, streamedBlocks } = completion;
+  if (streamedBlocks) {
+    deltas.push({ role: 'assistant', content: '', refusal: null });
+    for (const piece of splitIntoPieces(streamedBlocks.text, chunkSize)) deltas.push({ content: piece });
+    const perDelta = Math.max(1, streamedBlocks.perDelta);
+    for (let start = 0; start < streamedBlocks.blocks.length; start += perDelta) {
+      deltas.push({ content: streamedBlocks.blocks.slice(start, start + perDelta) });
+    }
+    return deltas;
+  }
+  // By default content blocks travel whole in the opening delta.
   deltas.push({ role: 'assistant', content: typeof content === 'string' ? '' : content, refusal: null });
   if (typeof content === 'string') {
     for (const piece of splitIntoPieces(content, chunkSize)) deltas.push({ content: piece });

@@ -99,6 +99,19 @@ const secret: AgentTool = {
   execute: () => textResult('the password is hunter2', { raw: 'hunter2' }),
 };
 
+/** afterToolCall throws for it, after it ran. */
+const audited: AgentTool = {
+  name: 'audited',
+  label: 'Audited',
+  description: 'Runs, then its audit hook fails',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  execute: (_id, args) => {
+    record('audited', args);
+    return textResult('audited work done');
+  },
+};
+
 const toolResults = async (agent: TestAgent, conversationId: string): Promise<ToolResultMessage[]> =>
   (await agent.client.getConversation(conversationId).messages()).filter(
     (message): message is ToolResultMessage => message.role === 'toolResult',
@@ -108,16 +121,18 @@ describe('the tool pipeline against a real Temporal server', () => {
   let agent: TestAgent;
   beforeAll(async () => {
     agent = await startTestAgent({
-      tools: [bookTable, findRoute, progress, explode, finish, secret],
+      tools: [bookTable, findRoute, progress, explode, finish, secret, audited],
       hooks: {
         beforeToolCall: ({ toolName, args }) =>
           toolName === 'bookTable' && args.restaurant === 'Closed Kitchen'
             ? { block: true, reason: 'that restaurant is on the deny list' }
             : undefined,
-        afterToolCall: ({ toolName }) =>
-          toolName === 'secret'
+        afterToolCall: ({ toolName }) => {
+          if (toolName === 'audited') throw new Error('the audit log is unreachable');
+          return toolName === 'secret'
             ? { content: [textContent('[redacted]')], details: {}, isError: false }
-            : undefined,
+            : undefined;
+        },
       },
     });
   });
@@ -209,7 +224,7 @@ describe('the tool pipeline against a real Temporal server', () => {
   it('answers an unknown tool with the list of available tools', async () => {
     const { toolResult, activities } = await runOneToolTurn('teleport', {});
     expect(toolResult?.content[0]?.text).toBe(
-      'Tool "teleport" not found. Available tools: bookTable, findRoute, progress, explode, finish, secret',
+      'Tool "teleport" not found. Available tools: bookTable, findRoute, progress, explode, finish, secret, audited',
     );
     expect(activities.some((a) => a.type === 'executeTool')).toBe(false);
   });
@@ -303,6 +318,103 @@ describe('the tool pipeline against a real Temporal server', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
     const result = await conversation.send('finish up');
     expect(result).toMatchObject({ status: 'terminated', reply: 'All done.' });
+    expect(agent.model.requestCount - before).toBe(1);
+  });
+
+  it('turns a throwing afterToolCall into an error result; the tool runs once', async () => {
+    const { result, toolResult } = await runOneToolTurn('audited', {});
+    expect(result.status).toBe('completed');
+    expect(toolResult).toMatchObject({
+      isError: true,
+      content: [{ text: 'afterToolCall failed for "audited": the audit log is unreachable' }],
+    });
+    expect(executed.audited).toHaveLength(1);
+    expect(agent.events.map((e) => e.type)).toEqual(['toolExecutionStart', 'toolExecutionEnd']);
+  });
+
+  it('ends every toolExecutionStart with a toolExecutionEnd, a failed attempt that is retried too', async () => {
+    const { conversation } = await runOneToolTurn('explode', { kind: 'other' });
+    expect(
+      agent.events.map((e) => [e.type, e.attempt, e.type === 'toolExecutionEnd' && e.willRetry]),
+    ).toEqual([
+      ['toolExecutionStart', 1, false],
+      ['toolExecutionEnd', 1, true],
+      ['toolExecutionStart', 2, false],
+      ['toolExecutionEnd', 2, false],
+    ]);
+    const logged: string[] = [];
+    for await (const event of conversation.events({ fromOffset: 0 })) {
+      if (event.type === 'toolStart') logged.push(`start ${event.attempt}`);
+      if (event.type === 'toolEnd') logged.push(`end ${event.attempt}${event.willRetry ? ' (retried)' : ''}`);
+      if (event.type === 'turnEnd') break;
+    }
+    expect(logged).toEqual(['start 1', 'end 1 (retried)', 'start 2', 'end 2']);
+  });
+
+  it('collects content blocks and text that stream over several deltas', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'contentBlocks',
+        text: 'Booking both. ',
+        blocksPerDelta: 1,
+        blocks: [
+          { type: 'text', text: 'One moment.' },
+          {
+            type: 'tool_call',
+            id: 'block_a',
+            name: 'bookTable',
+            arguments: { restaurant: 'Noma', guests: 2 },
+          },
+          {
+            type: 'tool_call',
+            id: 'block_b',
+            name: 'bookTable',
+            arguments: { restaurant: 'Alchemist', guests: 4 },
+          },
+        ],
+      },
+      { kind: 'text', text: 'Booked both.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    expect((await conversation.send('book two')).reply).toBe('Booked both.');
+    const [assistant] = (await conversation.messages()).filter((m) => m.role === 'assistant');
+    expect(assistant).toMatchObject({
+      content: 'Booking both. One moment.',
+      toolCalls: [{ id: 'block_a' }, { id: 'block_b' }],
+    });
+    expect((await toolResults(agent, conversation.id)).map((r) => r.content[0]?.text)).toEqual([
+      'Booked 2 at Noma (inside)',
+      'Booked 4 at Alchemist (inside)',
+    ]);
+  });
+
+  it('ends the turn only when every tool of the batch asks to terminate (as the seed does)', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_f', name: 'finish', arguments: { answer: 'Done?' } },
+          { id: 'call_b', name: 'bookTable', arguments: { restaurant: 'Noma', guests: 2 } },
+        ],
+      },
+      { kind: 'text', text: 'Booked, and done.' },
+    );
+    const mixed = await agent.client.startConversation({ systemPrompt: '' });
+    expect(await mixed.send('book and finish')).toMatchObject({
+      status: 'completed',
+      reply: 'Booked, and done.',
+    });
+
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      toolCalls: [
+        { id: 'call_f1', name: 'finish', arguments: { answer: 'One.' } },
+        { id: 'call_f2', name: 'finish', arguments: { answer: 'Two.' } },
+      ],
+    });
+    const before = agent.model.requestCount;
+    const all = await agent.client.startConversation({ systemPrompt: '' });
+    expect(await all.send('finish twice')).toMatchObject({ status: 'terminated', reply: 'One.\nTwo.' });
     expect(agent.model.requestCount - before).toBe(1);
   });
 });

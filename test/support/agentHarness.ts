@@ -56,6 +56,10 @@ export interface TestAgent {
   events: AgentEvent[];
   /** Shuts the worker down and starts a new one on the same task queue (workflows resume from history). */
   restartWorker(): Promise<void>;
+  /** Shuts the worker down; conversations wait, and what happens meanwhile reaches the next worker at once. */
+  stopWorker(): Promise<void>;
+  /** Starts a new worker on the same task queue after `stopWorker`. */
+  startWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -107,6 +111,13 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
     async restartWorker() {
       await current.worker.shutdown();
       await current.running;
+      current = await startWorker();
+    },
+    async stopWorker() {
+      await current.worker.shutdown();
+      await current.running;
+    },
+    async startWorker() {
       current = await startWorker();
     },
     async close() {

@@ -50,7 +50,24 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       item({ type: 'toolProgress', ...tool, partialResult: { step: 1, status: 'radar' }, ...origin(1, 1) }),
     );
     view.show(
-      item({ type: 'toolEnd', ...tool, isError: true, text: 'Tool "lookup" failed: down', ...origin(1, 2) }),
+      item({
+        type: 'toolEnd',
+        ...tool,
+        isError: true,
+        willRetry: true,
+        text: 'Tool "lookup" failed: busy',
+        ...origin(1, 2),
+      }),
+    );
+    view.show(
+      item({
+        type: 'toolEnd',
+        ...tool,
+        isError: true,
+        willRetry: false,
+        text: 'Tool "lookup" failed: down',
+        ...origin(2, 0),
+      }),
     );
     view.show(
       item({
@@ -63,6 +80,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       [
         '  ⚙ lookup(city: "Oslo")',
         '  … lookup: step: 1, status: radar',
+        '  ↻ lookup: Tool "lookup" failed: busy (trying again)',
         '  ✗ lookup: Tool "lookup" failed: down',
         'agent! The model call failed: 500',
         '',
@@ -72,6 +90,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
 
   describe('approvals already waiting when the chat attached', () => {
     const waiting = (toolCallId: string, turn = 1): PendingApproval => ({
+      approvalId: `tool-${turn}-${toolCallId}`,
       turn,
       toolCallId,
       toolName: 'pay',
@@ -120,7 +139,12 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       });
       view.askPending([waiting('a'), waiting('b')]);
       await settled();
-      const outcome = { toolCallId: 'b', approved: false, decidedBy: 'timeout' as const };
+      const outcome = {
+        approvalId: 'tool-1-b',
+        toolCallId: 'b',
+        approved: false,
+        decidedBy: 'timeout' as const,
+      };
       view.show(item({ type: 'approvalResolved', outcome, ...origin(1, 0) }));
       answer(true);
       await settled();
