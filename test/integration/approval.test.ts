@@ -200,7 +200,9 @@ describe('tool calls that need a person to approve them', () => {
 
     const wrong = await yiem(['approve', conversation.id, 'call_other', ...connection]);
     expect(wrong.code).toBe(1);
-    expect(wrong.stderr).toContain('No tool call "call_other" is waiting for approval (waiting: call_cli)');
+    expect(wrong.stderr).toContain(
+      'No tool call "call_other" is waiting for approval (waiting: tool-1-call_cli (transferMoney, tool call call_cli))',
+    );
 
     const denied = await yiem([
       'deny',
@@ -214,5 +216,96 @@ describe('tool calls that need a person to approve them', () => {
     expect(await turn).toMatchObject({ status: 'completed', reply: 'Not sent.' });
     expect(executed).toEqual([]);
     expect((await toolResults(conversation))[0]?.content[0]?.text).toContain('Eve is not a customer');
+  });
+
+  it('keeps apart two waiting calls the model gave one tool call id (parallel mode), answered by approval id', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_dup', name: 'transferMoney', arguments: { to: 'Ana', amount: 1 } },
+          { id: 'call_dup', name: 'transferMoney', arguments: { to: 'Bo', amount: 2 } },
+        ],
+      },
+      { kind: 'text', text: 'One sent.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      toolExecution: 'parallel',
+    });
+    const turn = conversation.send('Pay Ana 1 and Bo 2');
+    await expect.poll(async () => (await conversation.status()).pendingApprovals.length, POLL).toBe(2);
+    const [ana, bo] = (await conversation.status()).pendingApprovals;
+    expect([ana?.approvalId, bo?.approvalId]).toEqual(['tool-1-call_dup', 'tool-1-call_dup-2']);
+    expect([ana?.args.to, bo?.args.to]).toEqual(['Ana', 'Bo']);
+
+    await expect(conversation.approve('call_dup')).rejects.toThrow(
+      'Several calls with tool call id "call_dup" are waiting; answer one by its approval id: tool-1-call_dup, tool-1-call_dup-2',
+    );
+    expect(await conversation.approve('tool-1-call_dup')).toMatchObject({
+      approvalId: 'tool-1-call_dup',
+      toolCallId: 'call_dup',
+      approved: true,
+    });
+    // With one of them left, its tool call id names it again.
+    expect(await conversation.deny('call_dup', 'not Bo')).toMatchObject({
+      approvalId: 'tool-1-call_dup-2',
+      approved: false,
+    });
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'One sent.' });
+    expect(executed).toEqual([{ name: 'transferMoney', args: { to: 'Ana', amount: 1 } }]);
+    expect((await toolResults(conversation)).map((result) => result.content[0]?.text)).toEqual([
+      'Sent 1 to Ana',
+      'Tool call "transferMoney" was denied by the user: not Bo',
+    ]);
+  });
+
+  it('never lets a timeout silently overwrite a decision that reached the same workflow task', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_race', name: 'transferMoney', arguments: { to: 'Di', amount: 3 } }],
+      },
+      { kind: 'text', text: 'Settled.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      approvalTimeout: '2 seconds',
+    });
+    const turn = conversation.send('Pay Di 3');
+    await expect.poll(async () => (await conversation.status()).pendingApprovals.length, POLL).toBe(1);
+
+    // With no worker, the timer fires and the decision arrives before any workflow task runs: the
+    // next worker gets both in one activation.
+    await agent.stopWorker();
+    await expect
+      .poll(
+        async () =>
+          (await conversation.handle.fetchHistory()).events?.some((e) => e.timerFiredEventAttributes),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toBe(true);
+    const decision = conversation.approve('call_race').then(
+      (outcome) => ({ outcome }),
+      (error: Error) => ({ refused: error.message }),
+    );
+    // Time for the Update to be admitted before a worker polls (set-up only, nothing is timed).
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await agent.startWorker();
+
+    const answered = await decision;
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Settled.' });
+    const [result] = await toolResults(conversation);
+    if ('outcome' in answered) {
+      expect(answered.outcome).toMatchObject({ approved: true, decidedBy: 'person' });
+      expect(result).toMatchObject({ isError: false, content: [{ text: 'Sent 3 to Di' }] });
+      expect(executed).toEqual([{ name: 'transferMoney', args: { to: 'Di', amount: 3 } }]);
+    } else {
+      expect(answered.refused).toContain('is waiting for approval');
+      expect(result?.content[0]?.text).toContain('approval timed out');
+      expect(executed).toEqual([]);
+    }
   });
 });
