@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { activityGate } from '../support/activityGate.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 
@@ -41,10 +42,16 @@ const quick: AgentTool = {
   execute: () => textResult('quick result'),
 };
 
+/** Holds the lookup of the worker's default model, which starts a run's first turn. */
+const modelLookup = activityGate('defaultModel');
+
 describe('cancelling a running turn', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [wait, quick] });
+    agent = await startTestAgent({
+      tools: [wait, quick],
+      worker: { workerOptions: { interceptors: { activity: [modelLookup.interceptor] } } },
+    });
   });
   afterAll(async () => agent?.close());
   beforeEach(() => {
@@ -125,5 +132,23 @@ describe('cancelling a running turn', () => {
       reply: 'On time.',
     });
     await replayAndRecord(conversation.handle, 'cancel-during-model-call');
+  });
+
+  it('cancels a turn still asking for the default model: its message does not run', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Should not be said.' }, { kind: 'text', text: 'Next.' });
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    modelLookup.close();
+    const reply = conversation.send('never mind');
+    try {
+      await modelLookup.reached();
+      expect(await conversation.cancel()).toBe(true);
+    } finally {
+      modelLookup.release();
+    }
+    expect(await reply).toMatchObject({ turn: 1, status: 'cancelled' });
+    expect(agent.model.requestCount).toBe(0);
+    expect((await conversation.messages()).map((message) => message.role)).toEqual(['user']);
+    expect(await conversation.status()).toMatchObject({ state: 'idle', pendingMessages: 0 });
+    expect(await conversation.send('and now?')).toMatchObject({ turn: 2, reply: 'Should not be said.' });
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
+import { activityGate } from '../support/activityGate.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { historyText } from '../support/history.ts';
@@ -36,6 +37,9 @@ const slowTool: AgentTool = {
     return textResult('finished slowly');
   },
 };
+
+/** Holds the `tools` Update's activity, so the Update stays unfinished. */
+const toolListing = activityGate('listTools');
 
 /** Follows the conversation's events until the end of `turn`. */
 async function collectTurn(
@@ -91,7 +95,10 @@ const trace = (events: ConversationEventItem[]): string[] =>
 describe('following a conversation live', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup, slowTool] });
+    agent = await startTestAgent({
+      tools: [lookup, slowTool],
+      worker: { workerOptions: { interceptors: { activity: [toolListing.interceptor] } } },
+    });
   });
   afterAll(async () => agent?.close());
 
@@ -237,5 +244,35 @@ describe('following a conversation live', () => {
     expect(replies).toEqual(['one', 'two', 'three']);
     const first = agent.client.client.workflow.getHandle(conversation.id, firstRun);
     await replayAndRecord(first, 'continue-as-new-with-follower');
+  });
+
+  it('takes followers back when a prompt comes after they were let go for a new run', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
+    const seen: string[] = [];
+    const following = collectTurn(conversation.events(), 2, (event) => seen.push(...trace([event])));
+    // An unfinished Update keeps the run from continuing as new after turn 1, once it has let its
+    // followers go; the prompt that comes meanwhile gets its turn in this run.
+    toolListing.close();
+    const tools = conversation.tools();
+    try {
+      await toolListing.reached();
+      agent.model.enqueue({ kind: 'text', text: 'one' });
+      expect(await conversation.send('a')).toMatchObject({ turn: 1, reply: 'one' });
+      agent.model.enqueue(
+        { kind: 'toolCalls', toolCalls: [{ id: 'call_slow', name: 'slow', arguments: {} }] },
+        { kind: 'text', text: 'two' },
+      );
+      const second = conversation.send('b');
+      // The follower sees turn 2 while it runs, not only once the run has moved on.
+      await expect.poll(() => seen.includes('toolProgress {"started":true}'), { timeout: 15_000 }).toBe(true);
+      finishSlowTool();
+      expect(await second).toMatchObject({ turn: 2, reply: 'two' });
+    } finally {
+      finishSlowTool();
+      toolListing.release();
+    }
+    expect((await tools).map((tool) => tool.name)).toContain('slow');
+    const events = await following;
+    expect(events.filter((event) => event.type === 'turnEnd').map((event) => event.turn)).toEqual([1, 2]);
   });
 });
