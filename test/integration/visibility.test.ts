@@ -1,3 +1,4 @@
+import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool } from '../../src/types.ts';
@@ -66,5 +67,40 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await conversation.approve('call_g');
     await turn;
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
+  });
+
+  it('records no patch markers and upserts a search attribute only when it changes', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'Hi!' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
+      { kind: 'text', text: 'Done.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    await conversation.send('hello');
+    const second = conversation.send('go');
+    await expect.poll(async () => (await conversation.status()).pendingApprovals.length, POLL).toBe(1);
+    await conversation.approve('call_g');
+    await second;
+    await conversation.end();
+
+    const events = (await conversation.handle.fetchHistory()).events ?? [];
+    expect(events.filter((event) => event.markerRecordedEventAttributes)).toEqual([]);
+    const upserts = events.flatMap((event) => {
+      const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      if (!fields) return [];
+      const decoded = Object.entries(fields).map(
+        ([key, payload]) => `${key}=${String(defaultPayloadConverter.fromPayload(payload as never))}`,
+      );
+      return [decoded.sort().join(' ')];
+    });
+    expect(upserts).toEqual([
+      'YiemStatus=running YiemTurns=1',
+      'YiemStatus=idle',
+      'YiemStatus=running YiemTurns=2',
+      'YiemStatus=awaitingApproval',
+      'YiemStatus=running',
+      'YiemStatus=idle',
+      'YiemStatus=ended',
+    ]);
   });
 });
