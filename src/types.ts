@@ -33,7 +33,11 @@ export interface AgentToolResult {
   details: Record<string, unknown>;
   /** Tokens the tool spent, if it called a model itself. */
   usage: Usage | null;
-  /** When true the turn ends after the current batch of tool calls, without another model call. */
+  /**
+   * Asks to end the turn after the current batch of tool calls, without another model call. The turn
+   * ends only when every call of the batch asks to (as in the seed and pi-agent-core); a call
+   * answered in PREPARE, denied, failed or cancelled does not. The turn's reply is then the results' text.
+   */
   terminate: boolean;
 }
 
@@ -244,7 +248,8 @@ export interface AgentHooks {
   ) => BeforeToolCallResult | undefined | Promise<BeforeToolCallResult | undefined>;
   /**
    * Runs in FINALIZE, after `execute`. Whatever it returns replaces the matching fields of the result
-   * (content, details, usage, terminate, isError).
+   * (content, details, usage, terminate, isError). If it throws, the result becomes an error naming
+   * the hook's error (as in pi-agent-core); the tool is not run again.
    */
   afterToolCall?: (
     context: AfterToolCallContext,

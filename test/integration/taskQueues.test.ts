@@ -1,15 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resultText, textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
-import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const CLI = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 const DEDICATED_TOOLS = fileURLToPath(new URL('../fixtures/tools/dedicated/', import.meta.url));
@@ -124,13 +122,6 @@ describe('a tool with its own task queue', () => {
       scheduled.filter((activity) => activity.type === 'callModel').map((activity) => activity.queue),
     ).toEqual([agent.taskQueue, agent.taskQueue]);
     await conversation.end();
-    const finished = await conversation.handle.fetchHistory();
-    await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, finished, conversation.id);
-    if (process.env.YIEM_RECORD_HISTORIES === '1') {
-      await writeFile(
-        fileURLToPath(new URL('../fixtures/histories/conversation-dedicated-queue.json', import.meta.url)),
-        historyToJSON(finished),
-      );
-    }
+    await replayAndRecord(conversation.handle, 'conversation-dedicated-queue');
   });
 });

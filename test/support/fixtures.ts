@@ -5,22 +5,19 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { quietRuntime, workflowBundle } from './agentHarness.ts';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+/** Where replay fixtures live; `npm run fixtures:record` rewrites the whole set. */
+export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 /**
- * Replays a run's history against today's workflow code; with `YIEM_RECORD_HISTORIES=1` also stores
- * it as a fixture, which replay.test.ts then replays on every run. A committed fixture is never
- * overwritten: a history that stops replaying is a compatibility break, not a stale file.
+ * Replays a run's history against today's workflow code; with `YIEM_RECORD_HISTORIES=1` (set by
+ * `npm run fixtures:record`) also stores it as the fixture `<fixtureName>.json`, which
+ * replay.test.ts then replays on every run.
  */
 export async function replayAndRecord(handle: WorkflowHandle, fixtureName: string): Promise<void> {
   quietRuntime();
   const history = await handle.fetchHistory();
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
   if (process.env.YIEM_RECORD_HISTORIES === '1') {
-    await writeFile(`${FIXTURES}${fixtureName}.json`, historyToJSON(history), { flag: 'wx' }).catch(
-      (error: NodeJS.ErrnoException) => {
-        if (error.code !== 'EEXIST') throw error;
-      },
-    );
+    await writeFile(`${FIXTURES_DIR}${fixtureName}.json`, historyToJSON(history));
   }
 }
