@@ -37,7 +37,7 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 /** The system prompt and the messages from an index on: how model calls read their context. */
 export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number]>('modelContext');
 
-/** Approves or denies a tool call that waits for approval, by tool call id. */
+/** Approves or denies a tool call that waits for approval, by approval id (or an unambiguous tool call id). */
 export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(
   'decideToolCall',
 );
