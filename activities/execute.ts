@@ -96,10 +96,17 @@ export async function executeTool(
       ),
     );
   } catch (error) {
-    const cancelled = context.cancellationSignal.aborted;
-    if (cancelled || !givesUp(error, attempt, input.maximumAttempts)) {
-      const why = cancelled ? `Tool "${toolName}" was cancelled: ${messageOf(error)}` : undefined;
-      end(failureResult(toolName, error, attempt, why), true, !cancelled);
+    const { aborted, reason } = context.cancellationSignal;
+    if (aborted || !givesUp(error, attempt, input.maximumAttempts)) {
+      // Aborted: the turn was cancelled (no retry), or the attempt timed out or its worker is
+      // shutting down (retried while attempts remain).
+      const why = aborted
+        ? `Tool "${toolName}" was stopped (${messageOf(reason)}): ${messageOf(error)}`
+        : undefined;
+      const willRetry = aborted
+        ? messageOf(reason) !== 'CANCELLED' && !lastAttempt(attempt, input.maximumAttempts)
+        : true;
+      end(failureResult(toolName, error, attempt, why), true, willRetry);
       await published.abandon();
       throw error;
     }
@@ -159,6 +166,10 @@ function firstLine(text: string): string {
 function givesUp(error: unknown, attempt: number, maximumAttempts: number): boolean {
   if (error instanceof ApplicationFailure && error.nonRetryable) return true;
   if (error instanceof Error && error.name === 'ToolError') return true;
+  return lastAttempt(attempt, maximumAttempts);
+}
+
+function lastAttempt(attempt: number, maximumAttempts: number): boolean {
   return maximumAttempts > 0 && attempt >= maximumAttempts;
 }
 

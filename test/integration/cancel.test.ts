@@ -85,6 +85,15 @@ describe('cancelling a running turn', () => {
     await expect
       .poll(() => [...cleanedUp].sort(), { timeout: 10_000 })
       .toEqual(['call_wait_a', 'call_wait_b']);
+    // Each cancelled call's start gets its end, and it is not retried.
+    const ends = () =>
+      agent.events
+        .flatMap((e) => (e.type === 'toolExecutionEnd' && e.toolCallId.startsWith('call_wait') ? [e] : []))
+        .map((e) => `${e.toolCallId} isError=${e.isError} willRetry=${e.willRetry}`)
+        .sort();
+    await expect
+      .poll(ends, { timeout: 10_000 })
+      .toEqual(['call_wait_a isError=true willRetry=false', 'call_wait_b isError=true willRetry=false']);
 
     const messages = await conversation.messages();
     const results = messages.filter((message): message is ToolResultMessage => message.role === 'toolResult');
