@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { refusingUnencrypted } from './codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -77,7 +78,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
-  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  const dataConverter = workerDataConverter(options.dataConverter ?? dataConverterFromEnv(env));
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
@@ -131,6 +132,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await running;
     },
   };
+}
+
+/** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
+function workerDataConverter(converter: DataConverter | undefined): DataConverter | undefined {
+  if (!converter?.payloadCodecs) return converter;
+  return { ...converter, payloadCodecs: converter.payloadCodecs.map(refusingUnencrypted) };
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {

@@ -15,10 +15,14 @@ export function encryptedDataConverter(codec: PayloadCodec): DataConverter {
   return { payloadCodecs: [codec], failureConverterPath: ENCODING_FAILURE_CONVERTER };
 }
 
-/** The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. */
+/**
+ * The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. It refuses
+ * unencrypted payloads unless `YIEM_CODEC_ALLOW_UNENCRYPTED=1` (for migrating to encryption).
+ */
 export function codecFromEnv(env: Record<string, string | undefined>): AesGcmPayloadCodec | undefined {
   const keys = codecKeysFromEnv(env);
-  return keys.length > 0 ? new AesGcmPayloadCodec(keys) : undefined;
+  if (keys.length === 0) return undefined;
+  return new AesGcmPayloadCodec(keys, { allowUnencrypted: env.YIEM_CODEC_ALLOW_UNENCRYPTED === '1' });
 }
 
 /** {@link encryptedDataConverter} with the codec from the environment; undefined when none is set. */
