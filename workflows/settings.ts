@@ -65,10 +65,13 @@ export function conversationOptionsProblem(options: unknown): string | null {
     if (value !== undefined && !valid(value))
       problems.push(`${field} must be ${expected}, got ${shown(value)}`);
   };
-  const isString = (value: unknown) => typeof value === 'string';
   const isName = (value: unknown) => typeof value === 'string' && value.trim() !== '';
   const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 1;
-  check('systemPrompt', isString, 'a string');
+  check(
+    'systemPrompt',
+    (value) => typeof value === 'string' && utf8Bytes(value) <= MAX_MESSAGE_BYTES_LIMIT,
+    `a string of at most ${MAX_MESSAGE_BYTES_LIMIT} bytes`,
+  );
   check(
     'toolExecution',
     (value) => value === 'sequential' || value === 'parallel',
@@ -92,6 +95,10 @@ export function conversationOptionsProblem(options: unknown): string | null {
   return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
 }
 
+function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
 function shown(value: unknown): string {
   const json = JSON.stringify(value);
   return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 79)}…` : json;
@@ -103,7 +110,7 @@ export function userTextProblem(text: unknown, maxBytes: number): string | null 
   if (refused) return refused;
   if (typeof text !== 'string') return 'A message must be a string';
   if (text.trim() === '') return 'A message must not be empty';
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Bytes(text);
   if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
   return null;
 }
