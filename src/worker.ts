@@ -78,7 +78,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
-  const dataConverter = workerDataConverter(options.dataConverter ?? dataConverterFromEnv(env));
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
@@ -109,7 +109,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     ...(options.workflowBundle && options.workflows !== false
       ? { workflowBundle: options.workflowBundle }
       : {}),
-    ...(dataConverter ? { dataConverter } : {}),
+    ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
     ...options.workerOptions,
     plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
   });
@@ -135,8 +135,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
-function workerDataConverter(converter: DataConverter | undefined): DataConverter | undefined {
-  if (!converter?.payloadCodecs) return converter;
+function workerDataConverter(converter: DataConverter): DataConverter {
+  if (!converter.payloadCodecs) return converter;
   return { ...converter, payloadCodecs: converter.payloadCodecs.map(refusingUnencrypted) };
 }
 
