@@ -15,6 +15,8 @@ const MAX_RETRY_DURATION = '20 seconds';
  * arrives, at most this much later than it would have live.
  */
 const LIVE_AFTER_MS = 500;
+/** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
+const MAX_HELD_BACK_BYTES = 256 * 1024;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
@@ -51,6 +53,7 @@ export function activityEventPublisher(
   const heldBack: ConversationEvent[] = [];
   let live = false;
   let seq = 0;
+  let heldBackBytes = 0;
 
   const goLive = (): void => {
     if (live) return;
@@ -73,8 +76,13 @@ export function activityEventPublisher(
   return {
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
-      if (live) liveTopic().publish(full, { forceFlush: publishOptions?.now === true });
-      else heldBack.push(full);
+      if (live) {
+        liveTopic().publish(full, { forceFlush: publishOptions?.now === true });
+        return;
+      }
+      heldBack.push(full);
+      heldBackBytes += JSON.stringify(full).length;
+      if (heldBackBytes > MAX_HELD_BACK_BYTES) goLive();
     },
     async finish() {
       clearTimeout(liveTimer);

@@ -16,6 +16,7 @@ import type {
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { messageOf } from './prepare.ts';
+import { limitProgress } from './progress.ts';
 import { summarizeToolCall } from './summary.ts';
 import { runWithToolCall } from './toolCallContext.ts';
 
@@ -60,7 +61,8 @@ export async function executeTool(
     { now: true },
   );
 
-  const onPartialResult = (partialResult: Record<string, unknown>): void => {
+  const onPartialResult = (reported: Record<string, unknown>): void => {
+    const partialResult = limitProgress(reported);
     context.heartbeat(partialResult);
     deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
     published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });

@@ -1,6 +1,8 @@
 import { toolErrorMessage } from '../src/messages.ts';
 import type { PreparedToolCall, PrepareToolCallsInput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
+import { withCheckBudget } from '../src/sandbox/checkBudget.ts';
+import { describeThrown } from '../src/thrown.ts';
 import type { AgentHooks, AgentTool, AgentToolCall, ToolArguments } from '../src/types.ts';
 import type { ArgumentValidator } from '../src/validation.ts';
 import { resolveToolPolicy } from './policy.ts';
@@ -23,7 +25,10 @@ export async function prepareToolCalls(
 ): Promise<PreparedToolCall[]> {
   await deps.registry.refresh();
   const prepared: PreparedToolCall[] = [];
-  for (const call of input.toolCalls) prepared.push(await prepareToolCall(deps, input.conversationId, call));
+  await withCheckBudget(async () => {
+    for (const call of input.toolCalls)
+      prepared.push(await prepareToolCall(deps, input.conversationId, call));
+  });
   return prepared;
 }
 
@@ -48,13 +53,13 @@ async function prepareToolCall(
   let args: ToolArguments;
   try {
     args = tool.prepareArguments
-      ? tool.prepareArguments(structuredClone(call.arguments))
+      ? await tool.prepareArguments(structuredClone(call.arguments))
       : structuredClone(call.arguments);
   } catch (error) {
     return refuse(`prepareArguments of "${tool.name}" failed: ${messageOf(error)}`);
   }
 
-  const invalid = validateArguments(deps.validator, tool, args);
+  const invalid = await validateArguments(deps.validator, tool, args);
   if (invalid) return refuse(invalid);
 
   let approvalReason: string | undefined = tool.requiresApproval
@@ -91,14 +96,14 @@ async function prepareToolCall(
 }
 
 /** The tool's own `validateRequiredArgs` when it has one, else the full JSON Schema. */
-function validateArguments(
+async function validateArguments(
   validator: ArgumentValidator,
   tool: AgentTool,
   args: ToolArguments,
-): string | null {
+): Promise<string | null> {
   try {
     if (!tool.validateRequiredArgs) return validator.validate(tool.name, tool.inputSchema, args);
-    const problem = tool.validateRequiredArgs(args);
+    const problem = await tool.validateRequiredArgs(args);
     if (!problem) return null;
     return `Invalid arguments for tool "${tool.name}": ${problem}\nReceived arguments: ${JSON.stringify(args)}`;
   } catch (error) {
@@ -107,5 +112,5 @@ function validateArguments(
 }
 
 export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return describeThrown(error);
 }

@@ -12,6 +12,13 @@ import {
   transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
+import {
+  CONVERSATION_WORKFLOW_TASK_TIMEOUT,
+  conversationOptionsProblem,
+  MAX_MESSAGE_BYTES_LIMIT,
+  resolveConversationSettings,
+  userTextProblem,
+} from '../workflows/settings.ts';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
@@ -81,12 +88,15 @@ export class AgentClient {
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
+    const invalid = conversationOptionsProblem(conversationOptions);
+    if (invalid) throw new Error(invalid);
     const start = (searchable: boolean) =>
       this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
         workflowId: id,
         taskQueue: this.taskQueue,
         args: [conversationOptions],
-        staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt),
+        staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
+        workflowTaskTimeout: CONVERSATION_WORKFLOW_TASK_TIMEOUT,
         ...(searchable
           ? {
               typedSearchAttributes: [
@@ -102,7 +112,9 @@ export class AgentClient {
       if (!isUnregisteredSearchAttribute(error)) throw error;
       return start(false);
     });
-    return new Conversation(handle);
+    return new Conversation(handle, {
+      maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
+    });
   }
 
   /** Conversations on this client's namespace, newest first, optionally only those in one status. */
@@ -127,9 +139,12 @@ export class AgentClient {
     return listings;
   }
 
-  /** A handle on an existing conversation (no call is made until it is used). */
-  getConversation(id: string): Conversation {
-    return new Conversation(this.client.workflow.getHandle<typeof conversationWorkflow>(id));
+  /**
+   * A handle on an existing conversation (no call is made until it is used). Give the conversation's
+   * `maxMessageBytes` if it set one, so that oversized messages are refused here rather than by it.
+   */
+  getConversation(id: string, limits: ConversationLimits = {}): Conversation {
+    return new Conversation(this.client.workflow.getHandle<typeof conversationWorkflow>(id), limits);
   }
 
   /** Closes the connection this client opened. */
@@ -149,26 +164,47 @@ function newTemporalClient(options: AgentClientOptions): Client {
   });
 }
 
+/** What a client knows of a conversation's limits, to refuse a message before it is sent. */
+export interface ConversationLimits {
+  /** The conversation's `maxMessageBytes`. Default: the largest any conversation accepts. */
+  maxMessageBytes?: number;
+}
+
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
   readonly handle: WorkflowHandle<typeof conversationWorkflow>;
+  readonly #maxMessageBytes: number;
 
-  constructor(handle: WorkflowHandle<typeof conversationWorkflow>) {
+  constructor(handle: WorkflowHandle<typeof conversationWorkflow>, limits: ConversationLimits = {}) {
     this.handle = handle;
+    this.#maxMessageBytes = limits.maxMessageBytes ?? MAX_MESSAGE_BYTES_LIMIT;
   }
 
   get id(): string {
     return this.handle.workflowId;
   }
 
-  /** Sends a message and waits for the result of the turn that consumed it. */
-  send(text: string): Promise<TurnResult> {
+  /**
+   * Sends a message and waits for the result of the turn that consumed it. A message that is not a
+   * non-empty string within the conversation's size limit is refused before anything is sent.
+   */
+  async send(text: string): Promise<TurnResult> {
+    this.#checkMessage(text);
     return this.handle.executeUpdate(promptUpdate, { args: [text] });
   }
 
-  /** Posts a message without waiting; it joins the next model call of this conversation. */
+  /**
+   * Posts a message without waiting; it joins the next model call of this conversation. Refused here,
+   * like `send`, when it is empty or too large: the conversation would drop it without a word.
+   */
   async post(text: string): Promise<void> {
+    this.#checkMessage(text);
     await this.handle.signal(postSignal, text);
+  }
+
+  #checkMessage(text: string): void {
+    const problem = userTextProblem(text, this.#maxMessageBytes);
+    if (problem) throw new Error(problem);
   }
 
   /**

@@ -15,10 +15,12 @@ export {
   AgentClient,
   type AgentClientOptions,
   Conversation,
+  type ConversationLimits,
   type ConversationListing,
   type StartConversationOptions,
 } from './client.ts';
 export {
+  type AesGcmCodecOptions,
   AesGcmPayloadCodec,
   type CodecKey,
   type CodecServerOptions,
@@ -29,6 +31,7 @@ export {
   parseCodecKeys,
   type RunningCodecServer,
   startCodecServer,
+  UNENCRYPTED_REFUSED,
 } from './codec/index.ts';
 export {
   DEFAULT_TEMPORAL_ADDRESS,

@@ -108,15 +108,19 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   inputSchema: JsonSchema;
   execute: ToolExecute<TArgs>;
   /**
-   * Transforms raw arguments before validation (e.g. renames a legacy field). Must be synchronous and
-   * pure; a throw becomes an error result to the model.
+   * Transforms raw arguments before validation (e.g. renames a legacy field). Must be pure; a throw
+   * becomes an error result to the model. It may return a promise (written tools' checks run in
+   * their sandbox, off the worker's event loop).
    */
-  prepareArguments?: (args: ToolArguments) => ToolArguments;
+  prepareArguments?: (args: ToolArguments) => ToolArguments | Promise<ToolArguments>;
   /**
    * Replaces the default JSON Schema validation. Return `null`/`undefined` to pass, or an error
-   * message that goes back to the model so it can retry with corrected arguments.
+   * message that goes back to the model so it can retry with corrected arguments. It may return a
+   * promise.
    */
-  validateRequiredArgs?: (args: ToolArguments) => string | null | undefined;
+  validateRequiredArgs?: (
+    args: ToolArguments,
+  ) => string | null | undefined | Promise<string | null | undefined>;
   /** Whether this tool may run concurrently with others in parallel mode. */
   parallelToolExecute: boolean;
   /** Timeouts and retries of this tool's activity. */

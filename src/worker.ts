@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
+import { refusingUnencrypted } from './codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -108,7 +109,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     ...(options.workflowBundle && options.workflows !== false
       ? { workflowBundle: options.workflowBundle }
       : {}),
-    ...(dataConverter ? { dataConverter } : {}),
+    ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
     ...options.workerOptions,
     plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
   });
@@ -131,6 +132,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await running;
     },
   };
+}
+
+/** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
+function workerDataConverter(converter: DataConverter): DataConverter {
+  if (!converter.payloadCodecs) return converter;
+  return { ...converter, payloadCodecs: converter.payloadCodecs.map(refusingUnencrypted) };
 }
 
 async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {

@@ -11,7 +11,9 @@ const emptyContext: ToolLoadContext = { listTools: () => [] };
 
 function validate(tool: AgentTool, args: ToolArguments): string | null | undefined {
   if (!tool.validateRequiredArgs) throw new Error(`${tool.name} has no custom validation`);
-  return tool.validateRequiredArgs(args);
+  const problem = tool.validateRequiredArgs(args);
+  if (problem instanceof Promise) throw new Error(`${tool.name} validates asynchronously`);
+  return problem;
 }
 
 async function run(tool: AgentTool, args: ToolArguments, partials: unknown[] = []): Promise<AgentToolResult> {

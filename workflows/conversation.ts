@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
@@ -29,7 +30,7 @@ import {
 } from './definitions.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
-import { resolveConversationSettings, userTextProblem } from './settings.ts';
+import { conversationOptionsProblem, resolveConversationSettings, userTextProblem } from './settings.ts';
 import { runTurn, workerDefaultModel, workerTools } from './turn.ts';
 
 /**
@@ -41,6 +42,8 @@ export async function conversationWorkflow(
   options: ConversationOptions,
   carried?: ConversationCarryOver,
 ): Promise<ConversationSummary> {
+  const invalid = conversationOptionsProblem(options);
+  if (invalid) throw ApplicationFailure.nonRetryable(invalid, 'InvalidConversationOptions');
   const settings = resolveConversationSettings(options);
   const conversationId = workflowInfo().workflowId;
   const messages: Message[] = carried?.messages ?? [];

@@ -1,3 +1,4 @@
+import { refusedPayloadReason } from '../src/codec/refusedPayload.ts';
 import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from '../src/types.ts';
 import type { ApprovalPolicy } from './approvals.ts';
 
@@ -37,11 +38,79 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
   };
 }
 
+/**
+ * How long a worker may hold one of a conversation's workflow tasks. A worker that dies holding one
+ * delays its conversation by this much (Temporal's default is 10 s); conversation workflow tasks do
+ * no I/O and finish in milliseconds, so a short timeout costs nothing.
+ */
+export const CONVERSATION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+
+/**
+ * The largest `maxMessageBytes` a conversation may set: a message travels in one Temporal payload,
+ * whose limit is 2 MB by default, next to the rest of its request.
+ */
+export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
+
+/** Why the conversation cannot start with `options`, in one line, or `null` when it can. */
+export function conversationOptionsProblem(options: unknown): string | null {
+  const refused = refusedPayloadReason(options);
+  if (refused) return refused;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    return 'Invalid conversation options: they must be an object such as { systemPrompt: "..." }';
+  }
+  const given = options as Record<string, unknown>;
+  const problems: string[] = [];
+  const check = (field: string, valid: (value: unknown) => boolean, expected: string): void => {
+    const value = given[field];
+    if (value !== undefined && !valid(value))
+      problems.push(`${field} must be ${expected}, got ${shown(value)}`);
+  };
+  const isName = (value: unknown) => typeof value === 'string' && value.trim() !== '';
+  const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 1;
+  check(
+    'systemPrompt',
+    (value) => typeof value === 'string' && utf8Bytes(value) <= MAX_MESSAGE_BYTES_LIMIT,
+    `a string of at most ${MAX_MESSAGE_BYTES_LIMIT} bytes`,
+  );
+  check(
+    'toolExecution',
+    (value) => value === 'sequential' || value === 'parallel',
+    '"sequential" or "parallel"',
+  );
+  check('model', isName, 'a model name');
+  check('maxModelCallsPerTurn', isCount, 'a whole number of at least 1');
+  check(
+    'maxMessageBytes',
+    (value) => isCount(value) && (value as number) <= MAX_MESSAGE_BYTES_LIMIT,
+    `a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`,
+  );
+  check('maxTurnsPerRun', isCount, 'a whole number of at least 1');
+  check('approvalTimeout', isName, "a duration such as '10 minutes'");
+  check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
+  check(
+    'modelPolicy',
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'an object',
+  );
+  return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
+}
+
+function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+function shown(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 79)}…` : json;
+}
+
 /** Why a user message cannot be accepted, or `null` when it can. */
 export function userTextProblem(text: unknown, maxBytes: number): string | null {
+  const refused = refusedPayloadReason(text);
+  if (refused) return refused;
   if (typeof text !== 'string') return 'A message must be a string';
   if (text.trim() === '') return 'A message must not be empty';
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Bytes(text);
   if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
   return null;
 }

@@ -96,7 +96,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
     messages.push(assistant);
-    if (assistant.toolCalls.length === 0) return { turn, status: 'completed', reply: assistant.content };
+    if (assistant.toolCalls.length === 0) return finalReply(turn, assistant);
 
     const batch = await runToolCalls(context, prepared, activityIds);
     messages.push(...batch.results);
@@ -109,6 +109,26 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       };
     }
   }
+}
+
+/** A reply the model cut off at its output limit is reported, never passed off as a whole answer. */
+function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
+  if (assistant.stopReason !== 'length') return { turn, status: 'completed', reply: assistant.content };
+  if (assistant.content === '') {
+    return {
+      turn,
+      status: 'failed',
+      reply: '',
+      error:
+        'The model reached its output limit before writing any reply (finish_reason "length"). Send another message to try again, or raise the model\'s output token limit.',
+    };
+  }
+  return {
+    turn,
+    status: 'completed',
+    reply: assistant.content,
+    error: 'The reply was cut off at the model\'s output token limit (finish_reason "length").',
+  };
 }
 
 function cancelledTurn(turn: number): TurnResult {

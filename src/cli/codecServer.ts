@@ -9,7 +9,8 @@ export interface CodecServerFlags {
 
 /** `yiem codec-server`: decrypts payloads for the Web UI and the `temporal` CLI, until Ctrl-C. */
 export async function codecServerCommand(flags: CodecServerFlags): Promise<void> {
-  const codec = codecFromEnv(process.env);
+  // A reader: histories may hold unencrypted payloads (an intruder's refused prompt), and showing them is harmless.
+  const codec = codecFromEnv(process.env, { allowUnencrypted: true });
   if (!codec) throw new Error('Set YIEM_CODEC_KEYS or YIEM_CODEC_KEY_FILE: the codec server needs the keys');
   const token = process.env.YIEM_CODEC_SERVER_TOKEN;
   if (!token)

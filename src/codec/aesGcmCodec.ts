@@ -14,11 +14,29 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
+/** Why an unencrypted payload was not read. */
+export const UNENCRYPTED_REFUSED =
+  'Refused a payload that is not encrypted: this codec reads only payloads encrypted with its keys. The sender must use the same codec key; while migrating conversations started before encryption, set YIEM_CODEC_ALLOW_UNENCRYPTED=1 (or allowUnencrypted: true)';
+
+/** Thrown on decoding a payload that is not encrypted, unless `allowUnencrypted` is set. */
+export class UnencryptedPayloadError extends Error {
+  override name = 'UnencryptedPayloadError';
+}
+
 /** One AES-256 key and the id written next to every payload it encrypts. */
 export interface CodecKey {
   id: string;
   /** 32 bytes. */
   key: Uint8Array;
+}
+
+export interface AesGcmCodecOptions {
+  /**
+   * Whether payloads that are not encrypted are read as they are. Default false: they are refused,
+   * so a client without the key cannot write plaintext prompts into encrypted conversations. Turn it
+   * on only while conversations started before encryption are still running.
+   */
+  allowUnencrypted?: boolean;
 }
 
 /**
@@ -29,9 +47,11 @@ export interface CodecKey {
 export class AesGcmPayloadCodec implements PayloadCodec {
   readonly #keys: Map<string, Uint8Array>;
   readonly #current: CodecKey;
+  readonly #allowUnencrypted: boolean;
 
   /** @throws when there is no key, a key is not 32 bytes, or two keys share an id. */
-  constructor(keys: CodecKey[]) {
+  constructor(keys: CodecKey[], options: AesGcmCodecOptions = {}) {
+    this.#allowUnencrypted = options.allowUnencrypted === true;
     const current = keys.at(-1);
     if (!current) throw new Error('AES-GCM payload codec: at least one key is required');
     this.#keys = new Map();
@@ -74,7 +94,10 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   }
 
   #decrypt(payload: Payload): Payload {
-    if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) return payload;
+    if (text(payload.metadata?.encoding) !== ENCRYPTED_ENCODING) {
+      if (this.#allowUnencrypted) return payload;
+      throw new UnencryptedPayloadError(UNENCRYPTED_REFUSED);
+    }
     const keyId = text(payload.metadata?.[KEY_ID_METADATA]);
     const key = this.#keys.get(keyId);
     if (!key) {

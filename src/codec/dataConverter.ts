@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
-import { AesGcmPayloadCodec } from './aesGcmCodec.ts';
+import { type AesGcmCodecOptions, AesGcmPayloadCodec } from './aesGcmCodec.ts';
 import { codecKeysFromEnv } from './keys.ts';
 
 const ENCODING_FAILURE_CONVERTER = fileURLToPath(new URL('./failureConverter.cjs', import.meta.url));
@@ -15,10 +15,19 @@ export function encryptedDataConverter(codec: PayloadCodec): DataConverter {
   return { payloadCodecs: [codec], failureConverterPath: ENCODING_FAILURE_CONVERTER };
 }
 
-/** The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. */
-export function codecFromEnv(env: Record<string, string | undefined>): AesGcmPayloadCodec | undefined {
+/**
+ * The AES-GCM codec configured by `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE`, if any. It refuses
+ * unencrypted payloads unless `YIEM_CODEC_ALLOW_UNENCRYPTED=1` (for migrating to encryption) or
+ * `options.allowUnencrypted` (for readers only, such as the codec server).
+ */
+export function codecFromEnv(
+  env: Record<string, string | undefined>,
+  options: AesGcmCodecOptions = {},
+): AesGcmPayloadCodec | undefined {
   const keys = codecKeysFromEnv(env);
-  return keys.length > 0 ? new AesGcmPayloadCodec(keys) : undefined;
+  if (keys.length === 0) return undefined;
+  const allowUnencrypted = options.allowUnencrypted === true || env.YIEM_CODEC_ALLOW_UNENCRYPTED === '1';
+  return new AesGcmPayloadCodec(keys, { allowUnencrypted });
 }
 
 /** {@link encryptedDataConverter} with the codec from the environment; undefined when none is set. */

@@ -56,33 +56,65 @@ function toolCall(id: unknown, name: unknown, rawArguments: unknown): AgentToolC
   return { type: 'function', id: callId, name: toolName, ...parsed };
 }
 
-/** Arguments arrive as a JSON string or an object; anything else becomes an error for the model. */
+/** Deepest nesting of arrays and objects accepted in tool arguments. */
+export const MAX_ARGUMENT_DEPTH = 64;
+/** Largest tool arguments accepted, as JSON in UTF-8 bytes: they travel in several Temporal payloads. */
+export const MAX_ARGUMENT_BYTES = 256 * 1024;
+/** How much of refused arguments the model is shown again. */
+const SHOWN_ARGUMENT_CHARS = 500;
+
+/**
+ * Arguments arrive as a JSON string or an object; anything else, and anything too large or too
+ * deeply nested to carry through the workflow, becomes an error for the model.
+ */
 export function parseArguments(
   toolName: string,
   raw: unknown,
 ): { arguments: ToolArguments; argumentsError?: string } {
   if (raw === undefined || raw === null || raw === '') return { arguments: {} };
-  if (isPlainObject(raw)) return { arguments: raw };
-  if (typeof raw !== 'string') {
-    return {
-      arguments: {},
-      argumentsError: `Arguments for "${toolName}" must be a JSON object; received ${JSON.stringify(raw)}`,
-    };
+  const refuse = (argumentsError: string) => ({ arguments: {}, argumentsError });
+  const tooDeep = `Arguments for "${toolName}" are nested more than ${MAX_ARGUMENT_DEPTH} levels deep; flatten them`;
+  // Depth first: serialising a deeply nested object could overflow the stack.
+  if (typeof raw === 'object' && exceedsDepth(raw, MAX_ARGUMENT_DEPTH)) return refuse(tooDeep);
+  const text = typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw));
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > MAX_ARGUMENT_BYTES) {
+    return refuse(
+      `Arguments for "${toolName}" have ${bytes} bytes; at most ${MAX_ARGUMENT_BYTES} are accepted. Pass less data per call`,
+    );
   }
-  try {
-    const value: unknown = JSON.parse(raw);
-    if (isPlainObject(value)) return { arguments: value };
-    return {
-      arguments: {},
-      argumentsError: `Arguments for "${toolName}" must be a JSON object; received ${raw}`,
-    };
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return {
-      arguments: {},
-      argumentsError: `Arguments for "${toolName}" are not valid JSON (${reason}). Received: ${raw}`,
-    };
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return refuse(
+        `Arguments for "${toolName}" are not valid JSON (${reason}). Received: ${shortened(raw)}`,
+      );
+    }
   }
+  if (!isPlainObject(value)) {
+    return refuse(`Arguments for "${toolName}" must be a JSON object; received ${shortened(text)}`);
+  }
+  if (exceedsDepth(value, MAX_ARGUMENT_DEPTH)) return refuse(tooDeep);
+  return { arguments: value };
+}
+
+function shortened(text: string): string {
+  return text.length > SHOWN_ARGUMENT_CHARS ? `${text.slice(0, SHOWN_ARGUMENT_CHARS)}… (cut)` : text;
+}
+
+/** Whether arrays and objects nest deeper than `limit`, walked without recursion. */
+function exceedsDepth(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 function isPlainObject(value: unknown): value is ToolArguments {

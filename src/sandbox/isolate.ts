@@ -1,14 +1,13 @@
 import ivm from 'isolated-vm';
 import { ToolError } from '../toolResult.ts';
+import { bridgeFactory, fireAndForget } from './bridge.ts';
+import { CHECK_BUDGET_MS, remainingCheckBudgetMs } from './checkBudget.ts';
 import { fetchIfAllowed, readAllowedFile } from './hostBridges.ts';
 import { SANDBOX_PRELUDE } from './prelude.ts';
 import type { SandboxSettings } from './settings.ts';
 
-/**
- * Validation and preparation run synchronously inside PREPARE and block the worker's event loop while
- * they run, so they get a short leash whatever the tool's own limit is.
- */
-const SYNC_TIMEOUT_CAP_MS = 1_000;
+/** Validation and preparation hold up PREPARE of their whole batch, so each gets a short leash. */
+const CHECK_TIMEOUT_CAP_MS = 1_000;
 
 export interface AsyncSandboxCall {
   /** JavaScript defining the tool's functions (its TypeScript already transpiled). */
@@ -42,21 +41,31 @@ export async function runInSandbox(settings: SandboxSettings, run: AsyncSandboxC
   try {
     const context = await isolate.createContext();
     const jail = context.global;
-    await jail.set('__hostReadFile', new ivm.Reference((path: string) => readAllowedFile(settings, path)));
+    const bridge = bridgeFactory();
+    await jail.set(
+      '__hostReadFile',
+      bridge((path) => readAllowedFile(settings, path)),
+    );
     const fetchSignal = AbortSignal.any([
       AbortSignal.timeout(settings.timeoutMs),
       run.signal ?? new AbortController().signal,
     ]);
     await jail.set(
       '__hostFetch',
-      new ivm.Reference(async (url: string, init: string) =>
-        JSON.stringify(await fetchIfAllowed(settings, url, JSON.parse(init), fetchSignal)),
-      ),
+      bridge((url, init) => fetchIfAllowed(settings, url, init, fetchSignal)),
     );
-    await jail.set('__hostLog', new ivm.Reference((line: string) => run.log(line)));
+    await jail.set(
+      '__hostLog',
+      fireAndForget((line) => run.log(String(line))),
+    );
     await jail.set(
       '__hostPartial',
-      new ivm.Reference((json: string) => run.onPartialResult?.(JSON.parse(json))),
+      fireAndForget((json) => {
+        const partial: unknown = JSON.parse(String(json));
+        if (typeof partial === 'object' && partial !== null && !Array.isArray(partial)) {
+          run.onPartialResult?.(partial as Record<string, unknown>);
+        }
+      }),
     );
     await jail.set('__input', new ivm.ExternalCopy(run.input).copyInto());
     const script = await isolate.compileScript(
@@ -79,23 +88,34 @@ export async function runInSandbox(settings: SandboxSettings, run: AsyncSandboxC
   }
 }
 
-/** Runs a synchronous call (validation, preparation) in a fresh isolate, with no host access. */
-export function runInSandboxSync(
+/**
+ * Runs a check (validation, preparation) in a fresh isolate with no host access. It runs on the
+ * isolate's own thread, so the worker's event loop stays free, and within both its own cap and what
+ * is left of its batch's budget ({@link withCheckBudget}).
+ */
+export async function runCheckInSandbox(
   settings: SandboxSettings,
   code: string,
   call: string,
   input: unknown,
-): unknown {
-  const timeoutMs = Math.min(settings.timeoutMs, SYNC_TIMEOUT_CAP_MS);
+): Promise<unknown> {
+  const capMs = Math.min(settings.timeoutMs, CHECK_TIMEOUT_CAP_MS);
+  const left = remainingCheckBudgetMs();
+  const budgetError = new ToolError(
+    `Not checked: the written tools' checks of this reply used up their ${CHECK_BUDGET_MS} ms together; call fewer tools at once or make their checks faster`,
+  );
+  if (left <= 0) throw budgetError;
+  const timeoutMs = Math.max(1, Math.min(capMs, left));
   const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
   try {
-    const context = isolate.createContextSync();
-    context.global.setSync('__input', new ivm.ExternalCopy(input).copyInto());
-    const script = isolate.compileScriptSync(`${SANDBOX_PRELUDE}\n${code}\n;__outcomeSync(() => ${call});`);
-    return unwrapOutcome(script.runSync(context, { timeout: timeoutMs, copy: true }));
+    const context = await isolate.createContext();
+    await context.global.set('__input', new ivm.ExternalCopy(input).copyInto());
+    const script = await isolate.compileScript(`${SANDBOX_PRELUDE}\n${code}\n;__outcomeSync(() => ${call});`);
+    return unwrapOutcome(await script.run(context, { timeout: timeoutMs, copy: true }));
   } catch (error) {
     if (error instanceof ToolError) throw error;
-    throw limitError(settings, timeoutMs, error, false);
+    const limited = limitError(settings, timeoutMs, error, false);
+    throw timeoutMs < capMs && limited.message.includes('time limit') ? budgetError : limited;
   } finally {
     if (!isolate.isDisposed) isolate.dispose();
   }

@@ -4,18 +4,22 @@
  * on the worker side, so reaching them directly gains nothing.
  */
 export const SANDBOX_PRELUDE = `
+// WebAssembly memory lives outside the isolate's heap limit: a tool could allocate gigabytes with it.
+delete globalThis.WebAssembly;
 class ToolError extends Error {
   constructor(message) { super(message); this.name = 'ToolError'; }
 }
 const textContent = (text) => ({ type: 'text', text: String(text) });
 const textResult = (text, details = {}) => ({ content: [textContent(text)], details, usage: null, terminate: false });
-const readFile = (path) =>
-  __hostReadFile.apply(undefined, [String(path)], { result: { promise: true, copy: true } });
+const __hostCall = async (bridge, args) => {
+  const outcome = JSON.parse(await bridge.apply(undefined, args, { result: { promise: true, copy: true } }));
+  if (!outcome.ok) throw new Error(outcome.message);
+  return outcome.value;
+};
+const readFile = (path) => __hostCall(__hostReadFile, [String(path)]);
 const fetch = async (url, init = {}) => {
   const request = JSON.stringify({ method: init.method, headers: init.headers, body: init.body });
-  const response = JSON.parse(
-    await __hostFetch.apply(undefined, [String(url), request], { result: { promise: true, copy: true } }),
-  );
+  const response = await __hostCall(__hostFetch, [String(url), request]);
   return { ...response, text: async () => response.body, json: async () => JSON.parse(response.body) };
 };
 const __format = (values) => values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(' ');
@@ -24,12 +28,19 @@ const console = {
   warn: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
   error: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
 };
+const __json = (value) => {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+};
 const __failure = (error) =>
   JSON.stringify({
     ok: false,
     toolError: error?.name === 'ToolError',
     name: error?.name ?? 'Error',
-    message: error instanceof Error ? error.message : String(error),
+    message: error instanceof Error ? error.message : typeof error === 'string' ? error : (__json(error) ?? String(error)),
   });
 const __outcome = async (run) => {
   try {

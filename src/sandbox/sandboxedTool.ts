@@ -1,7 +1,8 @@
+import { unsafePatternProblem } from '../selfWriting/schemaPatterns.ts';
 import { SANDBOX_CALLS } from '../selfWriting/templates.ts';
 import { ToolError } from '../toolResult.ts';
 import type { AgentTool, AgentToolResult, ToolArguments, WrittenToolSpec } from '../types.ts';
-import { runInSandbox, runInSandboxSync } from './isolate.ts';
+import { runCheckInSandbox, runInSandbox } from './isolate.ts';
 import type { SandboxSettings } from './settings.ts';
 import { transpile } from './typescript.ts';
 
@@ -41,8 +42,8 @@ export function sandboxedTool(spec: WrittenToolSpec, settings: SandboxSettings):
     },
     ...(validateSource
       ? {
-          validateRequiredArgs: (args: ToolArguments) => {
-            const problem = runInSandboxSync(
+          validateRequiredArgs: async (args: ToolArguments) => {
+            const problem = await runCheckInSandbox(
               settings,
               javascript(validateSource),
               SANDBOX_CALLS.validateCode,
@@ -54,8 +55,8 @@ export function sandboxedTool(spec: WrittenToolSpec, settings: SandboxSettings):
       : {}),
     ...(prepareSource
       ? {
-          prepareArguments: (args: ToolArguments) => {
-            const prepared = runInSandboxSync(
+          prepareArguments: async (args: ToolArguments) => {
+            const prepared = await runCheckInSandbox(
               settings,
               javascript(prepareSource),
               SANDBOX_CALLS.prepareCode,
@@ -92,4 +93,7 @@ function assertSpec(spec: WrittenToolSpec): void {
       throw new Error(`A written tool's spec lacks ${field}`);
     }
   }
+  // A file written by hand or before patterns were checked: ajv would run them on the worker.
+  const unsafe = unsafePatternProblem(spec.inputSchema);
+  if (unsafe) throw new Error(`Written tool "${spec.name}" cannot be loaded: ${unsafe}`);
 }

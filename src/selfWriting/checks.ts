@@ -3,6 +3,7 @@ import { parse } from 'node:path';
 import type { ToolRegistry } from '../registry.ts';
 import type { JsonSchema } from '../types.ts';
 import type { ArgumentValidator } from '../validation.ts';
+import { unsafePatternProblem } from './schemaPatterns.ts';
 
 /** Letters, digits and underscores, not starting with a digit: a name that is also an identifier. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -42,6 +43,8 @@ export function schemaProblem(validator: ArgumentValidator, schema: unknown): st
   if ((schema as JsonSchema).type !== 'object') {
     return 'inputSchema must describe an object: its "type" must be "object" (the arguments are named)';
   }
+  const unsafe = unsafePatternProblem(schema);
+  if (unsafe) return unsafe;
   try {
     validator.compile(schema as JsonSchema);
   } catch (error) {

@@ -4,7 +4,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, codecKeysFromEnv, parseCodecKeys } from '../../src/codec/index.ts';
+import {
+  AesGcmPayloadCodec,
+  codecFromEnv,
+  codecKeysFromEnv,
+  parseCodecKeys,
+  UNENCRYPTED_REFUSED,
+} from '../../src/codec/index.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const value = { secret: 'plain words' };
@@ -44,8 +50,18 @@ describe('AesGcmPayloadCodec', () => {
     await expect(codec.decode([{ ...mine, data }])).rejects.toThrow();
   });
 
-  it('passes unencrypted payloads through, so a namespace can turn encryption on', async () => {
-    expect(await new AesGcmPayloadCodec([key('a')]).decode([payload])).toEqual([payload]);
+  it('refuses unencrypted payloads, unless told to let them through while a namespace turns encryption on', async () => {
+    await expect(new AesGcmPayloadCodec([key('a')]).decode([payload])).rejects.toThrow(UNENCRYPTED_REFUSED);
+    expect(await new AesGcmPayloadCodec([key('a')], { allowUnencrypted: true }).decode([payload])).toEqual([
+      payload,
+    ]);
+    const keys = `a:${randomBytes(32).toString('base64')}`;
+    await expect(codecFromEnv({ YIEM_CODEC_KEYS: keys })?.decode([payload])).rejects.toThrow(
+      UNENCRYPTED_REFUSED,
+    );
+    expect(
+      await codecFromEnv({ YIEM_CODEC_KEYS: keys, YIEM_CODEC_ALLOW_UNENCRYPTED: '1' })?.decode([payload]),
+    ).toEqual([payload]);
   });
 
   it('rejects keys of the wrong size, duplicate ids and an empty key list', () => {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL, resolveModelSettings } from '../../src/model/settings.ts';
-import { resolveConversationSettings, userTextProblem } from '../../workflows/settings.ts';
+import {
+  conversationOptionsProblem,
+  resolveConversationSettings,
+  userTextProblem,
+} from '../../workflows/settings.ts';
 
 describe('userTextProblem', () => {
   it('accepts an ordinary message', () => {
@@ -36,6 +40,44 @@ describe('userTextProblem', () => {
     expect(userTextProblem('日本語', 8)).toBe('A message may have at most 8 bytes; this one has 9');
     expect(userTextProblem('😀😀', 8)).toBeNull();
     expect(userTextProblem('😀😀😀', 8)).toBe('A message may have at most 8 bytes; this one has 12');
+  });
+});
+
+describe('conversationOptionsProblem', () => {
+  it('accepts the documented options', () => {
+    expect(
+      conversationOptionsProblem({
+        systemPrompt: 'sys',
+        toolExecution: 'sequential',
+        model: 'gpt-4o',
+        maxModelCallsPerTurn: 3,
+        maxMessageBytes: 1_000_000,
+        maxTurnsPerRun: 10,
+        approvalTimeout: '10 minutes',
+        onApprovalTimeout: 'approve',
+        modelPolicy: { startToCloseTimeout: '1 minute' },
+      }),
+    ).toBeNull();
+  });
+
+  it('names every field that is wrong, with what it got', () => {
+    expect(
+      conversationOptionsProblem({
+        systemPrompt: 7,
+        maxMessageBytes: 1_000_001,
+        maxTurnsPerRun: 1.5,
+        onApprovalTimeout: 'maybe',
+        modelPolicy: [],
+      }),
+    ).toBe(
+      'Invalid conversation options: systemPrompt must be a string of at most 1000000 bytes, got 7; maxMessageBytes must be a whole number from 1 to 1000000, got 1000001; maxTurnsPerRun must be a whole number of at least 1, got 1.5; onApprovalTimeout must be "approve" or "deny", got "maybe"; modelPolicy must be an object, got []',
+    );
+  });
+
+  it('refuses options that are not an object', () => {
+    expect(conversationOptionsProblem('sys')).toBe(
+      'Invalid conversation options: they must be an object such as { systemPrompt: "..." }',
+    );
   });
 });
 

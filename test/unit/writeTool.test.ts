@@ -67,9 +67,9 @@ describe('writeTool', () => {
       }),
     );
     const shout = registry.get('shout');
-    expect(shout?.prepareArguments?.({ text: 'legacy' })).toEqual({ text: 'legacy', word: 'legacy' });
-    expect(shout?.validateRequiredArgs?.({ word: '' })).toBe('word must not be empty');
-    expect(shout?.validateRequiredArgs?.({ word: 'ok' })).toBeNull();
+    expect(await shout?.prepareArguments?.({ text: 'legacy' })).toEqual({ text: 'legacy', word: 'legacy' });
+    expect(await shout?.validateRequiredArgs?.({ word: '' })).toBe('word must not be empty');
+    expect(await shout?.validateRequiredArgs?.({ word: 'ok' })).toBeNull();
   });
 
   it('never overwrites: a taken name is refused and the existing file is left as it was', async () => {
