@@ -9,7 +9,6 @@ import {
   promptUpdate,
   statusQuery,
   toolsUpdate,
-  transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
@@ -17,6 +16,7 @@ import { resolveTemporalConnection, type TemporalConnectionSettings } from './co
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { type ConversationSearchStatus, YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from './searchAttributes.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
+import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -180,9 +180,13 @@ export class Conversation {
     return this.handle.executeUpdate(cancelUpdate);
   }
 
-  /** The transcript so far. */
-  messages(): Promise<Message[]> {
-    return this.handle.query(transcriptQuery);
+  /**
+   * The transcript so far, or the part of it `range` names, with every message whole: the client
+   * reads it a page at a time and fetches large messages from the payload store, so it needs the
+   * workers' data converter (the same payload store and keys).
+   */
+  messages(range: TranscriptRange = {}): Promise<Message[]> {
+    return readTranscript(this.handle, range);
   }
 
   status(): Promise<ConversationStatus> {
