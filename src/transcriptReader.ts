@@ -21,7 +21,10 @@ export async function readTranscript(handle: WorkflowHandle, range: TranscriptRa
   const end = range.limit === undefined ? Number.POSITIVE_INFINITY : from + Math.max(0, range.limit);
   const entries: TranscriptEntry[] = [];
   while (from + entries.length < end) {
-    const page = await handle.query(transcriptQuery, from + entries.length);
+    const index = from + entries.length;
+    // The first page is asked without arguments: a query without payloads reads even from a worker
+    // that lacks the key this client would encrypt them with (keys rotate readers first).
+    const page = await (index === 0 ? handle.query(transcriptQuery) : handle.query(transcriptQuery, index));
     entries.push(...page.messages.slice(0, end - from - entries.length));
     if (page.messages.length === 0 || from + entries.length >= page.total) break;
   }
