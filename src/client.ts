@@ -37,8 +37,9 @@ export interface AgentClientOptions extends TemporalConnectionSettings {
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
   /**
-   * Must match the workers', e.g. `encryptedDataConverter(codec)` when payloads are encrypted.
-   * Default: from `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE` like the worker. Only used without `client`.
+   * Must match the workers' (the same payload store and keys), e.g.
+   * `encryptedDataConverter(codec, payloadStorage())`. Default: `dataConverterFromEnv`, like the
+   * worker. Only used without `client`; a given `client` needs the same converter.
    */
   dataConverter?: DataConverter;
   /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
