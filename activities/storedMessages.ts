@@ -1,4 +1,6 @@
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type { StorageDriverTargetInfo } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
 import { ContentStore, storedKey } from '../src/storage/contentStore.ts';
 import { entryBytes, INLINE_MESSAGE_BYTES, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
@@ -30,7 +32,7 @@ export class StoredMessages {
     if (bytes <= INLINE_MESSAGE_BYTES) return message;
     const store = await this.#store();
     if (!store) return message;
-    const stored = await store.put(message, bytes);
+    const stored = await store.put(message, bytes, conversationTarget());
     this.#cache.set(storedKey(stored), message);
     return storedOutline(message, stored);
   }
@@ -52,4 +54,16 @@ export class StoredMessages {
   async #store(): Promise<ContentStore | undefined> {
     return ContentStore.of((await this.#getClient()).options.loadedDataConverter);
   }
+}
+
+/** The conversation of the activity storing a message (its transcript spans runs, so no run id). */
+function conversationTarget(): StorageDriverTargetInfo | undefined {
+  const { workflowNamespace, workflowExecution, workflowType } = Context.current().info;
+  if (!workflowNamespace || !workflowExecution) return undefined;
+  return {
+    kind: 'workflow',
+    namespace: workflowNamespace,
+    id: workflowExecution.workflowId,
+    ...(workflowType ? { type: workflowType } : {}),
+  };
 }

@@ -1,4 +1,4 @@
-import type { LoadedDataConverter, StorageDriver } from '@temporalio/common';
+import type { LoadedDataConverter, StorageDriver, StorageDriverTargetInfo } from '@temporalio/common';
 import { StorageDriverClaim } from '@temporalio/common';
 import type { StoredContent } from '../transcript.ts';
 
@@ -22,10 +22,11 @@ export class ContentStore {
     return driver ? new ContentStore(converter, driver) : undefined;
   }
 
-  async put(value: unknown, bytes: number): Promise<StoredContent> {
+  /** Stores `value` (`bytes` large); `target`, the conversation, lets a driver such as S3's group its keys. */
+  async put(value: unknown, bytes: number, target?: StorageDriverTargetInfo): Promise<StoredContent> {
     let payloads = [this.#converter.payloadConverter.toPayload(value)];
     for (const codec of this.#converter.payloadCodecs) payloads = await codec.encode(payloads);
-    const [claim] = await this.#driver.store({}, payloads);
+    const [claim] = await this.#driver.store(target ? { target } : {}, payloads);
     if (!claim) throw new Error(`Payload store driver "${this.#driver.name}" returned no claim`);
     return { driver: this.#driver.name, claim: claim.claimData, bytes };
   }
