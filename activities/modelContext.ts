@@ -13,7 +13,7 @@ interface CachedTranscript {
 }
 
 /** Transcript entries (outlines and small messages) a worker keeps, across conversations. */
-export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 16 * 1024 * 1024;
 
 export interface ModelContextRequest {
   workflowId: string;

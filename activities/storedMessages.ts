@@ -7,7 +7,7 @@ import { entryBytes, INLINE_MESSAGE_BYTES, storedOutline, type TranscriptEntry }
 import type { Message } from '../src/types.ts';
 
 /** Resolved stored messages a worker keeps in memory, across conversations. */
-export const DEFAULT_MESSAGE_CACHE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Puts large messages into the payload store (the one of the worker's data converter) and reads

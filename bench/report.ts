@@ -325,13 +325,13 @@ function crashSection(result: CrashRecoveryResult): string {
 }
 
 function largeContentSection(result: LargeContentResult): string {
-  return `## (g) History and worker memory vs content size\n\nOne conversation of ${result.turns} turns on a fresh worker process: every user message is ${LARGE_MESSAGE_BYTES.toLocaleString('en')} bytes, and every ${TOOL_EVERY}th turn the model calls a tool that returns ${TOOL_RESULT_KB} KB, which it reads whole. The conversation continues as new every ${TURNS_PER_RUN} turns. History bytes are as the server stores them (payloads over the 32 KB threshold are references into the payload store); worker memory is read after a forced GC. One run.\n\n${table(
+  return `## (g) History and worker memory vs content size\n\nOne conversation of ${result.turns} turns on a fresh worker process: every user message is ${LARGE_MESSAGE_BYTES.toLocaleString('en')} bytes, and every ${TOOL_EVERY}th turn the model calls a tool that returns ${TOOL_RESULT_KB} KB, which it reads whole. The conversation continues as new every ${TURNS_PER_RUN} turns. Each row covers the turns since the previous one; history bytes are as the server stores them (payloads over the 32 KB threshold are references into the payload store); worker memory is read after a forced GC. One run.\n\n${table(
     [
       'turn',
       'content so far',
       'most history one turn added',
-      'history of the current run',
-      'largest payload in it',
+      'largest run history',
+      'largest payload in history',
       'median turn',
       'worker RSS',
       'V8 heap used',

@@ -17,9 +17,9 @@ export interface LargeContentPoint {
   contentMb: number;
   /** Largest history bytes one turn added, over the turns since the previous point. */
   maxTurnAddedBytes: number;
-  /** The current run's history, as the server stores it. */
+  /** The largest a run's history was, as the server stores it, since the previous point. */
   runHistoryBytes: number;
-  /** The largest payload in the current run's history. */
+  /** The largest payload in any history since the previous point. */
   largestPayloadBytes: number;
   turnMs: Summary;
   workerRssMb: number;
@@ -49,6 +49,8 @@ export async function measureLargeContent(
   let contentBytes = 0;
   let previous = { runId: '', bytes: 0 };
   let maxAdded = 0;
+  let maxRunBytes = 0;
+  let maxPayload = 0;
   let turnMs: number[] = [];
   for (let turn = 1; turn <= last; turn++) {
     const withTool = turn % TOOL_EVERY === 0;
@@ -66,19 +68,23 @@ export async function measureLargeContent(
     const bytes = encodedBytes(history);
     if (runId === previous.runId) maxAdded = Math.max(maxAdded, bytes - previous.bytes);
     previous = { runId, bytes };
+    maxRunBytes = Math.max(maxRunBytes, bytes);
+    maxPayload = Math.max(maxPayload, largestPayload(history));
     if (!checkpoints.includes(turn)) continue;
     const memory = await worker.memory();
     points.push({
       turn,
       contentMb: contentBytes / 1e6,
       maxTurnAddedBytes: maxAdded,
-      runHistoryBytes: bytes,
-      largestPayloadBytes: largestPayload(history),
+      runHistoryBytes: maxRunBytes,
+      largestPayloadBytes: maxPayload,
       turnMs: summarize(turnMs),
       workerRssMb: memory.rss / 1e6,
       workerHeapMb: memory.heapUsed / 1e6,
     });
     maxAdded = 0;
+    maxRunBytes = 0;
+    maxPayload = 0;
     turnMs = [];
   }
   const messages = await conversation.messages();
