@@ -82,6 +82,11 @@ describe('the payload store (External Storage) with encryption', () => {
     expect(JSON.stringify(agent.model.lastRequest()?.body.messages)).toContain(toolText);
   });
 
+  it('reads part of the transcript on request', async () => {
+    const part = await agent.client.getConversation(conversationId).messages({ fromIndex: 2, limit: 1 });
+    expect(part).toEqual([messages[2]]);
+  });
+
   it('keeps large payloads out of history and only ciphertext in the store', async () => {
     const history = await storedHistory(agent.client.getConversation(conversationId).handle);
     const raw = JSON.stringify(history, (_key, value) =>
