@@ -20,6 +20,9 @@ COPY src ./src
 COPY activities ./activities
 COPY workflows ./workflows
 COPY tools ./tools
+# The payload store (large payloads and messages); compose mounts a volume shared by every replica here.
+ENV YIEM_PAYLOADS_DIR=/data/payloads
+RUN mkdir -p /data/payloads && chown node:node /data/payloads
 USER node
 ENTRYPOINT ["node", "bin/yiem.mjs"]
 CMD ["worker"]

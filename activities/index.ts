@@ -3,6 +3,7 @@ import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
+import { storedOutline } from '../src/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/types.ts';
 import { ArgumentValidator } from '../src/validation.ts';
 import { executeTool, safeSink } from './execute.ts';
@@ -10,6 +11,7 @@ import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
 import { annotateActivitySpan } from './spanAttributes.ts';
+import { StoredMessages } from './storedMessages.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
@@ -18,7 +20,7 @@ export interface AgentActivityDependencies {
   eventSink?: AgentEventSink;
   /** A client on the worker's cluster: model calls read their context through a query. */
   getClient: () => Promise<Client>;
-  /** Cap on a tool result's text and details, in UTF-8 bytes. Default 256 KB. */
+  /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
 }
@@ -29,35 +31,44 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
   const emit = safeSink(deps.eventSink, warn);
-  const contexts = new ModelContextReader(deps.getClient);
+  const storedMessages = new StoredMessages(deps.getClient);
+  const contexts = new ModelContextReader(deps.getClient, storedMessages);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   const prepare = (input: PrepareToolCallsInput) =>
     prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
   return {
-    callModel: (input) => {
+    callModel: async (input) => {
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
         'yiem.model': input.model ?? deps.model.model,
       });
-      return callModel(
+      const output = await callModel(
         { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
         openai,
         input,
       );
+      const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
+      const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
+      const { stored } = await storedMessages.keep(reply);
+      return stored ? { ...output, stored } : output;
     },
-    executeTool: (input) => {
+    executeTool: async (input) => {
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
         'yiem.tool.name': input.toolName,
         'yiem.tool.call_id': input.toolCallId,
       });
-      return executeTool(
+      const output = await executeTool(
         { registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes },
         input,
       );
+      // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
+      if (output.terminate) return output;
+      const { stored } = await storedMessages.keep(output.message);
+      return stored ? { ...output, message: storedOutline(output.message, stored) } : output;
     },
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),

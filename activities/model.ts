@@ -70,11 +70,14 @@ async function streamModelCall(
 ): Promise<CallModelOutput> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
-  const { systemPrompt, messages } = await deps.contexts.read(
-    execution.workflowId,
-    execution.runId,
-    input.messageCount,
-  );
+  const { systemPrompt, messages, stored } = await deps.contexts.read({
+    workflowId: execution.workflowId,
+    runId: execution.runId,
+    transcriptId: input.transcriptId,
+    messageCount: input.messageCount,
+    storeIndices: input.storeIndices ?? [],
+    maxContextBytes: deps.settings.maxContextBytes,
+  });
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
   const tools = deps.registry.tools();
@@ -118,7 +121,11 @@ async function streamModelCall(
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
     });
     const heldBack = await events.finish();
-    return heldBack.length > 0 ? { ...message, events: textAsPlaceholder(heldBack) } : message;
+    return {
+      ...message,
+      ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
+      ...(stored.length > 0 ? { storedMessages: stored } : {}),
+    };
   } catch (error) {
     text.flush();
     await events.abandon();

@@ -1,64 +1,146 @@
 import type { Client } from '@temporalio/client';
+import { LRUCache } from 'lru-cache';
+import type { StoredContent } from '../src/transcript.ts';
+import { entryBytes, type TranscriptEntry } from '../src/transcript.ts';
 import type { Message } from '../src/types.ts';
 import { modelContextQuery } from '../workflows/definitions.ts';
+import type { StoredMessages } from './storedMessages.ts';
 
-interface CachedContext {
+interface CachedTranscript {
   systemPrompt: string;
-  messages: Message[];
+  entries: TranscriptEntry[];
+  bytes: number;
 }
 
-/** Open conversations whose context a worker keeps; the least recently used are dropped first. */
-const DEFAULT_CAPACITY = 2_000;
+/** Transcript entries (outlines and small messages) a worker keeps, across conversations. */
+export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 16 * 1024 * 1024;
+
+export interface ModelContextRequest {
+  workflowId: string;
+  runId: string;
+  /** Names the transcript across continue-as-new (the first run's id); default `runId`. */
+  transcriptId: string | undefined;
+  messageCount: number;
+  /** The transcript's inline messages to put into the payload store, by index. */
+  storeIndices: readonly number[];
+  /** The most the messages sent to the model may add up to; older turns are left out beyond it. */
+  maxContextBytes: number;
+}
+
+/** What a model call sends, and the references of the messages it stored for the transcript. */
+export interface ModelContextWindow {
+  systemPrompt: string;
+  messages: Message[];
+  stored: { index: number; stored: StoredContent }[];
+}
 
 /**
  * Reads a conversation's context for a model call. The transcript is append-only, so the worker keeps
- * what it has read and asks the workflow (a query, never history) only for the messages it lacks.
+ * the entries it has read (bounded in bytes, least recently used conversations dropped first) and
+ * asks the workflow (a query, never history) only for the entries it lacks, a page at a time. The
+ * cache is keyed by the conversation's first run, so a continued run does not start cold.
  */
 export class ModelContextReader {
-  readonly #cache = new Map<string, CachedContext>();
+  readonly #cache: LRUCache<string, CachedTranscript>;
   readonly #getClient: () => Promise<Client>;
-  readonly #capacity: number;
+  readonly #messages: StoredMessages;
 
-  constructor(getClient: () => Promise<Client>, capacity = DEFAULT_CAPACITY) {
+  constructor(
+    getClient: () => Promise<Client>,
+    messages: StoredMessages,
+    cacheBytes = DEFAULT_TRANSCRIPT_CACHE_BYTES,
+  ) {
     this.#getClient = getClient;
-    this.#capacity = capacity;
+    this.#messages = messages;
+    this.#cache = new LRUCache<string, CachedTranscript>({
+      maxSize: cacheBytes,
+      sizeCalculation: (transcript) => Math.max(1, transcript.bytes),
+    });
   }
 
-  async read(workflowId: string, runId: string, messageCount: number): Promise<CachedContext> {
-    const key = `${workflowId}/${runId}`;
-    let cached = this.#cache.get(key);
-    if (!cached || cached.messages.length < messageCount) {
-      cached = await this.#fetchMissing(workflowId, runId, cached);
+  async read(request: ModelContextRequest): Promise<ModelContextWindow> {
+    const { workflowId, messageCount } = request;
+    const key = `${workflowId}/${request.transcriptId ?? request.runId}`;
+    let transcript = this.#cache.get(key);
+    if (!transcript || transcript.entries.length < messageCount) {
+      transcript = await this.#fetchMissing(request, transcript);
     }
-    this.#touch(key, cached);
-    if (cached.messages.length < messageCount) {
+    if (transcript.entries.length < messageCount) {
       throw new Error(
-        `Conversation ${workflowId} has ${cached.messages.length} messages, fewer than the ${messageCount} this model call needs`,
+        `Conversation ${workflowId} has ${transcript.entries.length} messages, fewer than the ${messageCount} this model call needs`,
       );
     }
-    return { systemPrompt: cached.systemPrompt, messages: cached.messages.slice(0, messageCount) };
+    const stored = await this.#storeInline(transcript, request.storeIndices, messageCount);
+    this.#cache.set(key, transcript);
+    const entries = transcript.entries.slice(0, messageCount);
+    const start = windowStart(entries, request.maxContextBytes);
+    const messages = await Promise.all(entries.slice(start).map((entry) => this.#messages.resolve(entry)));
+    const note =
+      start === 0
+        ? ''
+        : `[The ${start} earliest messages of this conversation are not shown: the whole conversation is larger than the context window of ${request.maxContextBytes} bytes.]`;
+    const systemPrompt = [transcript.systemPrompt, note].filter((part) => part !== '').join('\n\n');
+    return { systemPrompt, messages, stored };
   }
 
   async #fetchMissing(
-    workflowId: string,
-    runId: string,
-    cached: CachedContext | undefined,
-  ): Promise<CachedContext> {
-    const client = await this.#getClient();
-    const from = cached?.messages.length ?? 0;
-    const fetched = await client.workflow.getHandle(workflowId, runId).query(modelContextQuery, from);
-    return {
-      systemPrompt: fetched.systemPrompt,
-      messages: [...(cached?.messages ?? []), ...fetched.messages],
-    };
+    request: ModelContextRequest,
+    cached: CachedTranscript | undefined,
+  ): Promise<CachedTranscript> {
+    const handle = (await this.#getClient()).workflow.getHandle(request.workflowId, request.runId);
+    const transcript = cached ?? { systemPrompt: '', entries: [], bytes: 0 };
+    while (transcript.entries.length < request.messageCount) {
+      const page = await handle.query(modelContextQuery, transcript.entries.length);
+      transcript.systemPrompt = page.systemPrompt;
+      if (page.messages.length === 0) break;
+      for (const entry of page.messages) {
+        transcript.entries.push(entry);
+        transcript.bytes += entryBytes(entry);
+      }
+    }
+    return transcript;
   }
 
-  #touch(key: string, context: CachedContext): void {
-    this.#cache.delete(key);
-    this.#cache.set(key, context);
-    if (this.#cache.size > this.#capacity) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
+  /** Stores the inline messages the workflow asked to, so that it can keep their outlines instead. */
+  async #storeInline(
+    transcript: CachedTranscript,
+    indices: readonly number[],
+    messageCount: number,
+  ): Promise<ModelContextWindow['stored']> {
+    const stored: ModelContextWindow['stored'] = [];
+    for (const index of indices) {
+      const entry = transcript.entries[index];
+      if (!entry || index >= messageCount) continue;
+      const kept = entry.stored ? entry : await this.#messages.keep(entry);
+      if (!kept.stored) continue;
+      transcript.bytes += entryBytes(kept) - entryBytes(entry);
+      transcript.entries[index] = kept;
+      stored.push({ index, stored: kept.stored });
     }
+    return stored;
   }
+}
+
+/**
+ * Where the messages sent to the model begin: at a user message, so that no tool result loses its
+ * call, and as early as fits in `maxBytes`. The latest user message and everything after it are
+ * always sent, however large: a turn's own tool results reach the model whole.
+ */
+export function windowStart(entries: readonly TranscriptEntry[], maxBytes: number): number {
+  let bytes = 0;
+  let start: number | undefined;
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index] as TranscriptEntry;
+    bytes += entry.stored?.bytes ?? entryBytes(entry);
+    if (bytes > maxBytes) return start ?? latestUserMessage(entries);
+    if (entry.role === 'user') start = index;
+  }
+  return 0;
+}
+
+function latestUserMessage(entries: readonly TranscriptEntry[]): number {
+  for (let index = entries.length - 1; index >= 0; index--) {
+    if (entries[index]?.role === 'user') return index;
+  }
+  return 0;
 }

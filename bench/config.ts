@@ -18,9 +18,11 @@ export interface BenchConfig {
   throughputSeconds: number;
   idleConversations: number;
   crashRuns: number;
+  /** Turns at which the large-content benchmark reads history and worker memory; the last is its length. */
+  largeContentCheckpoints: number[];
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -52,5 +54,6 @@ export function readConfig(argv: string[]): BenchConfig {
     throughputSeconds: quick ? 3 : 8,
     idleConversations: quick ? 100 : 10_000,
     crashRuns: quick ? 1 : 3,
+    largeContentCheckpoints: quick ? [10, 20, 30] : [10, 50, 100, 200, 300],
   };
 }

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { AgentClient } from '../src/client.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../src/server/index.ts';
+import { payloadStorage } from '../src/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../src/testing/index.ts';
 import { benchReply } from './scriptedReplies.ts';
 import { startWorkerProcess, type WorkerHandle } from './workerHandle.ts';
@@ -21,7 +22,9 @@ export interface EnvironmentOptions {
 export interface BenchEnvironment {
   server: DevServer;
   model: ScriptedModel;
+  /** A client with the workers' payload store. */
   temporal: Client;
+  payloadsDir: string;
   bundlePath: string;
   baselineBundlePath: string;
   /** A fresh worker process on a fresh task queue, with a client for it. */
@@ -67,12 +70,17 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
     address: server.address,
     channelArgs: { 'grpc.max_receive_message_length': 256 * 1024 * 1024 },
   });
-  const temporal = new Client({ connection });
+  const payloadsDir = path.join(dataDir, 'payloads');
+  const temporal = new Client({
+    connection,
+    dataConverter: { externalStorage: payloadStorage({ directory: payloadsDir }) },
+  });
   const workers = new Set<WorkerHandle>();
   return {
     server,
     model,
     temporal,
+    payloadsDir,
     bundlePath,
     baselineBundlePath,
     async startWorker(workerOptions = {}) {
@@ -84,6 +92,7 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         ...(workerOptions.baseline ? { baselineBundlePath } : {}),
         modelBaseURL: model.baseURL,
         crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
+        payloadsDir,
         ...(workerOptions.workerOptions ? { workerOptions: workerOptions.workerOptions } : {}),
       });
       workers.add(worker);

@@ -9,8 +9,45 @@ type HistoryEvent = protoTypes.api.history.v1.IHistoryEvent;
 
 /** The workflow's history size in bytes, encoded as the server stores and sends it. */
 export async function historyBytes(handle: WorkflowHandle): Promise<number> {
-  const history = await handle.fetchHistory();
+  return encodedBytes(await storedHistory(handle));
+}
+
+/** A history's size, encoded as the server stores and sends it. */
+export function encodedBytes(history: protoTypes.api.history.v1.IHistory): number {
   return temporal.api.history.v1.History.encode(history).finish().length;
+}
+
+/**
+ * The latest run's history as the server stores it: payloads in the payload store stay references.
+ * (`handle.fetchHistory()` fetches them, so it shows what a replay reads, not what history holds.)
+ */
+export async function storedHistory(handle: WorkflowHandle): Promise<protoTypes.api.history.v1.IHistory> {
+  const { workflowService, options } = handle.client;
+  const events: HistoryEvent[] = [];
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await workflowService.getWorkflowExecutionHistory({
+      namespace: options.namespace,
+      execution: { workflowId: handle.workflowId },
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+    events.push(...(page.history?.events ?? []));
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return { events };
+}
+
+/** The size of the largest payload's data anywhere in a history: what the payload limit applies to. */
+export function largestPayload(history: protoTypes.api.history.v1.IHistory): number {
+  let largest = 0;
+  const visit = (value: unknown): void => {
+    if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
+    const data = (value as { data?: unknown }).data;
+    if ('metadata' in value && data instanceof Uint8Array) largest = Math.max(largest, data.length);
+    else for (const child of Object.values(value)) visit(child);
+  };
+  visit(history.events);
+  return largest;
 }
 
 /** When the server recorded the event, in milliseconds since the epoch. */

@@ -6,6 +6,14 @@ import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
+import {
+  LARGE_MESSAGE_BYTES,
+  type LargeContentPoint,
+  type LargeContentResult,
+  TOOL_EVERY,
+  TOOL_RESULT_KB,
+  TURNS_PER_RUN,
+} from './scenarios/largeContent.ts';
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
@@ -20,6 +28,7 @@ export interface BenchResults {
   throughput?: ThroughputResult;
   idleMemory?: IdleMemoryResult;
   crashRecovery?: CrashRecoveryResult;
+  largeContent?: LargeContentResult;
 }
 
 export interface ReportInput {
@@ -60,6 +69,7 @@ export function renderReport(input: ReportInput): string {
     results.throughput ? throughputSection(results.throughput) : '',
     results.idleMemory ? idleSection(results.idleMemory) : '',
     results.crashRecovery ? crashSection(results.crashRecovery) : '',
+    results.largeContent ? largeContentSection(results.largeContent) : '',
     existsSync(TUNING_NOTES) ? readFileSync(TUNING_NOTES, 'utf8').trim() : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
@@ -140,6 +150,19 @@ function goalsSection(results: BenchResults): string {
         ? `${value.toFixed(0)} MB (measured)`
         : `${value.toFixed(0)} MB (extrapolated from ${idle.conversations.toLocaleString('en')})`,
       verdict(value <= 2048),
+    ]);
+  }
+  const large = results.largeContent?.points;
+  if (large && large.length > 1) {
+    const first = large[0] as LargeContentPoint;
+    const last = large.at(-1) as LargeContentPoint;
+    rows.push([
+      'History per turn and worker memory independent of content size',
+      `at most ${kb(first.maxTurnAddedBytes)} a turn and ${first.workerHeapMb.toFixed(0)} MB heap at ${first.contentMb.toFixed(0)} MB of content; ${kb(last.maxTurnAddedBytes)} and ${last.workerHeapMb.toFixed(0)} MB at ${last.contentMb.toFixed(0)} MB`,
+      verdict(
+        last.maxTurnAddedBytes <= first.maxTurnAddedBytes * 1.2 + 1024 &&
+          last.workerHeapMb <= first.workerHeapMb + 64,
+      ),
     ]);
   }
   return `## Goals\n\n${table(['Goal', 'Measured', ''], rows)}`;
@@ -299,4 +322,29 @@ function crashSection(result: CrashRecoveryResult): string {
       ['turn completes (prompt Update returns)', ms(result.turnDoneMs, 0)],
     ],
   )}\n\nThe heartbeat timeout bounds detection: the server times the attempt out ${CRASH_HEARTBEAT_TIMEOUT} after the last heartbeat it received, then schedules attempt 2 after the retry interval. A tool without heartbeats would wait for its start-to-close timeout (default 5 minutes) instead.`;
+}
+
+function largeContentSection(result: LargeContentResult): string {
+  return `## (g) History and worker memory vs content size\n\nOne conversation of ${result.turns} turns on a fresh worker process: every user message is ${LARGE_MESSAGE_BYTES.toLocaleString('en')} bytes, and every ${TOOL_EVERY}th turn the model calls a tool that returns ${TOOL_RESULT_KB} KB, which it reads whole. The conversation continues as new every ${TURNS_PER_RUN} turns. Each row covers the turns since the previous one; history bytes are as the server stores them (payloads over the 32 KB threshold are references into the payload store); worker memory is read after a forced GC. One run.\n\n${table(
+    [
+      'turn',
+      'content so far',
+      'most history one turn added',
+      'largest run history',
+      'largest payload in history',
+      'median turn',
+      'worker RSS',
+      'V8 heap used',
+    ],
+    result.points.map((point) => [
+      String(point.turn),
+      `${point.contentMb.toFixed(1)} MB`,
+      kb(point.maxTurnAddedBytes),
+      kb(point.runHistoryBytes),
+      kb(point.largestPayloadBytes),
+      ms(point.turnMs, 0),
+      `${point.workerRssMb.toFixed(0)} MB`,
+      `${point.workerHeapMb.toFixed(0)} MB`,
+    ]),
+  )}`;
 }

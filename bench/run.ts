@@ -14,6 +14,7 @@ import { type BenchResults, renderReport } from './report.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
+import { measureLargeContent } from './scenarios/largeContent.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
@@ -75,6 +76,16 @@ try {
   if (config.only.has('f')) {
     step('f: crash recovery');
     results.crashRecovery = await measureCrashRecovery(env, config.crashRuns, config.workerOptions);
+  }
+  if (config.only.has('g')) {
+    step('g: large content');
+    const large = await env.startWorker(workerOptions);
+    results.largeContent = await measureLargeContent(
+      large.agents,
+      large.worker,
+      config.largeContentCheckpoints,
+    );
+    await large.worker.stop();
   }
 } finally {
   await env.close();

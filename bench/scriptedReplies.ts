@@ -7,6 +7,8 @@ import type { RecordedRequest, ScriptedReply } from '../src/testing/index.ts';
  */
 export function benchReply(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
+  const large = largeTurnReply(messages);
+  if (large) return large;
   const last = messages.at(-1);
   if (last?.role !== 'user') return { kind: 'text', text: 'done' };
   const directive = /^call (\w+) x(\d+)(?: (\{.*\}))?$/.exec(textOf(last.content).trim());
@@ -21,6 +23,43 @@ export function benchReply(request: RecordedRequest): ScriptedReply {
 /** The bench directive asking for `count` calls of `tool`. */
 export function callDirective(tool: string, count: number, args?: Record<string, unknown>): string {
   return `call ${tool} x${count}${args ? ` ${JSON.stringify(args)}` : ''}`;
+}
+
+const LARGE_TURN = /^large turn (\d+)(?: tool (\d+))?\n/;
+
+/**
+ * A user message of the large-content benchmark: `large turn N` (optionally `tool KB`, asking for a
+ * `largeResult` of KB kilobytes) on its first line, padded to `bytes`.
+ */
+export function largeTurnText(turn: number, bytes: number, toolKilobytes?: number): string {
+  const head = `large turn ${turn}${toolKilobytes ? ` tool ${toolKilobytes}` : ''}\n`;
+  return head + 'u'.repeat(Math.max(0, bytes - head.length));
+}
+
+/** The reply that ends large turn N. */
+export function largeTurnAnswer(turn: number): string {
+  return `answer ${turn}`;
+}
+
+/** The tag of large turn N's tool result. */
+export function largeResultTag(turn: number): string {
+  return `result ${turn}`;
+}
+
+/** Replies to large turns: the tool call they ask for, then the answer; undefined for other requests. */
+function largeTurnReply(messages: RecordedRequest['body']['messages']): ScriptedReply | undefined {
+  const lastUser = messages.findLast((message) => message.role === 'user');
+  const directive = LARGE_TURN.exec(textOf(lastUser?.content));
+  if (!directive) return undefined;
+  const turn = Number(directive[1]);
+  const kilobytes = directive[2] ? Number(directive[2]) : 0;
+  if (kilobytes > 0 && messages.at(-1)?.role === 'user') {
+    return {
+      kind: 'toolCalls',
+      toolCalls: [{ name: 'largeResult', arguments: { kilobytes, tag: largeResultTag(turn) } }],
+    };
+  }
+  return { kind: 'text', text: largeTurnAnswer(turn) };
 }
 
 function textOf(content: unknown): string {

@@ -21,6 +21,26 @@ export const noopTool: AgentTool = {
   execute: () => done('ok'),
 };
 
+/** The large-content benchmark's tool: a result of `kilobytes` KB that starts with its `tag`. */
+export const largeResultTool: AgentTool = {
+  name: 'largeResult',
+  label: 'Large result',
+  description: 'Answers with `kilobytes` KB of text.',
+  inputSchema: {
+    type: 'object',
+    properties: { kilobytes: { type: 'integer' }, tag: { type: 'string' } },
+    required: ['kilobytes', 'tag'],
+  },
+  parallelToolExecute: true,
+  execute: (_id, args) => done(largeResultText(String(args.tag), Number(args.kilobytes))),
+};
+
+/** What {@link largeResultTool} answers: `tag` and a newline, padded to `kilobytes` KB. */
+export function largeResultText(tag: string, kilobytes: number): string {
+  const head = `${tag}\n`;
+  return head + 'r'.repeat(kilobytes * 1024 - head.length);
+}
+
 /** Sleeps 200 ms: the parallel-versus-sequential benchmark. */
 export const slowTool: AgentTool = {
   name: 'sleep200',

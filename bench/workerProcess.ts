@@ -4,9 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { payloadStorage } from '../src/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
-import { crashTool, noopTool, slowTool } from './tools.ts';
+import { crashTool, largeResultTool, noopTool, slowTool } from './tools.ts';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -18,6 +19,8 @@ export interface WorkerProcessConfig {
   crashHeartbeatTimeout: string;
   /** Extra Temporal worker options (the tuning experiments). */
   workerOptions?: Record<string, unknown>;
+  /** The payload store's directory, shared with the benchmark's client. */
+  payloadsDir?: string;
 }
 
 export type WorkerProcessMessage =
@@ -47,12 +50,16 @@ async function main(): Promise<void> {
     tools: [
       noopTool,
       slowTool,
+      largeResultTool,
       crashTool(config.crashHeartbeatTimeout, {
         onStart: (attempt) => send({ type: 'toolStart', attempt, at: Date.now() }),
         onEnd: (attempt) => send({ type: 'toolEnd', attempt, at: Date.now() }),
       }),
     ],
     model,
+    ...(config.payloadsDir
+      ? { dataConverter: { externalStorage: payloadStorage({ directory: config.payloadsDir }) } }
+      : {}),
     workflowBundle: { code: await readFile(config.bundlePath, 'utf8') },
     ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
   });

@@ -9,7 +9,6 @@ import {
   promptUpdate,
   statusQuery,
   toolsUpdate,
-  transcriptQuery,
 } from '../workflows/definitions.ts';
 import type { conversationWorkflow } from '../workflows/index.ts';
 import {
@@ -24,6 +23,7 @@ import { resolveTemporalConnection, type TemporalConnectionSettings } from './co
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { type ConversationSearchStatus, YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from './searchAttributes.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
+import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -44,8 +44,9 @@ export interface AgentClientOptions extends TemporalConnectionSettings {
   /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
   taskQueue?: string;
   /**
-   * Must match the workers', e.g. `encryptedDataConverter(codec)` when payloads are encrypted.
-   * Default: from `YIEM_CODEC_KEYS` / `YIEM_CODEC_KEY_FILE` like the worker. Only used without `client`.
+   * Must match the workers' (the same payload store and keys), e.g.
+   * `encryptedDataConverter(codec, payloadStorage())`. Default: `dataConverterFromEnv`, like the
+   * worker. Only used without `client`; a given `client` needs the same converter.
    */
   dataConverter?: DataConverter;
   /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
@@ -216,9 +217,13 @@ export class Conversation {
     return this.handle.executeUpdate(cancelUpdate);
   }
 
-  /** The transcript so far. */
-  messages(): Promise<Message[]> {
-    return this.handle.query(transcriptQuery);
+  /**
+   * The transcript so far, or the part of it `range` names, with every message whole: the client
+   * reads it a page at a time and fetches large messages from the payload store, so it needs the
+   * workers' data converter (the same payload store and keys).
+   */
+  messages(range: TranscriptRange = {}): Promise<Message[]> {
+    return readTranscript(this.handle, range);
   }
 
   status(): Promise<ConversationStatus> {

@@ -52,9 +52,18 @@ export {
   YIEM_TURNS,
 } from './searchAttributes.ts';
 export { enableSelfWriting } from './selfWriting/writeTool.ts';
+export { FileStorageDriver } from './storage/fileDriver.ts';
+export {
+  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  type PayloadStorageOptions,
+  payloadStorage,
+  payloadStorageFromEnv,
+} from './storage/payloadStorage.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
 export { type TracingOptions, tracingPlugins } from './tracing.ts';
+export type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
+export type { TranscriptRange } from './transcriptReader.ts';
 export type * from './types.ts';
 export { ArgumentValidator } from './validation.ts';
 export {

@@ -3,13 +3,13 @@
  * recorded in Temporal history.
  */
 import type { EventLogCarryOver } from '../workflows/events.ts';
+import type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
 import type {
   ActivityPolicy,
   AgentToolCall,
   AssistantMessage,
   ConversationEvent,
   EventOrigin,
-  Message,
   ToolArguments,
   ToolInfo,
   ToolResultMessage,
@@ -27,7 +27,8 @@ export interface PendingMessage {
 
 /** What a conversation hands to its next run when it continues as new. */
 export interface ConversationCarryOver {
-  messages: Message[];
+  /** Large messages travel as references (see `TranscriptEntry`), so this stays small. */
+  messages: TranscriptEntry[];
   /** Posted messages no turn has consumed yet. */
   pending: PendingMessage[];
   nextMessageId: number;
@@ -46,6 +47,10 @@ export interface CallModelInput {
   conversationId: string;
   turn: number;
   messageCount: number;
+  /** The conversation's first run id: names its transcript across continue-as-new (for caches). */
+  transcriptId?: string;
+  /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
+  storeIndices?: number[];
   model?: string;
 }
 
@@ -60,16 +65,19 @@ export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messag
 /**
  * A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd
  * in the same activity (one activity and one workflow task fewer per batch than a PREPARE of its own).
+ * `stored` is set when the reply itself is large: the transcript keeps its outline.
+ * `storedMessages` are the references of the messages of `storeIndices`.
  */
-export type CallModelOutput = AssistantMessage & { events?: ActivityEvents; prepared?: PreparedToolCall[] };
+export type CallModelOutput = AssistantMessage & {
+  events?: ActivityEvents;
+  prepared?: PreparedToolCall[];
+  stored?: StoredContent;
+  storedMessages?: { index: number; stored: StoredContent }[];
+};
 
-/** What the model-call activity reads from the workflow (through a query) to build the request. */
-export interface ModelContext {
+/** What the model-call activity reads from the workflow (through a query) to build the request: a page. */
+export interface ModelContext extends TranscriptPage {
   systemPrompt: string;
-  /** Messages from the requested index on. */
-  messages: Message[];
-  /** The transcript's length when the query ran. */
-  total: number;
 }
 
 export interface PrepareToolCallsInput {
@@ -114,7 +122,8 @@ export interface ExecuteToolInput {
 }
 
 export interface ExecuteToolOutput {
-  message: ToolResultMessage;
+  /** A large result is in the payload store; the transcript keeps its outline (see `TranscriptEntry`). */
+  message: ToolResultMessage & { stored?: StoredContent };
   terminate: boolean;
   events?: ActivityEvents;
 }

@@ -1,14 +1,18 @@
 import type { AgentToolResult, TextContent } from './types.ts';
 
-/** The default cap on a tool result's size: far below Temporal's 2 MB payload limit. */
-export const DEFAULT_MAX_TOOL_RESULT_BYTES = 256 * 1024;
+/**
+ * The default cap on a tool result's size. Results no longer travel in history (large ones go to the
+ * payload store), so the cap only guards the worker's memory and the model's context window against
+ * a runaway tool: a 4 MB result is read whole, a 1 GB one is not.
+ */
+export const DEFAULT_MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024;
 
 const encoder = new TextEncoder();
 const byteLength = (text: string): number => encoder.encode(text).length;
 
 /**
- * Cuts a result whose text or details exceed `maxBytes`, so no activity result approaches Temporal's
- * payload limit. The model reads a note saying how much was cut, so it can ask for less.
+ * Cuts a result whose text or details exceed `maxBytes`, so a runaway tool cannot exhaust the worker's
+ * memory. The model reads a note saying how much was cut, so it can ask for less.
  */
 export function limitToolResult(result: AgentToolResult, maxBytes: number): AgentToolResult {
   const textBytes = result.content.reduce((sum, block) => sum + byteLength(block.text), 0);

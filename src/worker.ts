@@ -33,9 +33,11 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    */
   workflows?: boolean;
   /**
-   * How payloads are converted and encoded, e.g. {@link encryptedDataConverter}. Default: encrypted
-   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set, else Temporal's default. Workers and
-   * clients of one namespace must use the same.
+   * How payloads are converted, encoded and stored, e.g. {@link encryptedDataConverter}. Default:
+   * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (`.yiem/payloads`), encrypted
+   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set. Workers and clients of one namespace
+   * must use the same. Without `externalStorage` every message stays inline, and a conversation
+   * stops at Temporal's 2 MB payload limit.
    */
   dataConverter?: DataConverter;
   /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
@@ -49,7 +51,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   model?: ModelSettings;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
-  /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 256 KB. */
+  /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
   maxToolResultBytes?: number;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };

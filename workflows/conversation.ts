@@ -9,11 +9,11 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ConversationCarryOver, PendingMessage } from '../src/protocol.ts';
+import { type TranscriptEntry, transcriptPage } from '../src/transcript.ts';
 import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
-  Message,
   TurnResult,
 } from '../src/types.ts';
 import { Approvals } from './approvals.ts';
@@ -46,7 +46,7 @@ export async function conversationWorkflow(
   if (invalid) throw ApplicationFailure.nonRetryable(invalid, 'InvalidConversationOptions');
   const settings = resolveConversationSettings(options);
   const conversationId = workflowInfo().workflowId;
-  const messages: Message[] = carried?.messages ?? [];
+  const messages: TranscriptEntry[] = carried?.messages ?? [];
   const pending: PendingMessage[] = carried?.pending ?? [];
   const resultsByMessage = new Map<number, TurnResult>();
   let nextMessageId = carried?.nextMessageId ?? 0;
@@ -95,7 +95,7 @@ export async function conversationWorkflow(
   setHandler(endSignal, () => {
     ending = true;
   });
-  setHandler(transcriptQuery, () => messages);
+  setHandler(transcriptQuery, (fromIndex = 0, maxBytes) => transcriptPage(messages, fromIndex, maxBytes));
   setHandler(
     statusQuery,
     (): ConversationStatus => ({
@@ -115,10 +115,9 @@ export async function conversationWorkflow(
       if (problem) throw new Error(problem);
     },
   });
-  setHandler(modelContextQuery, (fromIndex) => ({
+  setHandler(modelContextQuery, (fromIndex, maxBytes) => ({
     systemPrompt: settings.systemPrompt,
-    messages: messages.slice(fromIndex),
-    total: messages.length,
+    ...transcriptPage(messages, fromIndex, maxBytes),
   }));
 
   // A waiting `prompt` is an unfinished handler, so its message always gets its turn in this run;
@@ -183,6 +182,7 @@ export async function conversationWorkflow(
     running = undefined;
     lastTurn = result;
     events.publish(turn, { type: 'turnEnd', result });
+    events.trim();
     updateSearchAttributes('idle', turn);
     for (const id of consumed) resultsByMessage.set(id, result);
   }

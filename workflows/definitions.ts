@@ -4,11 +4,11 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ModelContext } from '../src/protocol.ts';
+import type { TranscriptPage } from '../src/transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
   ConversationStatus,
-  Message,
   ToolInfo,
   TurnResult,
 } from '../src/types.ts';
@@ -28,14 +28,22 @@ export const cancelUpdate = defineUpdate<boolean>('cancel');
 /** Ends the conversation once the running turn and pending messages are done. */
 export const endSignal = defineSignal('end');
 
-/** The whole transcript. */
-export const transcriptQuery = defineQuery<Message[]>('transcript');
+/**
+ * A page of the transcript from an index on (default 0), at most `maxBytes` (default 512 KB) of
+ * entries. Large messages come as outlines with a `stored` reference into the payload store:
+ * `Conversation.messages()` reads every page and resolves them.
+ */
+export const transcriptQuery = defineQuery<TranscriptPage, [fromIndex?: number, maxBytes?: number]>(
+  'transcript',
+);
 
 /** State, turn number and the last turn's result. */
 export const statusQuery = defineQuery<ConversationStatus>('status');
 
-/** The system prompt and the messages from an index on: how model calls read their context. */
-export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number]>('modelContext');
+/** The system prompt and a page of the transcript from an index on: how model calls read their context. */
+export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number, maxBytes?: number]>(
+  'modelContext',
+);
 
 /** Approves or denies a tool call that waits for approval, by approval id (or an unambiguous tool call id). */
 export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(

@@ -6,8 +6,11 @@ import {
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
 
-/** At most this many of the latest events travel to the next run (a few hundred kilobytes at most). */
+/** At most this many of the latest events, and this many bytes of them, travel to the next run. */
 const MAX_CARRIED_EVENTS = 500;
+const MAX_CARRIED_BYTES = 256 * 1024;
+/** The log a run keeps in memory; older events are dropped at the end of a turn. */
+const MAX_LOG_BYTES = 1024 * 1024;
 
 /** What the event log hands to the next run when the conversation continues as new. */
 export interface EventLogCarryOver {
@@ -78,11 +81,33 @@ export class ConversationEvents {
    */
   carryOver(): EventLogCarryOver {
     const state = this.#stream.getState();
-    const end = state.base_offset + state.log.length;
-    const keepFrom = Math.max(state.base_offset, end - MAX_CARRIED_EVENTS) - state.base_offset;
+    const keepFrom = Math.max(
+      state.log.length - MAX_CARRIED_EVENTS,
+      firstWithin(state.log, MAX_CARRIED_BYTES),
+    );
     return {
       stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
       seq: this.#seq,
     };
   }
+
+  /**
+   * Drops the oldest events once the log holds more than a megabyte, so a long run's memory does not
+   * grow with its content. A follower that far behind is told its offset was truncated.
+   */
+  trim(): void {
+    const state = this.#stream.getState();
+    const keepFrom = firstWithin(state.log, MAX_LOG_BYTES);
+    if (keepFrom > 0) this.#stream.truncate(state.base_offset + keepFrom);
+  }
+}
+
+/** The index from which the latest items add up to at most `maxBytes` of encoded data. */
+function firstWithin(log: readonly { data: string }[], maxBytes: number): number {
+  let bytes = 0;
+  for (let index = log.length - 1; index >= 0; index--) {
+    bytes += log[index]?.data.length ?? 0;
+    if (bytes > maxBytes) return index + 1;
+  }
+  return 0;
 }

@@ -5,14 +5,15 @@ import {
   isCancellation,
   proxyActivities,
   TimeoutFailure,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { toolErrorMessage } from '../src/messages.ts';
 import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
+import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
 import type {
   ApprovalOutcome,
   AssistantMessage,
-  Message,
   ToolInfo,
   ToolResultMessage,
   TurnResult,
@@ -41,7 +42,7 @@ export interface TurnContext {
   /** The model calls go to when the conversation names none, if known. */
   workerModel: string | undefined;
   /** The transcript; the turn appends to it. */
-  messages: Message[];
+  messages: TranscriptEntry[];
   /** Moves pending user messages into the transcript (the seed's inputChannel drain). */
   drainPending(): void;
   /** Waits for a person to approve or deny a tool call. */
@@ -76,26 +77,37 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
       };
     }
     let assistant: AssistantMessage;
+    let kept: TranscriptEntry;
     let prepared: PreparedToolCall[];
     try {
+      const storeIndices = largeInlineMessages(messages);
       const {
         events,
         prepared: preparedInCall,
+        stored,
+        storedMessages,
         ...reply
       } = await callModel({
         conversationId: context.conversationId,
         turn,
         messageCount: messages.length,
+        transcriptId: workflowInfo().firstExecutionRunId,
+        ...(storeIndices.length > 0 ? { storeIndices } : {}),
         ...(settings.model ? { model: settings.model } : {}),
       });
       if (events) context.publishFromResult(events, reply.content);
+      for (const { index, stored: reference } of storedMessages ?? []) {
+        const message = messages[index];
+        if (message) messages[index] = storedOutline(message, reference);
+      }
       assistant = reply;
+      kept = stored ? storedOutline(reply, stored) : reply;
       prepared = preparedInCall ?? [];
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
-    messages.push(assistant);
+    messages.push(kept);
     if (assistant.toolCalls.length === 0) return finalReply(turn, assistant);
 
     const batch = await runToolCalls(context, prepared, activityIds);

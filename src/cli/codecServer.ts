@@ -1,5 +1,6 @@
 import { codecFromEnv } from '../codec/dataConverter.ts';
 import { startCodecServer } from '../codec/index.ts';
+import { payloadStorageFromEnv } from '../storage/payloadStorage.ts';
 
 export interface CodecServerFlags {
   host: string;
@@ -15,8 +16,10 @@ export async function codecServerCommand(flags: CodecServerFlags): Promise<void>
   const token = process.env.YIEM_CODEC_SERVER_TOKEN;
   if (!token)
     throw new Error('Set YIEM_CODEC_SERVER_TOKEN: the codec server only answers requests that carry it');
+  const externalStorage = payloadStorageFromEnv(process.env);
   const server = await startCodecServer({
     codec,
+    ...(externalStorage ? { externalStorage } : {}),
     token,
     allowedOrigins: flags.origin,
     host: flags.host,

@@ -1,10 +1,16 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { ExternalStorage, Payload, PayloadCodec } from '@temporalio/common';
+import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/index.js';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
+  /**
+   * The workers' payload store: `/decode` replaces its references by the stored payloads before
+   * decrypting them, so the Web UI shows large inputs and results too.
+   */
+  externalStorage?: ExternalStorage;
   /**
    * Requests must carry `Authorization: Bearer <token>` or start their path with `/<token>/`.
    * Required: decoded histories are private.
@@ -69,8 +75,14 @@ async function handle(options: CodecServerOptions, request: IncomingMessage, res
   const body = parsePayloads(await readBody(request));
   const payloads = body.payloads.map(fromJson);
   const result =
-    operation === 'encode' ? await options.codec.encode(payloads) : await options.codec.decode(payloads);
+    operation === 'encode'
+      ? await options.codec.encode(payloads)
+      : await options.codec.decode(await retrieveStored(options.externalStorage, payloads));
   send(response, 200, { payloads: result.map(toJson) });
+}
+
+function retrieveStored(storage: ExternalStorage | undefined, payloads: Payload[]): Promise<Payload[]> {
+  return storage ? new ExternalStorageRunner(storage).retrieve(payloads) : Promise.resolve(payloads);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import type { DataConverter, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, ExternalStorage, PayloadCodec } from '@temporalio/common';
+import { payloadStorageFromEnv } from '../storage/payloadStorage.ts';
 import { type AesGcmCodecOptions, AesGcmPayloadCodec } from './aesGcmCodec.ts';
 import { codecKeysFromEnv } from './keys.ts';
 
@@ -9,10 +10,15 @@ const ENCODING_FAILURE_CONVERTER = fileURLToPath(new URL('./failureConverter.cjs
  * A data converter that runs every payload (inputs, results, updates, queries, summaries) through
  * `codec`, and failure messages and stack traces as well. A worker given a prebuilt workflow bundle
  * only encodes the failures of workflow code when the bundle was built with the same
- * `failureConverterPath`.
+ * `failureConverterPath`. With `storage`, large payloads go to the payload store after encryption,
+ * so the store holds only ciphertext.
  */
-export function encryptedDataConverter(codec: PayloadCodec): DataConverter {
-  return { payloadCodecs: [codec], failureConverterPath: ENCODING_FAILURE_CONVERTER };
+export function encryptedDataConverter(codec: PayloadCodec, storage?: ExternalStorage): DataConverter {
+  return {
+    payloadCodecs: [codec],
+    failureConverterPath: ENCODING_FAILURE_CONVERTER,
+    ...(storage ? { externalStorage: storage } : {}),
+  };
 }
 
 /**
@@ -30,8 +36,14 @@ export function codecFromEnv(
   return new AesGcmPayloadCodec(keys, { allowUnencrypted });
 }
 
-/** {@link encryptedDataConverter} with the codec from the environment; undefined when none is set. */
+/**
+ * The converter workers, clients, the CLI, the codec server and replays share: the payload store of
+ * `YIEM_PAYLOADS_DIR` (see `payloadStorageFromEnv`), encrypted when `YIEM_CODEC_KEYS` or
+ * `YIEM_CODEC_KEY_FILE` is set. Undefined only when both are off: Temporal's default converter.
+ */
 export function dataConverterFromEnv(env: Record<string, string | undefined>): DataConverter | undefined {
   const codec = codecFromEnv(env);
-  return codec ? encryptedDataConverter(codec) : undefined;
+  const storage = payloadStorageFromEnv(env);
+  if (codec) return encryptedDataConverter(codec, storage);
+  return storage ? { externalStorage: storage } : undefined;
 }

@@ -69,6 +69,14 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233' });
   });
 
+  it('gives every worker replica and the codec server one payload store, where YIEM_PAYLOADS_DIR points', () => {
+    for (const name of ['worker', 'codec-server']) {
+      const directory = services[name]?.environment?.YIEM_PAYLOADS_DIR;
+      expect(directory, name).toBeTruthy();
+      expect(services[name]?.volumes, name).toContain(`yiem-payloads:${directory}`);
+    }
+  });
+
   it('mounts set-up scripts that exist, and they register the search attributes yiem uses', () => {
     for (const service of ['temporal-schema', 'temporal-namespace']) {
       const [mount] = services[service]?.volumes ?? [];

@@ -71,7 +71,7 @@ describe('the plain Temporal client', () => {
     });
     const result = await handle.executeUpdate(promptUpdate, { args: ['hello'] });
     expect(result).toMatchObject({ status: 'completed', reply: 'plain client works' });
-    expect((await handle.query(transcriptQuery)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect((await handle.query(transcriptQuery)).messages.map((m) => m.role)).toEqual(['user', 'assistant']);
     expect((await handle.query(statusQuery)).turn).toBe(1);
   });
 });

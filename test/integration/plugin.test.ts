@@ -36,7 +36,13 @@ it('AgentPlugin turns a worker of your own into an agent worker', async () => {
     plugins: [
       new AgentPlugin({
         registry,
-        model: { baseURL: model.baseURL, apiKey: 'k', model: 'scripted', timeoutMs: 5_000 },
+        model: {
+          baseURL: model.baseURL,
+          apiKey: 'k',
+          model: 'scripted',
+          timeoutMs: 5_000,
+          maxContextBytes: 1_000_000,
+        },
         getClient: async () => new Client({ connection: clientConnection }),
       }),
     ],

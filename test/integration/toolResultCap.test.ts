@@ -35,18 +35,20 @@ describe('oversized tool results', () => {
     await capped?.close();
   });
 
-  it('cuts a result above the default 256 KB cap and tells the model', async () => {
-    const result = await dumpOnce(agent, 1024);
+  it('cuts a result above the default 4 MB cap and tells the model', async () => {
+    const result = await dumpOnce(agent, 5 * 1024);
     expect(result.content[0]?.text).toHaveLength(DEFAULT_MAX_TOOL_RESULT_BYTES);
-    expect(result.content[1]?.text).toContain('Tool result truncated: it had 1048576 bytes');
+    expect(result.content[1]?.text).toContain('Tool result truncated: it had 5242880 bytes');
     const sent = agent.model.lastRequest()?.body.messages[2];
     expect(sent).toMatchObject({ role: 'tool', tool_call_id: 'call_dump' });
     expect(JSON.stringify(sent)).toContain('Tool result truncated');
   });
 
-  it('passes a result under the cap whole', async () => {
-    const result = await dumpOnce(agent, 200);
-    expect(result.content).toEqual([{ type: 'text', text: 'x'.repeat(200 * 1024) }]);
+  it('passes a 1 MB result whole, to the transcript and to the model', async () => {
+    const result = await dumpOnce(agent, 1024);
+    expect(result.content).toEqual([{ type: 'text', text: 'x'.repeat(1024 * 1024) }]);
+    const sent = agent.model.lastRequest()?.body.messages[2];
+    expect(sent).toMatchObject({ role: 'tool', tool_call_id: 'call_dump', content: 'x'.repeat(1024 * 1024) });
   });
 
   it('honours the worker option maxToolResultBytes', async () => {

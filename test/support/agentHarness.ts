@@ -35,6 +35,8 @@ export interface TestAgentOptions {
   /** How long one model HTTP request may take. Default 5 s. */
   modelTimeoutMs?: number;
   maxToolResultBytes?: number;
+  /** The model's context window in bytes (default: the worker's, 1 MB). */
+  maxContextBytes?: number;
   /** Characters per streamed delta of the scripted model (default: about four pieces a reply). */
   chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
@@ -83,6 +85,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
         apiKey: 'test-key-never-in-history',
         model: 'scripted',
         timeoutMs: options.modelTimeoutMs ?? 5_000,
+        ...(options.maxContextBytes ? { maxContextBytes: options.maxContextBytes } : {}),
       },
       eventSink: (event) => events.push(event),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),

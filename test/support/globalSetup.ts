@@ -11,13 +11,17 @@ const EXTERNAL_SERVER_TIMEOUT_MS = 10_000;
  * `inject('temporalAddress')`. With `YIEM_TEST_TEMPORAL_ADDRESS` set, uses that server instead.
  */
 export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+  // Workers and clients that take the payload store from the environment share a throwaway one.
+  const payloadsDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-test-payloads-'));
+  process.env.YIEM_PAYLOADS_DIR ??= payloadsDir;
+  const removePayloads = () => rm(payloadsDir, { recursive: true, force: true });
   const external = process.env.YIEM_TEST_TEMPORAL_ADDRESS;
   if (external) {
     await waitForServer(external, EXTERNAL_SERVER_TIMEOUT_MS).catch((error: Error) => {
       throw new Error(`YIEM_TEST_TEMPORAL_ADDRESS=${external}: ${error.message}`);
     });
     project.provide('temporalAddress', external);
-    return undefined;
+    return removePayloads;
   }
 
   // The CLI lives in the project's data dir (not the throwaway one) so it is installed once, not per run.
@@ -32,5 +36,6 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   return async () => {
     await server.stop();
     await rm(dataDir, { recursive: true, force: true });
+    await removePayloads();
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL, resolveModelSettings } from '../../src/model/settings.ts';
+import { DEFAULT_MAX_CONTEXT_BYTES, DEFAULT_MODEL, resolveModelSettings } from '../../src/model/settings.ts';
 import {
   conversationOptionsProblem,
   resolveConversationSettings,
@@ -139,10 +139,22 @@ describe('resolveModelSettings', () => {
     const env = { OPENAI_BASE_URL: 'http://env/v1', OPENAI_API_KEY: 'env-key', YIEM_MODEL: 'env-model' };
     expect(
       resolveModelSettings(
-        { baseURL: 'http://given/v1', apiKey: 'given-key', model: 'given-model', timeoutMs: 5 },
-        env,
+        {
+          baseURL: 'http://given/v1',
+          apiKey: 'given-key',
+          model: 'given-model',
+          timeoutMs: 5,
+          maxContextBytes: 2048,
+        },
+        { ...env, YIEM_MAX_CONTEXT_BYTES: '4096' },
       ),
-    ).toEqual({ baseURL: 'http://given/v1', apiKey: 'given-key', model: 'given-model', timeoutMs: 5 });
+    ).toEqual({
+      baseURL: 'http://given/v1',
+      apiKey: 'given-key',
+      model: 'given-model',
+      timeoutMs: 5,
+      maxContextBytes: 2048,
+    });
   });
 
   it('reads what was left out from the environment', () => {
@@ -150,12 +162,14 @@ describe('resolveModelSettings', () => {
       OPENAI_BASE_URL: 'http://localhost:11434/v1',
       OPENAI_API_KEY: 'env-key',
       YIEM_MODEL: 'llama3',
+      YIEM_MAX_CONTEXT_BYTES: '500000',
     };
     expect(resolveModelSettings({ timeoutMs: 1000 }, env)).toEqual({
       baseURL: 'http://localhost:11434/v1',
       apiKey: 'env-key',
       model: 'llama3',
       timeoutMs: 1000,
+      maxContextBytes: 500_000,
     });
   });
 
@@ -165,8 +179,15 @@ describe('resolveModelSettings', () => {
       apiKey: 'not-needed',
       model: DEFAULT_MODEL,
       timeoutMs: 60_000,
+      maxContextBytes: DEFAULT_MAX_CONTEXT_BYTES,
     });
     expect(DEFAULT_MODEL).toBe('gpt-4o-mini');
+  });
+
+  it('refuses a context window that is not a number of bytes', () => {
+    expect(() => resolveModelSettings({}, { YIEM_MAX_CONTEXT_BYTES: '1 MB' })).toThrow(
+      'YIEM_MAX_CONTEXT_BYTES=1 MB: expected a number of bytes',
+    );
   });
 
   it('reads process.env when no environment is given', () => {

@@ -1,0 +1,69 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { StorageDriverTargetInfo } from '@temporalio/common';
+import { LRUCache } from 'lru-cache';
+import { ContentStore, storedKey } from '../src/storage/contentStore.ts';
+import { entryBytes, INLINE_MESSAGE_BYTES, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
+import type { Message } from '../src/types.ts';
+
+/** Resolved stored messages a worker keeps in memory, across conversations. */
+export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Puts large messages into the payload store (the one of the worker's data converter) and reads
+ * them back, keeping the most recently used in a cache bounded in bytes. Without a payload store
+ * every message stays inline.
+ */
+export class StoredMessages {
+  readonly #getClient: () => Promise<Client>;
+  readonly #cache: LRUCache<string, Message>;
+
+  constructor(getClient: () => Promise<Client>, cacheBytes = DEFAULT_MESSAGE_CACHE_BYTES) {
+    this.#getClient = getClient;
+    this.#cache = new LRUCache<string, Message>({
+      maxSize: cacheBytes,
+      sizeCalculation: (message) => Math.max(1, entryBytes(message)),
+    });
+  }
+
+  /** The message as the transcript should keep it: inline, or stored with its outline. */
+  async keep(message: Message): Promise<TranscriptEntry> {
+    const bytes = entryBytes(message);
+    if (bytes <= INLINE_MESSAGE_BYTES) return message;
+    const store = await this.#store();
+    if (!store) return message;
+    const stored = await store.put(message, bytes, conversationTarget());
+    this.#cache.set(storedKey(stored), message);
+    return storedOutline(message, stored);
+  }
+
+  /** The whole message of an entry. */
+  async resolve(entry: TranscriptEntry): Promise<Message> {
+    const { stored } = entry;
+    if (!stored) return entry;
+    const key = storedKey(stored);
+    const cached = this.#cache.get(key);
+    if (cached) return cached;
+    const store = await this.#store();
+    if (!store) throw new Error('The transcript keeps messages in a payload store this worker does not have');
+    const message = await store.get<Message>(stored);
+    this.#cache.set(key, message);
+    return message;
+  }
+
+  async #store(): Promise<ContentStore | undefined> {
+    return ContentStore.of((await this.#getClient()).options.loadedDataConverter);
+  }
+}
+
+/** The conversation of the activity storing a message (its transcript spans runs, so no run id). */
+function conversationTarget(): StorageDriverTargetInfo | undefined {
+  const { workflowNamespace, workflowExecution, workflowType } = Context.current().info;
+  if (!workflowNamespace || !workflowExecution) return undefined;
+  return {
+    kind: 'workflow',
+    namespace: workflowNamespace,
+    id: workflowExecution.workflowId,
+    ...(workflowType ? { type: workflowType } : {}),
+  };
+}

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { ExternalStorage, type StorageDriver } from '@temporalio/common';
+import { defaultDataDir } from '../server/temporalCli.ts';
+import { FileStorageDriver } from './fileDriver.ts';
+
+/**
+ * Payloads at least this large (after encoding and encryption) go to the payload store and history
+ * keeps a reference. Well below Temporal's 2 MB limit, so that a turn's history stays a few kilobytes
+ * even with 100 KB messages; small payloads stay inline, where the Web UI shows them.
+ */
+export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 32 * 1024;
+
+export interface PayloadStorageOptions {
+  /** Where the filesystem driver keeps payloads. Default `<dataDir>/payloads` (`.yiem/payloads`). */
+  directory?: string;
+  /** Another driver, e.g. Temporal's S3 driver; replaces the filesystem one. */
+  driver?: StorageDriver;
+  /** Default {@link DEFAULT_PAYLOAD_THRESHOLD_BYTES}. */
+  thresholdBytes?: number;
+}
+
+/** Temporal External Storage with yiem's defaults: the filesystem driver and a 32 KB threshold. */
+export function payloadStorage(options: PayloadStorageOptions = {}): ExternalStorage {
+  const driver = options.driver ?? new FileStorageDriver(options.directory ?? defaultPayloadsDir());
+  return new ExternalStorage({
+    drivers: [driver],
+    payloadSizeThreshold: options.thresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  });
+}
+
+/**
+ * The payload store configured by the environment: `YIEM_PAYLOADS_DIR` (default
+ * `<YIEM_DATA_DIR or .yiem>/payloads`) and `YIEM_PAYLOAD_THRESHOLD_BYTES`. Undefined when
+ * `YIEM_PAYLOAD_STORAGE=off`: every payload then stays inline and a conversation stops at
+ * Temporal's 2 MB payload limit.
+ *
+ * @throws when the threshold is not a non-negative integer.
+ */
+export function payloadStorageFromEnv(env: Record<string, string | undefined>): ExternalStorage | undefined {
+  if (env.YIEM_PAYLOAD_STORAGE === 'off') return undefined;
+  const threshold = env.YIEM_PAYLOAD_THRESHOLD_BYTES;
+  if (threshold && !/^\d+$/.test(threshold)) {
+    throw new Error(`YIEM_PAYLOAD_THRESHOLD_BYTES=${threshold}: expected a number of bytes`);
+  }
+  return payloadStorage({
+    directory: env.YIEM_PAYLOADS_DIR || defaultPayloadsDir(env),
+    ...(threshold ? { thresholdBytes: Number(threshold) } : {}),
+  });
+}
+
+function defaultPayloadsDir(env: Record<string, string | undefined> = process.env): string {
+  return path.join(defaultDataDir(env as NodeJS.ProcessEnv), 'payloads');
+}

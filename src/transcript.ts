@@ -1,0 +1,87 @@
+/**
+ * How a conversation's transcript is kept: small messages inline, large ones in the payload store
+ * with only their outline and a reference in the workflow. Pure code: the workflow uses it too.
+ */
+import type { Message } from './types.ts';
+
+/** Where a stored message lives: the payload store driver, its claim, and the message's size. */
+export interface StoredContent {
+  driver: string;
+  claim: Record<string, string>;
+  /** The message's size in UTF-8 bytes of JSON, so a context window can be planned without reading it. */
+  bytes: number;
+}
+
+/**
+ * One entry of the transcript as the workflow keeps it: a message, or the outline of a stored one
+ * (its role, ids and timestamp, with empty content) and `stored`. `Conversation.messages()` and model
+ * calls resolve stored entries, so users and models always see whole messages.
+ */
+export type TranscriptEntry = Message & { stored?: StoredContent };
+
+/** Messages larger than this are stored by reference; the workflow keeps their outline (about 200 bytes). */
+export const INLINE_MESSAGE_BYTES = 4 * 1024;
+
+/** At most this much of the transcript travels in one query result (a page). */
+export const TRANSCRIPT_PAGE_BYTES = 512 * 1024;
+
+/** One page of the transcript, from the `transcript` and `modelContext` queries. */
+export interface TranscriptPage {
+  /** The entries from the requested index on, at most a page's worth (always at least one). */
+  messages: TranscriptEntry[];
+  /** The transcript's length when the query ran. */
+  total: number;
+}
+
+const encoder = new TextEncoder();
+
+/** An entry's size, as JSON in UTF-8. */
+export function entryBytes(entry: TranscriptEntry): number {
+  return encoder.encode(JSON.stringify(entry)).length;
+}
+
+/** What the transcript keeps of `message` once its content is in the store. */
+export function storedOutline<M extends Message>(
+  message: M,
+  stored: StoredContent,
+): M & { stored: StoredContent } {
+  const outline: TranscriptEntry =
+    message.role === 'user'
+      ? { role: 'user', content: '', timestamp: message.timestamp, stored }
+      : message.role === 'assistant'
+        ? { ...message, content: '', toolCalls: [], stored }
+        : { ...message, content: [], details: {}, stored };
+  return outline as M & { stored: StoredContent };
+}
+
+/** The entries from `from` on, stopping before `maxBytes` are exceeded (but with at least one). */
+export function transcriptPage(
+  entries: readonly TranscriptEntry[],
+  from: number,
+  maxBytes = TRANSCRIPT_PAGE_BYTES,
+): TranscriptPage {
+  const start = Math.max(0, Math.trunc(from) || 0);
+  const page: TranscriptEntry[] = [];
+  let bytes = 0;
+  for (let index = start; index < entries.length; index++) {
+    const entry = entries[index] as TranscriptEntry;
+    bytes += entryBytes(entry);
+    if (page.length > 0 && bytes > maxBytes) break;
+    page.push(entry);
+  }
+  return { messages: page, total: entries.length };
+}
+
+/**
+ * Indices of inline user messages over {@link INLINE_MESSAGE_BYTES}: they arrived by Update or
+ * Signal, and the next model call stores them (workflow code cannot write to the store).
+ */
+export function largeInlineMessages(entries: readonly TranscriptEntry[]): number[] {
+  const indices: number[] = [];
+  entries.forEach((entry, index) => {
+    // A UTF-8 byte is at most three per UTF-16 unit: shorter texts cannot be over the limit.
+    if (entry.role !== 'user' || entry.stored || entry.content.length * 3 <= INLINE_MESSAGE_BYTES) return;
+    if (entryBytes(entry) > INLINE_MESSAGE_BYTES) indices.push(index);
+  });
+  return indices;
+}

@@ -1,0 +1,81 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FileStorageDriver } from '../../src/storage/fileDriver.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES, payloadStorageFromEnv } from '../../src/storage/payloadStorage.ts';
+
+describe('FileStorageDriver', () => {
+  let directory: string;
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(os.tmpdir(), 'yiem-driver-'));
+  });
+  afterEach(() => rm(directory, { recursive: true, force: true }));
+
+  it('stores payloads as files named by their hash and gives them back', async () => {
+    const driver = new FileStorageDriver(directory);
+    const payloads = ['first', { second: [2] }].map((value) => defaultPayloadConverter.toPayload(value));
+    const claims = await driver.store({}, payloads);
+    expect(claims.map((claim) => claim.claimData.sha256)).toEqual([
+      expect.stringMatching(/^[0-9a-f]{64}$/),
+      expect.stringMatching(/^[0-9a-f]{64}$/),
+    ]);
+    const back = await driver.retrieve({}, claims);
+    expect(back.map((payload) => defaultPayloadConverter.fromPayload(payload))).toEqual([
+      'first',
+      { second: [2] },
+    ]);
+  });
+
+  it('writes the same payload once, however often it is stored (retried activities)', async () => {
+    const driver = new FileStorageDriver(directory);
+    const payload = defaultPayloadConverter.toPayload('again');
+    const [first] = await driver.store({}, [payload]);
+    const [second] = await driver.store({}, [payload]);
+    expect(second?.claimData).toEqual(first?.claimData);
+    const files = (await readdir(directory, { recursive: true, withFileTypes: true })).filter((entry) =>
+      entry.isFile(),
+    );
+    expect(files).toHaveLength(1);
+  });
+
+  it('says which payload is missing and where it looked', async () => {
+    const driver = new FileStorageDriver(directory);
+    const claim = new StorageDriverClaim({ sha256: 'a'.repeat(64) });
+    await expect(driver.retrieve({}, [claim])).rejects.toThrow(
+      `payload ${'a'.repeat(64)} is missing from ${directory}`,
+    );
+  });
+
+  it('refuses a claim that is not a payload key, so no path outside the store is read', async () => {
+    const driver = new FileStorageDriver(directory);
+    await expect(
+      driver.retrieve({}, [new StorageDriverClaim({ sha256: '../../etc/passwd' })]),
+    ).rejects.toThrow('is not a payload key');
+  });
+});
+
+describe('payloadStorageFromEnv', () => {
+  it('uses <YIEM_DATA_DIR>/payloads and the 32 KB threshold by default', () => {
+    const storage = payloadStorageFromEnv({ YIEM_DATA_DIR: '/srv/yiem' });
+    expect(storage?.payloadSizeThreshold).toBe(DEFAULT_PAYLOAD_THRESHOLD_BYTES);
+    expect((storage?.drivers[0] as FileStorageDriver | undefined)?.directory).toBe('/srv/yiem/payloads');
+  });
+
+  it('takes YIEM_PAYLOADS_DIR (a shared volume) and YIEM_PAYLOAD_THRESHOLD_BYTES', () => {
+    const storage = payloadStorageFromEnv({
+      YIEM_PAYLOADS_DIR: '/mnt/shared',
+      YIEM_PAYLOAD_THRESHOLD_BYTES: '1024',
+    });
+    expect(storage?.payloadSizeThreshold).toBe(1024);
+    expect((storage?.drivers[0] as FileStorageDriver | undefined)?.directory).toBe('/mnt/shared');
+  });
+
+  it('is off with YIEM_PAYLOAD_STORAGE=off, and refuses a threshold that is not a number', () => {
+    expect(payloadStorageFromEnv({ YIEM_PAYLOAD_STORAGE: 'off' })).toBeUndefined();
+    expect(() => payloadStorageFromEnv({ YIEM_PAYLOAD_THRESHOLD_BYTES: '32k' })).toThrow(
+      'YIEM_PAYLOAD_THRESHOLD_BYTES=32k: expected a number of bytes',
+    );
+  });
+});
