@@ -15,6 +15,12 @@ const MAX_RETRY_DURATION = '20 seconds';
  * arrives, at most this much later than it would have live.
  */
 const DEFAULT_LIVE_AFTER_MS = 500;
+/**
+ * With nobody following, events go live only after this long and then travel once per this interval:
+ * a follower who attaches during a long call sees them at most this late, and nobody pays four
+ * signals a second (each one a billed Action) for a stream nobody reads.
+ */
+const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
@@ -31,6 +37,8 @@ export interface ActivityEventPublisher {
 export interface PublisherOptions {
   /** Whether the workflow publishes events that come with the result; without it, every event is sent live. */
   eventsInResult: boolean;
+  /** Whether anyone followed the log when the call was scheduled; if not, events travel rarely. */
+  followed?: boolean;
   liveAfterMs?: number;
 }
 
@@ -48,9 +56,10 @@ export function activityEventPublisher(
   if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
   // Created when the attempt goes live: an attempt whose events travel in its result needs none.
   let stream: WorkflowStreamClient | undefined;
+  const followed = options.followed !== false;
   const liveTopic = () => {
     stream ??= WorkflowStreamClient.create(context.client, workflowExecution.workflowId, {
-      batchInterval: BATCH_INTERVAL,
+      batchInterval: followed ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
       maxRetryDuration: MAX_RETRY_DURATION,
     });
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
@@ -69,7 +78,7 @@ export function activityEventPublisher(
     });
   };
   const liveTimer = options.eventsInResult
-    ? setTimeout(goLive, options.liveAfterMs ?? DEFAULT_LIVE_AFTER_MS)
+    ? setTimeout(goLive, options.liveAfterMs ?? (followed ? DEFAULT_LIVE_AFTER_MS : UNFOLLOWED_INTERVAL_MS))
     : undefined;
   if (!options.eventsInResult) goLive();
   const send = async (): Promise<void> => {
@@ -83,7 +92,7 @@ export function activityEventPublisher(
   return {
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
-      if (live) liveTopic().publish(full, { forceFlush: publishOptions?.now === true });
+      if (live) liveTopic().publish(full, { forceFlush: followed && publishOptions?.now === true });
       else heldBack.push(full);
     },
     async finish() {

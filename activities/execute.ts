@@ -55,6 +55,7 @@ export async function executeTool(
   const event = { conversationId, toolCallId, toolName, attempt };
   const published = activityEventPublisher(input.turn, deps.warn, {
     eventsInResult: input.eventsInResult === true,
+    followed: input.followed !== false,
   });
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(

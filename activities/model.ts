@@ -79,6 +79,7 @@ async function streamModelCall(
   const tools = deps.registry.tools();
   const events = activityEventPublisher(input.turn, deps.warn, {
     eventsInResult: input.eventsInResult === true,
+    followed: input.followed !== false,
   });
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a

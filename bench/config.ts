@@ -18,9 +18,11 @@ export interface BenchConfig {
   throughputSeconds: number;
   idleConversations: number;
   crashRuns: number;
+  idleChatSeconds: number;
+  tokenDelayTurns: number;
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -52,5 +54,7 @@ export function readConfig(argv: string[]): BenchConfig {
     throughputSeconds: quick ? 3 : 8,
     idleConversations: quick ? 100 : 10_000,
     crashRuns: quick ? 1 : 3,
+    idleChatSeconds: quick ? 5 : 120,
+    tokenDelayTurns: quick ? 2 : 10,
   };
 }

@@ -11,12 +11,14 @@ import { readConfig } from './config.ts';
 import { startEnvironment } from './environment.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchResults, renderReport } from './report.ts';
+import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
+import { measureTokenDelay } from './scenarios/tokenDelay.ts';
 import { measureTurnLatency } from './scenarios/turnLatency.ts';
 
 const config = readConfig(process.argv.slice(2));
@@ -27,7 +29,10 @@ const results: BenchResults = {};
 const step = (name: string) =>
   console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)} s] ${name}`);
 
-const env = await startEnvironment(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {});
+const env = await startEnvironment({
+  ...(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {}),
+  metrics: config.only.has('g'),
+});
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
   if (['a', 'b', 'c', 'd'].some((id) => config.only.has(id))) {
@@ -75,6 +80,14 @@ try {
   if (config.only.has('f')) {
     step('f: crash recovery');
     results.crashRecovery = await measureCrashRecovery(env, config.crashRuns, config.workerOptions);
+  }
+  if (config.only.has('g')) {
+    step('g: Temporal Cloud Actions per turn');
+    results.actions = await measureActionsPerTurn(env, config.idleChatSeconds);
+  }
+  if (config.only.has('h')) {
+    step('h: token delay for a follower');
+    results.tokenDelay = await measureTokenDelay(env, config.tokenDelayTurns);
   }
 } finally {
   await env.close();

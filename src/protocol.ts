@@ -50,6 +50,11 @@ export interface CallModelInput {
   /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
   eventsInResult?: boolean;
   /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
+  /**
    * PREPARE the reply's tool calls in this activity and return them as `prepared`: one activity and
    * one workflow task fewer per tool batch than a separate `prepareToolCalls`.
    */
@@ -117,6 +122,11 @@ export interface ExecuteToolInput {
   maximumAttempts: number;
   /** The workflow publishes the events of a call that finished before going live (see {@link ActivityEvents}). */
   eventsInResult?: boolean;
+  /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
 }
 
 export interface ExecuteToolOutput {

@@ -1,13 +1,22 @@
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import {
+  type PollInput,
+  type PollResult,
   WorkflowStream,
   type WorkflowStreamState,
   type WorkflowTopicHandle,
+  workflowStreamPollUpdate,
 } from '@temporalio/workflow-streams/workflow';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
 
 /** At most this many of the latest events travel to the next run (a few hundred kilobytes at most). */
 const MAX_CARRIED_EVENTS = 500;
+/**
+ * A follower counts as present this long after its last poll returned: it polls again at once, but
+ * the activity that the same workflow task schedules must already see it.
+ */
+const FOLLOWER_GRACE_MS = 10_000;
 
 /** What the event log hands to the next run when the conversation continues as new. */
 export interface EventLogCarryOver {
@@ -25,11 +34,52 @@ export class ConversationEvents {
   readonly #topic: WorkflowTopicHandle<ConversationEvent>;
   #seq: number;
   #detached = false;
+  #pollsWaiting = 0;
+  #lastPollEndedAt = Number.NEGATIVE_INFINITY;
 
   constructor(carried?: EventLogCarryOver) {
     this.#stream = new WorkflowStream(carried?.stream);
     this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
     this.#seq = carried?.seq ?? 0;
+    this.#countFollowers();
+  }
+
+  /**
+   * Wraps the stream's poll handler to know whether anyone follows. The library keeps its handler
+   * private (`onPoll`, @temporalio/workflow-streams 1.23.0); test/integration/eventCost.test.ts fails
+   * if that changes. The validator repeats the library's: no polls while draining for a new run.
+   */
+  #countFollowers(): void {
+    const stream = this.#stream as unknown as { onPoll(input: PollInput): Promise<PollResult> };
+    const onPoll = stream.onPoll.bind(this.#stream);
+    setHandler(
+      workflowStreamPollUpdate,
+      async (input) => {
+        this.#pollsWaiting += 1;
+        try {
+          return await onPoll(input);
+        } finally {
+          this.#pollsWaiting -= 1;
+          this.#lastPollEndedAt = Date.now();
+        }
+      },
+      {
+        validator: (_input: PollInput) => {
+          if (this.#detached) {
+            throw ApplicationFailure.create({
+              message: 'Workflow is draining for continue-as-new',
+              type: 'StreamDraining',
+              nonRetryable: true,
+            });
+          }
+        },
+      },
+    );
+  }
+
+  /** Whether a follower is polling, or polled a moment ago. */
+  get followed(): boolean {
+    return this.#pollsWaiting > 0 || Date.now() - this.#lastPollEndedAt < FOLLOWER_GRACE_MS;
   }
 
   publish(turn: number, event: ConversationEventBody): void {

@@ -75,6 +75,8 @@ export interface TurnContext {
   requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
   /** Publishes the events an activity handed over with its result (the message's text for `messageText`). */
   publishFromResult(events: ActivityEvents, messageText?: string): void;
+  /** Whether anyone follows the event log now (activities then stream their events live). */
+  followed(): boolean;
 }
 
 /**
@@ -109,6 +111,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         messageCount: messages.length,
         ...(settings.model ? { model: settings.model } : {}),
         eventsInResult: true,
+        followed: context.followed(),
         prepareToolCalls: true,
       });
       if (events) context.publishFromResult(events, reply.content);
@@ -260,6 +263,7 @@ async function executeToolCall(
       args: call.args,
       maximumAttempts: call.policy.retry.maximumAttempts,
       eventsInResult: true,
+      followed: context.followed(),
     });
     if (events) context.publishFromResult(events);
     return outcome;
