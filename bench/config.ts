@@ -19,6 +19,7 @@ export interface BenchConfig {
   idleConversations: number;
   crashRuns: number;
   idleChatSeconds: number;
+  longToolSeconds: number;
   tokenDelayTurns: number;
 }
 
@@ -55,6 +56,7 @@ export function readConfig(argv: string[]): BenchConfig {
     idleConversations: quick ? 100 : 10_000,
     crashRuns: quick ? 1 : 3,
     idleChatSeconds: quick ? 5 : 120,
+    longToolSeconds: quick ? 3 : 60,
     tokenDelayTurns: quick ? 2 : 10,
   };
 }

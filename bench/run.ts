@@ -83,7 +83,7 @@ try {
   }
   if (config.only.has('g')) {
     step('g: Temporal Cloud Actions per turn');
-    results.actions = await measureActionsPerTurn(env, config.idleChatSeconds);
+    results.actions = await measureActionsPerTurn(env, config.idleChatSeconds, config.longToolSeconds);
   }
   if (config.only.has('h')) {
     step('h: token delay for a follower');

@@ -23,13 +23,25 @@ export interface ActionRow {
 export interface ActionsResult {
   rows: ActionRow[];
   idleSeconds: number;
+  longToolSeconds: number;
 }
 
-/** `cost text` gets streamed text; `cost tools` two parallel `noop` calls, then streamed text. */
+/**
+ * `cost text` gets streamed text; `cost tools` two parallel `noop` calls, then streamed text;
+ * `cost long N` one `longTask` call of N ms (it reports progress every 100 ms), then streamed text.
+ */
 function costReply(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
   const last = messages.at(-1);
   const text = { kind: 'text', text: 'It is sunny and 21 °C in Oslo right now.' } as const;
+  const long = last?.role === 'user' ? /cost long (\d+)/.exec(String(last.content)) : null;
+  if (long) {
+    return {
+      kind: 'toolCalls',
+      delayMs: TOOL_DECISION_DELAY_MS,
+      toolCalls: [{ name: 'longTask', arguments: { ms: Number(long[1]) } }],
+    };
+  }
   if (last?.role === 'user' && String(last.content).includes('cost tools')) {
     return {
       kind: 'toolCalls',
@@ -52,6 +64,7 @@ function costReply(request: RecordedRequest): ScriptedReply {
 export async function measureActionsPerTurn(
   env: BenchEnvironment,
   idleSeconds: number,
+  longToolSeconds: number,
 ): Promise<ActionsResult> {
   const metricsUrl = env.server.metricsUrl;
   if (!metricsUrl) throw new Error('the bench server runs without metrics');
@@ -81,6 +94,12 @@ export async function measureActionsPerTurn(
     await count('First text turn', 3, () => sendOk(chat, 'cost text'));
     await count('Text turn: one model call', 2, () => sendOk(chat, 'cost text'));
     await count('Tool turn: model, two parallel tools, model', 5, () => sendOk(chat, 'cost tools'));
+    // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
+    await count(
+      `Tool turn with one ${longToolSeconds} s tool reporting progress every 100 ms`,
+      4 + Math.floor(longToolSeconds / 30),
+      () => sendOk(chat, `cost long ${longToolSeconds * 1000}`),
+    );
 
     const following = new AbortController();
     let follower: Promise<void> = Promise.resolve();
@@ -117,5 +136,5 @@ export async function measureActionsPerTurn(
     env.model.respond(benchReply);
     await worker.stop();
   }
-  return { rows, idleSeconds };
+  return { rows, idleSeconds, longToolSeconds };
 }

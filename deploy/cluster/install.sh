@@ -25,49 +25,28 @@ need_go() {
   }
 }
 
-# find_binary VAR NAME... : the first of $VAR, NAME on PATH, $(go env GOPATH)/bin/NAME.
-find_binary() {
-  local var="$1"
-  shift
+# ensure_binary VAR NAME PACKAGE: the first of $VAR, NAME on PATH, and `go install`'s binary for
+# PACKAGE in $(go env GOPATH)/bin (the last path element; `server` and `sql` are too generic a name
+# to trust on PATH); otherwise `go install PACKAGE@$TEMPORAL_SERVER_VERSION` builds it.
+ensure_binary() {
+  local var="$1" name="$2" package="$3"
+  local built="${package##*/}"
   if [ -n "${!var:-}" ] && [ -x "${!var}" ]; then
     echo "${!var}"
-    return
+  elif command -v "$name" >/dev/null; then
+    command -v "$name"
+  elif command -v go >/dev/null && [ -x "$(go env GOPATH)/bin/$built" ]; then
+    echo "$(go env GOPATH)/bin/$built"
+  else
+    need_go
+    log "building $package@$TEMPORAL_SERVER_VERSION"
+    GOTOOLCHAIN=auto go install "$package@$TEMPORAL_SERVER_VERSION" >&2
+    echo "$(go env GOPATH)/bin/$built"
   fi
-  local name
-  for name in "$@"; do
-    if command -v "$name" >/dev/null; then
-      command -v "$name"
-      return
-    fi
-    if command -v go >/dev/null && [ -x "$(go env GOPATH)/bin/$name" ]; then
-      echo "$(go env GOPATH)/bin/$name"
-      return
-    fi
-  done
 }
 
-# The Go binary is called `server`, a generic name: on PATH only `temporal-server` is trusted.
-server_bin="$(find_binary TEMPORAL_SERVER_BIN temporal-server)"
-if [ -z "$server_bin" ] && command -v go >/dev/null && [ -x "$(go env GOPATH)/bin/server" ]; then
-  server_bin="$(go env GOPATH)/bin/server"
-fi
-if [ -z "$server_bin" ]; then
-  need_go
-  log "building go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION"
-  GOTOOLCHAIN=auto go install "go.temporal.io/server/cmd/server@$TEMPORAL_SERVER_VERSION" >&2
-  server_bin="$(go env GOPATH)/bin/server"
-fi
-
-sql_tool="$(find_binary TEMPORAL_SQL_TOOL temporal-sql-tool)"
-if [ -z "$sql_tool" ] && command -v go >/dev/null && [ -x "$(go env GOPATH)/bin/sql" ]; then
-  sql_tool="$(go env GOPATH)/bin/sql"
-fi
-if [ -z "$sql_tool" ]; then
-  need_go
-  log "building go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION"
-  GOTOOLCHAIN=auto go install "go.temporal.io/server/cmd/tools/sql@$TEMPORAL_SERVER_VERSION" >&2
-  sql_tool="$(go env GOPATH)/bin/sql"
-fi
+server_bin="$(ensure_binary TEMPORAL_SERVER_BIN temporal-server go.temporal.io/server/cmd/server)"
+sql_tool="$(ensure_binary TEMPORAL_SQL_TOOL temporal-sql-tool go.temporal.io/server/cmd/tools/sql)"
 
 # The schema files ship with the server's module source, which `go install` leaves in the module cache.
 schema_dir="${TEMPORAL_SCHEMA_DIR:-}"

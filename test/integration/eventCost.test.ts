@@ -22,6 +22,18 @@ const survey: AgentTool = {
 };
 
 const REPLY = 'Forty-two people answered the survey.';
+/** The turn's events apart from tool progress (text deltas merged). */
+const TURN_EVENTS = [
+  'turnStart',
+  'messageStart',
+  'messageEnd',
+  'toolStart',
+  'toolEnd',
+  'messageStart',
+  'textDelta',
+  'messageEnd',
+  'turnEnd',
+];
 
 /** The live stream's signals in the conversation's history: each one a billed Action. */
 async function publishSignals(conversation: Conversation): Promise<number> {
@@ -77,21 +89,8 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     expect(await publishSignals(conversation)).toBe(0);
 
     const view = userView(await collectTurn(conversation));
-    expect(view.types).toEqual([
-      'turnStart',
-      'messageStart',
-      'messageEnd',
-      'toolStart',
-      'toolProgress',
-      'toolProgress',
-      'toolProgress',
-      'toolProgress',
-      'toolEnd',
-      'messageStart',
-      'textDelta',
-      'messageEnd',
-      'turnEnd',
-    ]);
+    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(4);
+    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
     expect(view.text).toBe(REPLY);
   });
 
@@ -113,17 +112,7 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     expect(firstText?.at).toBeLessThan(lastPieceSentAt);
     const view = userView(seen);
     expect(view.types).toContain('toolProgress');
-    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual([
-      'turnStart',
-      'messageStart',
-      'messageEnd',
-      'toolStart',
-      'toolEnd',
-      'messageStart',
-      'textDelta',
-      'messageEnd',
-      'turnEnd',
-    ]);
+    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
     expect(view.text).toBe(REPLY);
   });
 });

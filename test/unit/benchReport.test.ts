@@ -103,6 +103,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       ...run.results,
       actions: {
         idleSeconds: 120,
+        longToolSeconds: 60,
         rows: [
           {
             label: 'Text turn: one model call',
