@@ -22,6 +22,8 @@ const FOLLOWER_GRACE_MS = 10_000;
 export interface EventLogCarryOver {
   stream: WorkflowStreamState;
   seq: number;
+  /** When a follower last polled the previous run: followers' polls land on the new run a moment later. */
+  followedAt?: number;
 }
 
 /**
@@ -35,12 +37,13 @@ export class ConversationEvents {
   #seq: number;
   #detached = false;
   #pollsWaiting = 0;
-  #lastPollEndedAt = Number.NEGATIVE_INFINITY;
+  #lastPollEndedAt: number;
 
   constructor(carried?: EventLogCarryOver) {
     this.#stream = new WorkflowStream(carried?.stream);
     this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
     this.#seq = carried?.seq ?? 0;
+    this.#lastPollEndedAt = carried?.followedAt ?? Number.NEGATIVE_INFINITY;
     this.#countFollowers();
   }
 
@@ -122,6 +125,7 @@ export class ConversationEvents {
     return {
       stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
       seq: this.#seq,
+      ...(Number.isFinite(this.#lastPollEndedAt) ? { followedAt: this.#lastPollEndedAt } : {}),
     };
   }
 }
