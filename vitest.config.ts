@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     globalSetup: ['test/support/globalSetup.ts'],
     include: ['test/**/*.test.ts'],
+    // They bring their own Temporal cluster: `npm run test:cluster`.
+    exclude: ['test/cluster/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

@@ -17,6 +17,12 @@ const MAX_RETRY_DURATION = '20 seconds';
 const LIVE_AFTER_MS = 500;
 /** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
 const MAX_HELD_BACK_BYTES = 256 * 1024;
+/**
+ * With nobody following, events go live only after this long and then travel once per this interval:
+ * a follower who attaches during a long call sees them at most this late, and nobody pays four
+ * signals a second (each one a billed Action) for a stream nobody reads.
+ */
+const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
@@ -32,11 +38,13 @@ export interface ActivityEventPublisher {
 
 /**
  * A publisher for the current activity attempt: events carry its turn and attempt and a sequence
- * number starting at 0, so a retried attempt visibly starts over.
+ * number starting at 0, so a retried attempt visibly starts over. `followed` says whether anyone
+ * followed the log when the call was scheduled; if not, events travel rarely.
  */
 export function activityEventPublisher(
   turn: number,
   warn: (message: string) => void,
+  followed: boolean,
 ): ActivityEventPublisher {
   const context = Context.current();
   const { attempt, workflowExecution } = context.info;
@@ -45,7 +53,7 @@ export function activityEventPublisher(
   let stream: WorkflowStreamClient | undefined;
   const liveTopic = () => {
     stream ??= WorkflowStreamClient.create(context.client, workflowExecution.workflowId, {
-      batchInterval: BATCH_INTERVAL,
+      batchInterval: followed ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
       maxRetryDuration: MAX_RETRY_DURATION,
     });
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
@@ -64,7 +72,7 @@ export function activityEventPublisher(
       topic.publish(event, { forceFlush: index === all.length - 1 });
     });
   };
-  const liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
+  const liveTimer = setTimeout(goLive, followed ? LIVE_AFTER_MS : UNFOLLOWED_INTERVAL_MS);
   const send = async (): Promise<void> => {
     try {
       await stream?.[Symbol.asyncDispose]();
@@ -77,7 +85,7 @@ export function activityEventPublisher(
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
       if (live) {
-        liveTopic().publish(full, { forceFlush: publishOptions?.now === true });
+        liveTopic().publish(full, { forceFlush: followed && publishOptions?.now === true });
         return;
       }
       heldBack.push(full);

@@ -54,7 +54,7 @@ export async function executeTool(
     };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
-  const published = activityEventPublisher(input.turn, deps.warn);
+  const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },

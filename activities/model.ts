@@ -81,7 +81,7 @@ async function streamModelCall(
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
   const tools = deps.registry.tools();
-  const events = activityEventPublisher(input.turn, deps.warn);
+  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
   // dead worker's sticky queue delays the context query of the retried call).

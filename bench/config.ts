@@ -18,11 +18,14 @@ export interface BenchConfig {
   throughputSeconds: number;
   idleConversations: number;
   crashRuns: number;
+  idleChatSeconds: number;
+  longToolSeconds: number;
+  tokenDelayTurns: number;
   /** Turns at which the large-content benchmark reads history and worker memory; the last is its length. */
   largeContentCheckpoints: number[];
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -54,6 +57,9 @@ export function readConfig(argv: string[]): BenchConfig {
     throughputSeconds: quick ? 3 : 8,
     idleConversations: quick ? 100 : 10_000,
     crashRuns: quick ? 1 : 3,
+    idleChatSeconds: quick ? 5 : 120,
+    longToolSeconds: quick ? 3 : 60,
+    tokenDelayTurns: quick ? 2 : 10,
     largeContentCheckpoints: quick ? [10, 20, 30] : [10, 50, 100, 200, 300],
   };
 }

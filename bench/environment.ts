@@ -16,6 +16,8 @@ const silent = { trace() {}, debug() {}, info() {}, warn() {}, error: console.er
 export interface EnvironmentOptions {
   /** Server dynamic config (the eager-dispatch experiment). */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** Serve the server's metrics (`server.metricsUrl`), for counting Actions. */
+  metrics?: boolean;
 }
 
 /** A dev server on free ports with its own data dir, the scripted model, and the two workflow bundles. */
@@ -49,6 +51,7 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
     port: 0,
     headless: true,
     ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
+    ...(options.metrics ? { metricsPort: 0 } : {}),
   });
   const model = await startScriptedModel({ respond: benchReply });
   const bundlePath = path.join(dataDir, 'workflows.js');

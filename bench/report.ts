@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BenchConfig } from './config.ts';
 import type { MachineInfo } from './machine.ts';
+import type { ActionRow, ActionsResult } from './scenarios/actionsPerTurn.ts';
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
@@ -17,6 +18,7 @@ import {
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
+import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
 import type { TurnLatencyResult } from './scenarios/turnLatency.ts';
 import { formatSummary as fmt, type Summary } from './stats.ts';
 
@@ -28,6 +30,8 @@ export interface BenchResults {
   throughput?: ThroughputResult;
   idleMemory?: IdleMemoryResult;
   crashRecovery?: CrashRecoveryResult;
+  actions?: ActionsResult;
+  tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
 }
 
@@ -69,6 +73,8 @@ export function renderReport(input: ReportInput): string {
     results.throughput ? throughputSection(results.throughput) : '',
     results.idleMemory ? idleSection(results.idleMemory) : '',
     results.crashRecovery ? crashSection(results.crashRecovery) : '',
+    results.actions ? actionsSection(results.actions) : '',
+    results.tokenDelay ? tokenDelaySection(results.tokenDelay) : '',
     results.largeContent ? largeContentSection(results.largeContent) : '',
     existsSync(TUNING_NOTES) ? readFileSync(TUNING_NOTES, 'utf8').trim() : '',
   ];
@@ -152,6 +158,24 @@ function goalsSection(results: BenchResults): string {
       verdict(value <= 2048),
     ]);
   }
+  if (results.actions) {
+    const over = results.actions.rows.filter((row) => row.actions > row.minimum);
+    rows.push([
+      'Temporal Cloud Actions per turn at the design minimum (activities + the prompt Update)',
+      over.length === 0
+        ? 'every step at its minimum'
+        : over.map((row) => `${row.label}: ${fmtActions(row.actions)} (minimum ${row.minimum})`).join('; '),
+      verdict(over.length === 0),
+    ]);
+  }
+  if (results.tokenDelay) {
+    const { medianMs, p99Ms } = results.tokenDelay;
+    rows.push([
+      `Token to follower ≤ ${TOKEN_DELAY_GOAL.medianMs} ms median, ≤ ${TOKEN_DELAY_GOAL.p99Ms} ms p99`,
+      `${medianMs.toFixed(0)} ms median, ${p99Ms.toFixed(0)} ms p99`,
+      verdict(medianMs <= TOKEN_DELAY_GOAL.medianMs && p99Ms <= TOKEN_DELAY_GOAL.p99Ms),
+    ]);
+  }
   const large = results.largeContent?.points;
   if (large && large.length > 1) {
     const first = large[0] as LargeContentPoint;
@@ -166,6 +190,43 @@ function goalsSection(results: BenchResults): string {
     ]);
   }
   return `## Goals\n\n${table(['Goal', 'Measured', ''], rows)}`;
+}
+
+const fmtActions = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
+
+/** `ScheduleActivityTask 3, UpdateWorkflowExecution:Acceptance 1`, biggest first. */
+function actionTypes(row: ActionRow): string {
+  return Object.entries(row.byType)
+    .sort(([, a], [, b]) => b - a)
+    .map(([type, count]) => `${type.replace(/^(grpc|command|message)_/, '')} ${fmtActions(count)}`)
+    .join(', ');
+}
+
+function actionsSection(result: ActionsResult): string {
+  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step for trailing workflow tasks. One conversation; the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`eventOffset()\` and \`status()\` when it opens, then \`events()\`, whose polls are Updates. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (plus, once per conversation, asking the worker for its default model), the prompt Update, for a follower one poll per turn, and for a long tool one heartbeat per heartbeat timeout.\n\n${table(
+    ['Step', 'Actions', 'Minimum', 'Gap', 'By type'],
+    result.rows.map((row) => [
+      row.label,
+      fmtActions(row.actions),
+      String(row.minimum),
+      fmtActions(row.actions - row.minimum),
+      actionTypes(row),
+    ]),
+  )}`;
+}
+
+function tokenDelaySection(result: TokenDelayResult): string {
+  return `## (h) Token delay for a follower\n\nThe scripted model streams one token every 50 ms (2 s per reply); for every token, the time from the model server writing it to \`Conversation.events()\` yielding the event that carries it, on one machine. ${result.turns} turns, ${result.tokens} tokens.\n\n${table(
+    ['Median', 'p99', 'Max', 'Goal'],
+    [
+      [
+        `${result.medianMs.toFixed(0)} ms`,
+        `${result.p99Ms.toFixed(0)} ms`,
+        `${result.maxMs.toFixed(0)} ms`,
+        `≤ ${TOKEN_DELAY_GOAL.medianMs} ms median, ≤ ${TOKEN_DELAY_GOAL.p99Ms} ms p99`,
+      ],
+    ],
+  )}`;
 }
 
 function overheadSection(result: OverheadResult): string {
@@ -325,7 +386,7 @@ function crashSection(result: CrashRecoveryResult): string {
 }
 
 function largeContentSection(result: LargeContentResult): string {
-  return `## (g) History and worker memory vs content size\n\nOne conversation of ${result.turns} turns on a fresh worker process: every user message is ${LARGE_MESSAGE_BYTES.toLocaleString('en')} bytes, and every ${TOOL_EVERY}th turn the model calls a tool that returns ${TOOL_RESULT_KB} KB, which it reads whole. The conversation continues as new every ${TURNS_PER_RUN} turns. Each row covers the turns since the previous one; history bytes are as the server stores them (payloads over the 32 KB threshold are references into the payload store); worker memory is read after a forced GC. One run.\n\n${table(
+  return `## (i) History and worker memory vs content size\n\nOne conversation of ${result.turns} turns on a fresh worker process: every user message is ${LARGE_MESSAGE_BYTES.toLocaleString('en')} bytes, and every ${TOOL_EVERY}th turn the model calls a tool that returns ${TOOL_RESULT_KB} KB, which it reads whole. The conversation continues as new every ${TURNS_PER_RUN} turns. Each row covers the turns since the previous one; history bytes are as the server stores them (payloads over the 32 KB threshold are references into the payload store); worker memory is read after a forced GC. One run.\n\n${table(
     [
       'turn',
       'content so far',

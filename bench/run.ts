@@ -11,6 +11,7 @@ import { readConfig } from './config.ts';
 import { startEnvironment } from './environment.ts';
 import { machineInfo } from './machine.ts';
 import { type BenchResults, renderReport } from './report.ts';
+import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
@@ -18,6 +19,7 @@ import { measureLargeContent } from './scenarios/largeContent.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
+import { measureTokenDelay } from './scenarios/tokenDelay.ts';
 import { measureTurnLatency } from './scenarios/turnLatency.ts';
 
 const config = readConfig(process.argv.slice(2));
@@ -28,7 +30,10 @@ const results: BenchResults = {};
 const step = (name: string) =>
   console.error(`[bench ${((Date.now() - started) / 1000).toFixed(0)} s] ${name}`);
 
-const env = await startEnvironment(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {});
+const env = await startEnvironment({
+  ...(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {}),
+  metrics: config.only.has('g'),
+});
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
   if (['a', 'b', 'c', 'd'].some((id) => config.only.has(id))) {
@@ -78,7 +83,15 @@ try {
     results.crashRecovery = await measureCrashRecovery(env, config.crashRuns, config.workerOptions);
   }
   if (config.only.has('g')) {
-    step('g: large content');
+    step('g: Temporal Cloud Actions per turn');
+    results.actions = await measureActionsPerTurn(env, config.idleChatSeconds, config.longToolSeconds);
+  }
+  if (config.only.has('h')) {
+    step('h: token delay for a follower');
+    results.tokenDelay = await measureTokenDelay(env, config.tokenDelayTurns);
+  }
+  if (config.only.has('i')) {
+    step('i: large content');
     const large = await env.startWorker(workerOptions);
     results.largeContent = await measureLargeContent(
       large.agents,

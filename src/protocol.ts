@@ -52,6 +52,11 @@ export interface CallModelInput {
   /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
   storeIndices?: number[];
   model?: string;
+  /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
 }
 
 /**
@@ -119,6 +124,11 @@ export interface ExecuteToolInput {
   args: ToolArguments;
   /** The attempt on which a thrown error becomes an error result instead of a retry. */
   maximumAttempts: number;
+  /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
 }
 
 export interface ExecuteToolOutput {

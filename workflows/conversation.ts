@@ -171,6 +171,7 @@ export async function conversationWorkflow(
           return outcome;
         },
         publishFromResult: (heldBack, messageText) => events.publishFromResult(heldBack, messageText),
+        followed: () => events.followed,
         drainPending: () => {
           for (const message of pending.splice(0)) {
             if (message.awaited) consumed.push(message.id);

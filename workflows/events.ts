@@ -1,7 +1,11 @@
+import { ApplicationFailure, setHandler } from '@temporalio/workflow';
 import {
+  type PollInput,
+  type PollResult,
   WorkflowStream,
   type WorkflowStreamState,
   type WorkflowTopicHandle,
+  workflowStreamPollUpdate,
 } from '@temporalio/workflow-streams/workflow';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
 import type { ConversationEvent } from '../src/types.ts';
@@ -11,11 +15,18 @@ const MAX_CARRIED_EVENTS = 500;
 const MAX_CARRIED_BYTES = 256 * 1024;
 /** The log a run keeps in memory; older events are dropped at the end of a turn. */
 const MAX_LOG_BYTES = 1024 * 1024;
+/**
+ * A follower counts as present this long after its last poll returned: it polls again at once, but
+ * the activity that the same workflow task schedules must already see it.
+ */
+const FOLLOWER_GRACE_MS = 10_000;
 
 /** What the event log hands to the next run when the conversation continues as new. */
 export interface EventLogCarryOver {
   stream: WorkflowStreamState;
   seq: number;
+  /** When a follower last polled the previous run: followers' polls land on the new run a moment later. */
+  followedAt?: number;
 }
 
 /**
@@ -28,11 +39,53 @@ export class ConversationEvents {
   #topic: WorkflowTopicHandle<ConversationEvent>;
   #seq: number;
   #detached = false;
+  #pollsWaiting = 0;
+  #lastPollEndedAt: number;
 
   constructor(carried?: EventLogCarryOver) {
     this.#stream = new WorkflowStream(carried?.stream);
     this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
     this.#seq = carried?.seq ?? 0;
+    this.#lastPollEndedAt = carried?.followedAt ?? Number.NEGATIVE_INFINITY;
+    this.#countFollowers();
+  }
+
+  /**
+   * Wraps the stream's poll handler to know whether anyone follows. The library keeps its handler
+   * private (`onPoll`, @temporalio/workflow-streams 1.23.0); test/integration/eventCost.test.ts fails
+   * if that changes. The validator repeats the library's: no polls while draining for a new run.
+   */
+  #countFollowers(): void {
+    const stream = this.#stream as unknown as { onPoll(input: PollInput): Promise<PollResult> };
+    const onPoll = stream.onPoll.bind(this.#stream);
+    setHandler(
+      workflowStreamPollUpdate,
+      async (input) => {
+        this.#pollsWaiting += 1;
+        try {
+          return await onPoll(input);
+        } finally {
+          this.#pollsWaiting -= 1;
+          this.#lastPollEndedAt = Date.now();
+        }
+      },
+      {
+        validator: (_input: PollInput) => {
+          if (this.#detached) {
+            throw ApplicationFailure.create({
+              message: 'Workflow is draining for continue-as-new',
+              type: 'StreamDraining',
+              nonRetryable: true,
+            });
+          }
+        },
+      },
+    );
+  }
+
+  /** Whether a follower is polling, or polled a moment ago. */
+  get followed(): boolean {
+    return this.#pollsWaiting > 0 || Date.now() - this.#lastPollEndedAt < FOLLOWER_GRACE_MS;
   }
 
   publish(turn: number, event: ConversationEventBody): void {
@@ -72,6 +125,7 @@ export class ConversationEvents {
     this.#stream = new WorkflowStream(this.#stream.getState());
     this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
     this.#detached = false;
+    this.#countFollowers();
   }
 
   /**
@@ -88,6 +142,7 @@ export class ConversationEvents {
     return {
       stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
       seq: this.#seq,
+      ...(Number.isFinite(this.#lastPollEndedAt) ? { followedAt: this.#lastPollEndedAt } : {}),
     };
   }
 

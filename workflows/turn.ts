@@ -49,6 +49,8 @@ export interface TurnContext {
   requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
   /** Publishes the events an activity handed over with its result (the message's text for `messageText`). */
   publishFromResult(events: ActivityEvents, messageText?: string): void;
+  /** Whether anyone follows the event log now (activities then stream their events live). */
+  followed(): boolean;
 }
 
 /**
@@ -94,6 +96,7 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         transcriptId: workflowInfo().firstExecutionRunId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
         ...(settings.model ? { model: settings.model } : {}),
+        followed: context.followed(),
       });
       if (events) context.publishFromResult(events, reply.content);
       for (const { index, stored: reference } of storedMessages ?? []) {
@@ -252,6 +255,7 @@ async function executeToolCall(
       toolName: call.toolName,
       args: call.args,
       maximumAttempts: call.policy.retry.maximumAttempts,
+      followed: context.followed(),
     });
     if (events) context.publishFromResult(events);
     return outcome;

@@ -32,7 +32,7 @@ export interface LargeContentResult {
 }
 
 /**
- * (g) One conversation whose content grows far past Temporal's payload limit: history bytes per turn
+ * (i) One conversation whose content grows far past Temporal's payload limit: history bytes per turn
  * and worker memory against content size.
  */
 export async function measureLargeContent(

@@ -55,6 +55,8 @@ export interface DevServerOptions {
   dynamicConfig?: Record<string, unknown>;
   /** The `temporal` binary to run. Default: found or installed by `ensureTemporalCli({ dataDir })`. */
   cliPath?: string;
+  /** Serve the server's Prometheus metrics on this port (0 picks a free one). Default: none. */
+  metricsPort?: number;
 }
 
 export interface DevServer {
@@ -65,6 +67,8 @@ export interface DevServer {
   namespace: string;
   /** Absolute path of the SQLite file. */
   dbFile: string;
+  /** The Prometheus metrics URL, when `metricsPort` was given. */
+  metricsUrl: string | undefined;
   pid: number;
   process: ChildProcess;
   /** SIGTERM, wait for exit; SIGKILL if still running after 10 s. */
@@ -118,6 +122,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const cliPath = options.cliPath ?? (await ensureTemporalCli({ dataDir, log: options.log }));
   const port = await resolvePort(options.port ?? DEFAULT_PORT);
   const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
+  const metricsPort = options.metricsPort === undefined ? undefined : await resolvePort(options.metricsPort);
   const args = startDevArgs({
     dbFile,
     port,
@@ -125,6 +130,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     namespace,
     dynamicConfig: { ...DEV_SERVER_DYNAMIC_CONFIG, ...options.dynamicConfig },
   });
+  if (metricsPort !== undefined) args.push('--metrics-port', String(metricsPort));
 
   const child = spawn(cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = waitForExit(child);
@@ -156,6 +162,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     uiUrl: uiPort === undefined ? undefined : `http://${HOST}:${uiPort}`,
     namespace,
     dbFile,
+    metricsUrl: metricsPort === undefined ? undefined : `http://${HOST}:${metricsPort}/metrics`,
     pid: child.pid as number,
     process: child,
     async stop() {

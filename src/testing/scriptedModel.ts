@@ -119,6 +119,8 @@ export interface RecordedRequest {
   headers: Record<string, string>;
   /** Arrival time, milliseconds since the epoch. */
   receivedAt: number;
+  /** When a streamed reply's text pieces were written, in order (milliseconds since the epoch). */
+  textSentAt: number[];
 }
 
 /**
@@ -306,7 +308,12 @@ async function handleHttpRequest(
     sendError(response, 400, 'request body is not valid JSON');
     return;
   }
-  const recorded: RecordedRequest = { body, headers: flattenHeaders(request), receivedAt: Date.now() };
+  const recorded: RecordedRequest = {
+    body,
+    headers: flattenHeaders(request),
+    receivedAt: Date.now(),
+    textSentAt: [],
+  };
   const index = state.requests.push(recorded) - 1;
   // Taken from the queue before any await so that concurrent requests get replies in arrival order.
   const queued = state.queue.shift();
@@ -361,7 +368,7 @@ async function serveReply(
     default: {
       const completion = buildCompletion(state, request.body, reply);
       if (request.body.stream) {
-        await sendStream(response, completion, state, reply, includesStreamUsage(request.body));
+        await sendStream(response, completion, state, reply, includesStreamUsage(request.body), request);
       } else {
         sendJson(response, 200, completionBody(completion));
       }
@@ -512,6 +519,7 @@ async function sendStream(
   state: ServerState,
   timing: ScriptedReplyTiming,
   includeUsage: boolean,
+  request: RecordedRequest,
 ): Promise<void> {
   if (response.destroyed) return;
   response.writeHead(200, {
@@ -543,6 +551,7 @@ async function sendStream(
     if (timing.deltaDelayMs && !(await pause(timing.deltaDelayMs, state.closing.signal))) return;
     if (response.destroyed) return;
     writeEvent(response, chunk([choice(delta, null)]));
+    if (typeof delta.content === 'string' && delta.content !== '') request.textSentAt.push(Date.now());
     sent += 1;
   }
   writeEvent(response, chunk([choice({}, completion.finishReason)]));

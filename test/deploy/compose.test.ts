@@ -4,7 +4,9 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/server/devServer.ts';
 import { YIEM_SEARCH_ATTRIBUTES } from '../../src/server/index.ts';
+import { SHARED_SETUP } from '../cluster/localCluster.ts';
 import { checkYiemCommandLine, ROOT } from './support.ts';
 
 const raw = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
@@ -94,6 +96,31 @@ describe('docker-compose.yml', () => {
         }
       }
     }
+  });
+
+  it('shares its schema and namespace scripts and its dynamic config with `npm run test:cluster`', () => {
+    const hostPath = (service: string, file: string) => {
+      const [hostDir, containerDir] = (services[service]?.volumes?.[0] ?? '').split(':');
+      expect(file.startsWith(`${containerDir}/`), `${file} is not under ${containerDir}`).toBe(true);
+      return path.join(hostDir ?? '', file.slice(`${containerDir}/`.length));
+    };
+    expect(hostPath('temporal-schema', services['temporal-schema']?.entrypoint?.at(-1) ?? '')).toBe(
+      SHARED_SETUP.schemaScript,
+    );
+    expect(hostPath('temporal-namespace', services['temporal-namespace']?.entrypoint?.at(-1) ?? '')).toBe(
+      SHARED_SETUP.namespaceScript,
+    );
+    const dynamicConfig = `/etc/temporal/${services.temporal?.environment?.DYNAMIC_CONFIG_FILE_PATH}`;
+    expect(hostPath('temporal', dynamicConfig)).toBe(SHARED_SETUP.dynamicConfigFile);
+  });
+
+  it('gives the Temporal server the dynamic config the dev server gets', () => {
+    const file = parse(readFileSync(path.join(ROOT, SHARED_SETUP.dynamicConfigFile), 'utf8')) as Record<
+      string,
+      { value: unknown }[]
+    >;
+    const values = Object.fromEntries(Object.entries(file).map(([key, [entry]]) => [key, entry?.value]));
+    expect(values).toEqual(DEV_SERVER_DYNAMIC_CONFIG);
   });
 
   it('starts the yiem image with real yiem commands and options', async () => {

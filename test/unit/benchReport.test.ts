@@ -96,4 +96,44 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     ]);
     expect(quick).toContain('extrapolated, not measured');
   });
+
+  it('shows Actions per step against the design minimum, and the token delay against its goal', async () => {
+    const run = await recordedRun();
+    const report = render(run, {
+      ...run.results,
+      actions: {
+        idleSeconds: 120,
+        longToolSeconds: 60,
+        rows: [
+          {
+            label: 'Text turn: one model call',
+            minimum: 2,
+            actions: 5,
+            byType: {
+              command_UpsertWorkflowSearchAttributes: 2,
+              command_ScheduleActivityTask: 1,
+              grpc_QueryWorkflow: 1,
+              'message_UpdateWorkflowExecution:Acceptance': 1,
+            },
+          },
+          { label: 'Idle open chat, per hour', minimum: 0, actions: 0, byType: {} },
+        ],
+      },
+      tokenDelay: { turns: 10, tokens: 400, medianMs: 270, p99Ms: 800, maxMs: 900 },
+    });
+    expect(report).toContain('## (g) Temporal Cloud Actions per turn');
+    expect(goalRow(report, 'Temporal Cloud Actions')).toEqual([
+      'Temporal Cloud Actions per turn at the design minimum (activities + the prompt Update)',
+      'Text turn: one model call: 5 (minimum 2)',
+      '**missed**',
+    ]);
+    expect(report).toContain(
+      '| Text turn: one model call | 5 | 2 | 3 | UpsertWorkflowSearchAttributes 2, ScheduleActivityTask 1, QueryWorkflow 1, UpdateWorkflowExecution:Acceptance 1 |',
+    );
+    expect(goalRow(report, 'Token to follower')).toEqual([
+      'Token to follower ≤ 300 ms median, ≤ 750 ms p99',
+      '270 ms median, 800 ms p99',
+      '**missed**',
+    ]);
+  });
 });

@@ -1,0 +1,140 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Conversation } from '../../src/client.ts';
+import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
+import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
+import type { BenchEnvironment } from '../environment.ts';
+import { benchReply } from '../scriptedReplies.ts';
+
+/** A streamed reply lasts about this long, as a real model's would: long enough to stream live. */
+const STREAM_PIECE_DELAY_MS = 400;
+/** A model deciding on tool calls takes a while too. */
+const TOOL_DECISION_DELAY_MS = 800;
+/** Trailing workflow tasks (the search-attribute update after a turn) land within this. */
+const SETTLE_MS = 1_000;
+
+export interface ActionRow {
+  label: string;
+  /** What the design cannot do without. */
+  minimum: number;
+  actions: number;
+  byType: ActionCounts;
+}
+
+export interface ActionsResult {
+  rows: ActionRow[];
+  idleSeconds: number;
+  longToolSeconds: number;
+}
+
+/**
+ * `cost text` gets streamed text; `cost tools` two parallel `noop` calls, then streamed text;
+ * `cost long N` one `longTask` call of N ms (it reports progress every 100 ms), then streamed text.
+ */
+function costReply(request: RecordedRequest): ScriptedReply {
+  const messages = request.body.messages;
+  const last = messages.at(-1);
+  const text = { kind: 'text', text: 'It is sunny and 21 °C in Oslo right now.' } as const;
+  const long = last?.role === 'user' ? /cost long (\d+)/.exec(String(last.content)) : null;
+  if (long) {
+    return {
+      kind: 'toolCalls',
+      delayMs: TOOL_DECISION_DELAY_MS,
+      toolCalls: [{ name: 'longTask', arguments: { ms: Number(long[1]) } }],
+    };
+  }
+  if (last?.role === 'user' && String(last.content).includes('cost tools')) {
+    return {
+      kind: 'toolCalls',
+      delayMs: TOOL_DECISION_DELAY_MS,
+      toolCalls: [
+        { name: 'noop', arguments: {} },
+        { name: 'noop', arguments: {} },
+      ],
+    };
+  }
+  return { ...text, deltaDelayMs: STREAM_PIECE_DELAY_MS };
+}
+
+/**
+ * (g) Actions per turn, counted by the server (`action` metric) around each step, one step at a time
+ * with nothing else running: a text turn, a turn with one model call, two parallel tools and a final
+ * model call, the same with a follower (what `yiem chat` runs: `events()`, whose polls are Updates),
+ * and an idle open chat, scaled to an hour.
+ */
+export async function measureActionsPerTurn(
+  env: BenchEnvironment,
+  idleSeconds: number,
+  longToolSeconds: number,
+): Promise<ActionsResult> {
+  const metricsUrl = env.server.metricsUrl;
+  if (!metricsUrl) throw new Error('the bench server runs without metrics');
+  const { worker, agents } = await env.startWorker();
+  env.model.respond(costReply);
+  const rows: ActionRow[] = [];
+  const count = async (label: string, minimum: number, step: () => Promise<unknown>) => {
+    const before = await readActions(metricsUrl);
+    await step();
+    await sleep(SETTLE_MS);
+    const byType = actionsBetween(before, await readActions(metricsUrl));
+    rows.push({ label, minimum, actions: totalActions(byType), byType });
+    return byType;
+  };
+  const sendOk = async (conversation: Conversation, text: string) => {
+    const result = await conversation.send(text);
+    if (result.status !== 'completed')
+      throw new Error(`turn ${result.turn}: ${result.status} ${result.error}`);
+  };
+  try {
+    let conversation: Conversation | undefined;
+    await count('Conversation start', 1, async () => {
+      conversation = await agents.startConversation({ systemPrompt: 'Be brief.' });
+    });
+    const chat = conversation as Conversation;
+    // The first turn also asks the worker for its default model (one activity per conversation).
+    await count('First text turn', 3, () => sendOk(chat, 'cost text'));
+    await count('Text turn: one model call', 2, () => sendOk(chat, 'cost text'));
+    await count('Tool turn: model, two parallel tools, model', 5, () => sendOk(chat, 'cost tools'));
+    // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
+    await count(
+      `Tool turn with one ${longToolSeconds} s tool reporting progress every 100 ms`,
+      4 + Math.floor(longToolSeconds / 30),
+      () => sendOk(chat, `cost long ${longToolSeconds * 1000}`),
+    );
+
+    const following = new AbortController();
+    let follower: Promise<void> = Promise.resolve();
+    let turnsSeen = 0;
+    // What `yiem chat` does when it opens: where the log ends, and the conversation's state.
+    await count('`yiem chat` opens (offset and status queries)', 2, async () => {
+      const offset = await chat.eventOffset();
+      await chat.status();
+      follower = (async () => {
+        for await (const event of chat.events({ fromOffset: offset, signal: following.signal })) {
+          if (event.type === 'turnEnd') turnsSeen += 1;
+        }
+      })();
+    });
+    await count('Tool turn with `yiem chat` following', 6, async () => {
+      await sendOk(chat, 'cost tools');
+      while (turnsSeen < 1) await sleep(20);
+    });
+    const idle = await count('Idle open chat, measured', 0, () => sleep(idleSeconds * 1000));
+    rows.pop();
+    const perHour = Object.fromEntries(
+      Object.entries(idle).map(([type, value]) => [type, (value * 3600) / idleSeconds]),
+    );
+    rows.push({
+      label: 'Idle open chat, per hour',
+      minimum: 0,
+      actions: totalActions(perHour),
+      byType: perHour,
+    });
+    following.abort();
+    await follower;
+    await chat.end();
+  } finally {
+    env.model.respond(benchReply);
+    await worker.stop();
+  }
+  return { rows, idleSeconds, longToolSeconds };
+}

@@ -1,0 +1,118 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client.ts';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+
+/** Reports progress for a second: longer than an attempt may hold its events back when followed. */
+const survey: AgentTool = {
+  name: 'survey',
+  label: 'Survey',
+  description: 'Takes a second and reports progress',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  async execute(_id, _args, _signal, onPartialResult) {
+    for (let step = 1; step <= 4; step++) {
+      onPartialResult({ step });
+      await sleep(250);
+    }
+    return textResult('42 answers');
+  },
+};
+
+const REPLY = 'Forty-two people answered the survey.';
+/** The turn's events apart from tool progress (text deltas merged). */
+const TURN_EVENTS = [
+  'turnStart',
+  'messageStart',
+  'messageEnd',
+  'toolStart',
+  'toolEnd',
+  'messageStart',
+  'textDelta',
+  'messageEnd',
+  'turnEnd',
+];
+
+/** The live stream's signals in the conversation's history: each one a billed Action. */
+async function publishSignals(conversation: Conversation): Promise<number> {
+  const history = await conversation.handle.fetchHistory();
+  return (history.events ?? []).filter(
+    (event) =>
+      event.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish',
+  ).length;
+}
+
+/** Every event of the first turn, from offset 0, with when it arrived. */
+async function collectTurn(
+  conversation: Conversation,
+): Promise<{ event: ConversationEventItem; at: number }[]> {
+  const seen: { event: ConversationEventItem; at: number }[] = [];
+  for await (const event of conversation.events({ fromOffset: 0 })) {
+    seen.push({ event, at: Date.now() });
+    if (event.type === 'turnEnd') break;
+  }
+  return seen;
+}
+
+/** What a user sees: the event types in order (text deltas merged) and the text of the final reply. */
+function userView(seen: { event: ConversationEventItem }[]) {
+  const types = seen
+    .map(({ event }) => event.type)
+    .filter((type, index, all) => type !== 'textDelta' || all[index - 1] !== 'textDelta');
+  const text = seen.map(({ event }) => (event.type === 'textDelta' ? event.text : '')).join('');
+  return { types, text };
+}
+
+describe('event stream cost: nobody pays for live events nobody reads', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [survey] });
+  });
+  afterAll(async () => agent?.close());
+
+  const script = () =>
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: {} }] },
+      // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
+      { kind: 'text', text: REPLY, deltaDelayMs: 400 },
+    );
+
+  it('sends no signal for a streamed reply and a long tool when nobody follows, and the log still has every event', async () => {
+    script();
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    expect(await conversation.send('How many answered?')).toMatchObject({
+      status: 'completed',
+      reply: REPLY,
+    });
+    expect(await publishSignals(conversation)).toBe(0);
+
+    const view = userView(await collectTurn(conversation));
+    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(4);
+    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    expect(view.text).toBe(REPLY);
+  });
+
+  it('streams the same events live to a follower, text before the model has finished', async () => {
+    script();
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const following = collectTurn(conversation);
+    // The follower's first poll is waiting before the prompt arrives, as in `yiem chat`.
+    await sleep(500);
+    expect(await conversation.send('How many answered?')).toMatchObject({
+      status: 'completed',
+      reply: REPLY,
+    });
+    const seen = await following;
+    expect(await publishSignals(conversation)).toBeGreaterThan(0);
+
+    const lastPieceSentAt = agent.model.lastRequest()?.textSentAt.at(-1) ?? 0;
+    const firstText = seen.find(({ event }) => event.type === 'textDelta');
+    expect(firstText?.at).toBeLessThan(lastPieceSentAt);
+    const view = userView(seen);
+    expect(view.types).toContain('toolProgress');
+    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    expect(view.text).toBe(REPLY);
+  });
+});
