@@ -104,6 +104,7 @@ export type PreparedToolCall =
 export interface ResolvedToolPolicy {
   startToCloseTimeout: string;
   heartbeatTimeout: string;
+  scheduleToStartTimeout?: string;
   retry: Required<NonNullable<ActivityPolicy['retry']>>;
 }
 

@@ -15,11 +15,17 @@ interface RegisteredTool {
   source: string;
 }
 
+/** Something that registers tools of its own and brings them up to date when asked. */
+export interface ToolSource {
+  refresh(): Promise<void>;
+}
+
 /** The tools one worker can run, by name, in registration order. */
 export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #unavailable = new Map<string, string>();
   readonly #watched: WatchedToolDirectory[] = [];
+  readonly #sources: ToolSource[] = [];
   #refreshing: Promise<void> = Promise.resolve();
 
   /** What tool files' `getTool(context)` receive. */
@@ -79,11 +85,17 @@ export class ToolRegistry {
    * stat per file); passes run one after another, so a caller always sees changes made before it called.
    */
   refresh(): Promise<void> {
-    if (this.#watched.length === 0) return Promise.resolve();
+    if (this.#watched.length === 0 && this.#sources.length === 0) return Promise.resolve();
     this.#refreshing = this.#refreshing.then(async () => {
       for (const directory of this.#watched) await directory.refresh();
+      for (const source of this.#sources) await source.refresh();
     });
     return this.#refreshing;
+  }
+
+  /** Adds tools kept up to date from elsewhere (MCP servers): `refresh()` refreshes them too. */
+  addSource(source: ToolSource): void {
+    this.#sources.push(source);
   }
 
   /** Imports one tool file and calls its `getTool(context)`. */

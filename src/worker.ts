@@ -9,7 +9,7 @@ import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
-import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
+import type { AgentEventSink, AgentHooks, AgentTool, McpServerConfig, SelfWritingOptions } from './types.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -58,6 +58,12 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * restart by every worker that watches the same directory.
    */
   selfWriting?: SelfWritingOptions;
+  /**
+   * MCP servers whose tools the worker offers beside its own, as `<server>__<tool>`, by server name
+   * (`yiem worker --mcp FILE` reads them from a file, see `loadMcpConfig`). They start with the worker,
+   * which fails to start when one does not.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -99,8 +105,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
     },
-    { workflows: options.workflows ?? true },
+    {
+      workflows: options.workflows ?? true,
+      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+    },
   );
+  await plugin.startMcpServers();
   const worker = await Worker.create({
     connection,
     namespace,

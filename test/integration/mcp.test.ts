@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { createAgentWorker } from '../../src/worker.ts';
+import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
+import { scheduledActivities } from '../support/history.ts';
+import { counterServer, everythingServer, filesystemServer } from '../support/mcpServers.ts';
+
+const localTool: AgentTool = {
+  name: 'localEcho',
+  label: 'Local Echo',
+  description: 'Echoes locally',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(String(args.text)),
+};
+
+const offeredTools = (agent: TestAgent, request: number): string[] =>
+  (agent.model.requests[request]?.body.tools ?? []).map((tool) =>
+    tool.type === 'function' ? tool.function.name : tool.type,
+  );
+
+const toolResults = (messages: { role: string }[]): ToolResultMessage[] =>
+  messages.filter((message): message is ToolResultMessage => message.role === 'toolResult');
+
+describe('tools from MCP servers', () => {
+  let agent: TestAgent;
+  let root: string;
+
+  beforeAll(async () => {
+    root = await mkdtemp(path.join(os.tmpdir(), 'yiem-mcp-fs-'));
+    await writeFile(path.join(root, 'notes.txt'), 'Buy oat milk.\n');
+    agent = await startTestAgent({
+      tools: [localTool],
+      worker: {
+        mcpServers: {
+          fs: filesystemServer(root),
+          everything: { ...everythingServer(), requiresApproval: ['get-sum'] },
+          counter: counterServer(),
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it('reads a file through server-filesystem: model, PREPARE, executeTool, MCP server, result to the model', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Use files.' });
+    const file = path.join(root, 'notes.txt');
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_read', name: 'fs__read_text_file', arguments: { path: file } }],
+      },
+      { kind: 'text', text: 'You need oat milk.' },
+    );
+    const start = agent.model.requestCount;
+    expect(await conversation.send('What is in my notes?')).toMatchObject({
+      status: 'completed',
+      reply: 'You need oat milk.',
+    });
+
+    const offered = offeredTools(agent, start);
+    expect(offered).toContain('localEcho');
+    expect(offered).toEqual(
+      expect.arrayContaining(['fs__read_text_file', 'fs__list_directory', 'everything__echo']),
+    );
+    const [result] = toolResults(await conversation.messages());
+    expect(result).toMatchObject({ toolName: 'fs__read_text_file', isError: false });
+    expect(result?.content[0]?.text).toBe('Buy oat milk.\n');
+    expect(result?.details).toMatchObject({ mcp: { server: 'fs', tool: 'read_text_file' } });
+    // The model read the server's answer as the tool result.
+    const sent = agent.model.requests[start + 1]?.body.messages.at(-1);
+    expect(sent).toMatchObject({ role: 'tool', tool_call_id: 'call_read', content: 'Buy oat milk.\n' });
+
+    const activity = (await scheduledActivities(conversation.handle)).find((a) => a.type === 'executeTool');
+    expect(activity?.summary).toBe(`fs__read_text_file(path: ${JSON.stringify(file)})`);
+    const events = agent.events
+      .filter((event) => event.toolCallId === 'call_read')
+      .map((event) => event.type);
+    expect(events).toEqual(['toolExecutionStart', 'toolExecutionEnd']);
+  });
+
+  it("refuses in PREPARE a call that breaks the server's inputSchema, without running it", async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Use files.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_bad', name: 'fs__read_text_file', arguments: { head: 'ten' } }],
+      },
+      { kind: 'text', text: 'I will fix that.' },
+    );
+    await conversation.send('Read something');
+
+    const [result] = toolResults(await conversation.messages());
+    expect(result?.isError).toBe(true);
+    expect(result?.content[0]?.text).toContain('Invalid arguments for tool "fs__read_text_file"');
+    expect(result?.content[0]?.text).toContain("must have required property 'path'");
+    expect(result?.content[0]?.text).toContain('/head must be number');
+    expect((await scheduledActivities(conversation.handle)).map((a) => a.type)).not.toContain('executeTool');
+    expect(agent.events.some((event) => event.toolCallId === 'call_bad')).toBe(false);
+  });
+
+  it("maps server-everything's image and structured results, and asks approval where configured", async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Test.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_image', name: 'everything__get-tiny-image', arguments: {} },
+          { id: 'call_sum', name: 'everything__get-sum', arguments: { a: 2, b: 3 } },
+        ],
+      },
+      { kind: 'text', text: 'Done.' },
+    );
+    const reply = conversation.send('Show me an image and add 2 and 3');
+    await expect
+      .poll(async () => (await conversation.status()).pendingApprovals.length, { timeout: 20_000 })
+      .toBe(1);
+    const [pending] = (await conversation.status()).pendingApprovals;
+    expect(pending).toMatchObject({ toolCallId: 'call_sum', toolName: 'everything__get-sum' });
+    await conversation.approve('call_sum');
+    await reply;
+
+    const [image, sum] = toolResults(await conversation.messages());
+    expect(image?.content.map((block) => block.text).join('\n')).toMatch(/\[image image\/png, \d+ bytes\]/);
+    expect(image?.details).toMatchObject({ mcp: { content: [expect.objectContaining({ type: 'image' })] } });
+    expect(sum?.content[0]?.text).toContain('5');
+  });
+
+  it('offers a tool the server added in the next turn (tools/list_changed)', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Grow.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_add', name: 'counter__addTool', arguments: { name: 'fresh' } }],
+      },
+      { kind: 'text', text: 'Added.' },
+    );
+    const before = agent.model.requestCount;
+    await conversation.send('Add a tool called fresh');
+    expect(offeredTools(agent, before)).not.toContain('counter__fresh');
+
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_fresh', name: 'counter__fresh', arguments: {} }] },
+      { kind: 'text', text: 'It works.' },
+    );
+    const next = agent.model.requestCount;
+    await conversation.send('Use it');
+    expect(offeredTools(agent, next)).toContain('counter__fresh');
+    const results = toolResults(await conversation.messages());
+    expect(results.at(-1)).toMatchObject({
+      toolName: 'counter__fresh',
+      isError: false,
+      content: [{ text: 'I am fresh' }],
+    });
+  });
+
+  it('answers a call whose server died with a clear error, and restarts the server on the next call', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Count.' });
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_crash', name: 'counter__crash', arguments: {} }] },
+      { kind: 'text', text: 'It broke.' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_again', name: 'counter__increment', arguments: {} }] },
+      { kind: 'text', text: 'Back.' },
+    );
+    expect(await conversation.send('Crash it')).toMatchObject({ status: 'completed', reply: 'It broke.' });
+    expect(await conversation.send('Count')).toMatchObject({ status: 'completed', reply: 'Back.' });
+
+    const [crashed, again] = toolResults(await conversation.messages());
+    expect(crashed?.isError).toBe(true);
+    expect(crashed?.content[0]?.text).toContain('MCP server "counter" stopped during the call to "crash"');
+    expect(crashed?.content[0]?.text).toContain('it is started again on the next call');
+    // Only once: a call the server may have half done is not repeated.
+    expect(
+      (await scheduledActivities(conversation.handle)).filter((a) => a.activityId.includes('call_crash')),
+    ).toHaveLength(1);
+    expect(again).toMatchObject({ isError: false });
+    expect(again?.content[0]?.text).toMatch(/^count 1 \(server \d+\)$/);
+  });
+
+  it('refuses to start a worker whose MCP tool takes the name of a local tool', async () => {
+    const clash: AgentTool = { ...localTool, name: 'counter__increment' };
+    await expect(
+      createAgentWorker({
+        address: agent.address,
+        taskQueue: `clash-${randomUUID()}`,
+        builtinTools: false,
+        tools: [clash],
+        mcpServers: { counter: counterServer() },
+        workflowBundle: await workflowBundle(),
+      }),
+    ).rejects.toThrow(
+      'Duplicate tool name "counter__increment": registered by registerTool() and again by MCP server "counter"',
+    );
+  });
+});
