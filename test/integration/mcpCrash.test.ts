@@ -1,0 +1,151 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentClient, type Conversation } from '../../src/client.ts';
+import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
+import type { McpServerConfig, ToolResultMessage } from '../../src/types.ts';
+import { COUNTER_SERVER_PATH, everythingServer } from '../support/mcpServers.ts';
+import {
+  type CrashBench,
+  createCrashBench,
+  startWorkerProcess,
+  type WorkerProcess,
+} from '../support/workerProcess.ts';
+
+const MCP_WORKER = fileURLToPath(new URL('../support/mcpWorker.ts', import.meta.url));
+/** Short timeouts, so a lost worker is noticed in seconds. */
+const FAST_POLICY = {
+  heartbeatTimeout: '2 seconds',
+  retry: { maximumAttempts: 3, initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' },
+};
+
+const toolResults = async (conversation: Conversation): Promise<ToolResultMessage[]> =>
+  (await conversation.messages()).filter((m): m is ToolResultMessage => m.role === 'toolResult');
+
+/** The counter test server over streamable HTTP on 127.0.0.1; resolves with its URL. */
+async function startHttpCounter(): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', COUNTER_SERVER_PATH, 'http'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const match = /^listening (\d+)$/.exec(line);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`counter server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
+}
+
+/**
+ * Workers are separate processes killed with SIGKILL (their stdio MCP servers lose their parent
+ * too), as when a machine dies. Their MCP servers come from a config file, as with `yiem worker --mcp`.
+ */
+describe('MCP tool calls when a worker is killed', () => {
+  const address = inject('temporalAddress');
+  let model: ScriptedModel;
+  let client: AgentClient;
+  let bench: CrashBench;
+  let taskQueue: string;
+  let configFile: string;
+  const workers: WorkerProcess[] = [];
+
+  const startWorker = async (name: string): Promise<WorkerProcess> => {
+    const worker = await startWorkerProcess({
+      name,
+      bench,
+      address,
+      taskQueue,
+      modelBaseURL: model.baseURL,
+      entry: MCP_WORKER,
+      env: { MCP_CONFIG: configFile },
+    });
+    workers.push(worker);
+    return worker;
+  };
+  const startConversation = async (id: string, servers: Record<string, McpServerConfig>) => {
+    taskQueue = `mcp-crash-${randomUUID()}`;
+    bench = await createCrashBench();
+    configFile = path.join(bench.markerDir, 'mcp.json');
+    await writeFile(configFile, JSON.stringify({ mcpServers: servers }));
+    const scoped = new AgentClient({ client: client.client, taskQueue });
+    return scoped.startConversation({
+      id: `${id}-${randomUUID()}`,
+      systemPrompt: 'Survive.',
+      modelPolicy: {
+        startToCloseTimeout: '2 minutes',
+        heartbeatTimeout: '2 seconds',
+        retry: { initialInterval: '100 milliseconds' },
+      },
+    });
+  };
+
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    client = new AgentClient({ address });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await model?.close();
+  });
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) await worker.kill();
+    await bench?.remove();
+    model.reset();
+  });
+
+  it('finishes a call to server-everything on another worker, repeating no completed call', async () => {
+    const conversation = await startConversation('mcp-crash-mid-call', {
+      everything: { ...everythingServer(), policy: FAST_POLICY },
+    });
+    model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_echo', name: 'everything__echo', arguments: { message: 'before the crash' } },
+        ],
+      },
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          {
+            id: 'call_long',
+            name: 'everything__trigger-long-running-operation',
+            arguments: { duration: 3, steps: 6 },
+          },
+        ],
+      },
+      { kind: 'text', text: 'Both done.' },
+    );
+    const first = await startWorker('first');
+    const reply = conversation.send('echo, then run the long operation');
+    // The long operation is under way on the first worker: its progress reached the event log.
+    for await (const event of conversation.events({ fromOffset: 0 })) {
+      if (event.type === 'toolProgress' && event.toolCallId === 'call_long') break;
+    }
+    await first.kill();
+    await startWorker('second');
+
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'Both done.' });
+    const [echo, long] = await toolResults(conversation);
+    expect(echo).toMatchObject({
+      toolName: 'everything__echo',
+      isError: false,
+      content: [{ text: 'Echo: before the crash' }],
+    });
+    expect(long).toMatchObject({ toolName: 'everything__trigger-long-running-operation', isError: false });
+    expect(long?.content[0]?.text).toContain('Long running operation completed');
+    // Three model calls, none repeated; the echo ran once, the long call once per worker.
+    expect(model.requestCount).toBe(3);
+    const starts: string[] = [];
+    for await (const event of conversation.events({ fromOffset: 0 })) {
+      if (event.type === 'toolStart') starts.push(`${event.toolCallId}#${event.attempt}`);
+      if (event.type === 'turnEnd') break;
+    }
+    expect(starts).toEqual(['call_echo#1', 'call_long#1', 'call_long#2']);
+  });
+});
