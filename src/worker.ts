@@ -64,6 +64,8 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * which fails to start when one does not.
    */
   mcpServers?: Record<string, McpServerConfig>;
+  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
+  mcpSessionIdleMs?: number;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -108,6 +110,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     {
       workflows: options.workflows ?? true,
       ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+      ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
     },
   );
   await plugin.startMcpServers();

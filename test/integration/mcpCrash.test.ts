@@ -148,4 +148,66 @@ describe('MCP tool calls when a worker is killed', () => {
     }
     expect(starts).toEqual(['call_echo#1', 'call_long#1', 'call_long#2']);
   });
+
+  it("keeps a stateful server's session on the worker holding it, and opens a new one when that worker dies", async () => {
+    const counter = await startHttpCounter();
+    try {
+      const conversation = await startConversation('mcp-session', {
+        counter: {
+          url: counter.url,
+          session: 'conversation',
+          policy: { ...FAST_POLICY, scheduleToStartTimeout: '2 seconds' },
+        },
+      });
+      await Promise.all([startWorker('alpha'), startWorker('beta')]);
+      const increment = async (id: string): Promise<ToolResultMessage> => {
+        model.enqueue(
+          { kind: 'toolCalls', toolCalls: [{ id, name: 'counter__increment', arguments: {} }] },
+          { kind: 'text', text: `after ${id}` },
+        );
+        expect(await conversation.send('count')).toMatchObject({ status: 'completed', reply: `after ${id}` });
+        const result = (await toolResults(conversation)).at(-1);
+        if (!result) throw new Error('no tool result');
+        return result;
+      };
+      const sessionQueue = (result: ToolResultMessage) =>
+        (result.details.mcp as { sessionQueue?: string }).sessionQueue;
+
+      const first = await increment('call_1');
+      const second = await increment('call_2');
+      const third = await increment('call_3');
+      // One session, whichever worker ran each model call: the count goes on.
+      expect([first, second, third].map((result) => result.content[0]?.text?.split(' (')[0])).toEqual([
+        'count 1',
+        'count 2',
+        'count 3',
+      ]);
+      const pinned = sessionQueue(first);
+      expect(pinned).toMatch(new RegExp(`^${taskQueue}@mcp-`));
+      expect([sessionQueue(second), sessionQueue(third)]).toEqual([pinned, pinned]);
+      // Every call was scheduled on the holder's own session queue, whichever worker PREPAREd it.
+      const events = (await conversation.handle.fetchHistory()).events ?? [];
+      const queues = events.flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'executeTool' ? [scheduled.taskQueue?.name] : [];
+      });
+      expect(queues).toEqual([pinned, pinned, pinned]);
+      const holder = workers.find((worker) => pinned?.includes(`-${worker.process.pid}-`));
+      const survivor = workers.find((worker) => worker !== holder);
+      if (!holder || !survivor) throw new Error(`no worker holds ${pinned}`);
+
+      await holder.kill();
+      const lost = await increment('call_lost');
+      expect(lost.isError).toBe(true);
+      expect(lost.content[0]?.text).toContain('Tool "counter__increment" failed: timed out');
+      expect(lost.content[0]?.text).toContain('SCHEDULE_TO_START');
+
+      const fresh = await increment('call_fresh');
+      expect(fresh).toMatchObject({ isError: false });
+      expect(fresh.content[0]?.text).toMatch(/^count 1 /);
+      expect(sessionQueue(fresh)).toContain(`-${survivor.process.pid}-`);
+    } finally {
+      counter.process.kill();
+    }
+  });
 });
