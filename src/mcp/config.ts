@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { McpServerConfig } from '../types.ts';
 
-const SERVER_NAME = /^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/;
+const SERVER_NAME = /^[A-Za-z][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$/;
 const KNOWN_FIELDS = new Set([
   'command',
   'args',
@@ -55,7 +55,7 @@ export function checkMcpServers(servers: Record<string, McpServerConfig>): void 
 
 function serverProblem(name: string, config: McpServerConfig): string | undefined {
   if (!SERVER_NAME.test(name)) {
-    return 'a server name is letters, digits, - and single _ (tools are named <server>__<tool>)';
+    return 'a server name starts with a letter and has letters, digits, - and single _ (tools are named <server>__<tool>)';
   }
   if (typeof config !== 'object' || config === null) return 'settings must be an object';
   const unknown = Object.keys(config).filter((key) => !KNOWN_FIELDS.has(key));

@@ -12,6 +12,8 @@ import { findSessionQueue } from './sessionPin.ts';
 import { McpSessions } from './sessions.ts';
 import { MCP_NAME_SEPARATOR, type McpToolRunner, mcpAgentTool } from './tools.ts';
 
+/** What model APIs accept as a function name (the registry's own rule). */
+const MODEL_TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 /** Sessions of stateful servers idle this long are closed. */
 const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
 /** A call pinned to a session whose worker is gone fails after this long instead of waiting forever. */
@@ -138,6 +140,12 @@ export class McpToolSource {
     const taskQueueFor = server.sessions ? this.#sessionRouter(server) : undefined;
     for (const tool of offered) {
       const agentTool: AgentTool = mcpAgentTool(server.name, server.config, tool, run, taskQueueFor);
+      if (!MODEL_TOOL_NAME.test(agentTool.name)) {
+        this.#log(
+          `MCP server "${server.name}": tool "${tool.name}" is left out: ${agentTool.name} is longer than 64 characters`,
+        );
+        continue;
+      }
       this.#registry.registerTool(agentTool, `MCP server "${server.name}"`);
       server.registered.push(agentTool.name);
     }

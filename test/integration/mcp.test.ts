@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,7 +9,12 @@ import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
 import { createAgentWorker } from '../../src/worker.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 import { scheduledActivities } from '../support/history.ts';
-import { counterServer, everythingServer, filesystemServer } from '../support/mcpServers.ts';
+import {
+  counterServer,
+  everythingServer,
+  filesystemServer,
+  startHttpCounter,
+} from '../support/mcpServers.ts';
 
 const localTool: AgentTool = {
   name: 'localEcho',
@@ -30,23 +36,31 @@ const toolResults = (messages: { role: string }[]): ToolResultMessage[] =>
 describe('tools from MCP servers', () => {
   let agent: TestAgent;
   let root: string;
+  let httpCounter: Awaited<ReturnType<typeof startHttpCounter>>;
 
   beforeAll(async () => {
     root = await mkdtemp(path.join(os.tmpdir(), 'yiem-mcp-fs-'));
     await writeFile(path.join(root, 'notes.txt'), 'Buy oat milk.\n');
+    httpCounter = await startHttpCounter();
     agent = await startTestAgent({
       tools: [localTool],
       worker: {
         mcpServers: {
           fs: filesystemServer(root),
           everything: { ...everythingServer(), requiresApproval: ['get-sum'] },
-          counter: counterServer(),
+          counter: {
+            ...counterServer({ COUNTER_CANCELLED_FILE: path.join(root, 'cancelled') }),
+            // Heartbeats every 2/3 s: a cancelled turn reaches a running call within a second.
+            policy: { heartbeatTimeout: '2 seconds' },
+          },
+          web: { url: httpCounter.url },
         },
       },
     });
   });
   afterAll(async () => {
     await agent?.close();
+    httpCounter?.process.kill();
     await rm(root, { recursive: true, force: true });
   });
 
@@ -183,6 +197,43 @@ describe('tools from MCP servers', () => {
     ).toHaveLength(1);
     expect(again).toMatchObject({ isError: false });
     expect(again?.content[0]?.text).toMatch(/^count 1 \(server \d+\)$/);
+  });
+
+  it('calls a streamable-HTTP server over one connection per worker', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Count.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_web_1', name: 'web__increment', arguments: {} },
+          { id: 'call_web_2', name: 'web__increment', arguments: {} },
+        ],
+      },
+      { kind: 'text', text: 'Counted.' },
+    );
+    await conversation.send('Count twice');
+    const counts = toolResults(await conversation.messages()).map(
+      (result) => result.content[0]?.text?.split(' (')[0],
+    );
+    expect(counts.sort()).toEqual(['count 1', 'count 2']);
+  });
+
+  it('cancels a running MCP call when its turn is cancelled, and the server is told', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Wait.' });
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      toolCalls: [{ id: 'call_sleep', name: 'counter__sleep', arguments: {} }],
+    });
+    const reply = conversation.send('Wait for ever');
+    for await (const event of conversation.events({ fromOffset: 0 })) {
+      if (event.type === 'toolStart' && event.toolCallId === 'call_sleep') break;
+    }
+    await conversation.cancel();
+    expect(await reply).toMatchObject({ status: 'cancelled' });
+    const [result] = toolResults(await conversation.messages());
+    expect(result).toMatchObject({ toolCallId: 'call_sleep', isError: true });
+    // The activity saw the cancellation at its next heartbeat and the SDK sent notifications/cancelled.
+    await expect.poll(() => existsSync(path.join(root, 'cancelled')), { timeout: 15_000 }).toBe(true);
   });
 
   it('refuses to start a worker whose MCP tool takes the name of a local tool', async () => {

@@ -1,14 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import type { McpServerConfig, ToolResultMessage } from '../../src/types.ts';
-import { COUNTER_SERVER_PATH, everythingServer } from '../support/mcpServers.ts';
+import { everythingServer, startHttpCounter } from '../support/mcpServers.ts';
 import {
   type CrashBench,
   createCrashBench,
@@ -25,21 +23,6 @@ const FAST_POLICY = {
 
 const toolResults = async (conversation: Conversation): Promise<ToolResultMessage[]> =>
   (await conversation.messages()).filter((m): m is ToolResultMessage => m.role === 'toolResult');
-
-/** The counter test server over streamable HTTP on 127.0.0.1; resolves with its URL. */
-async function startHttpCounter(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', COUNTER_SERVER_PATH, 'http'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      const match = /^listening (\d+)$/.exec(line);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`counter server exited with ${code}`)));
-  });
-  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
-}
 
 /**
  * Workers are separate processes killed with SIGKILL (their stdio MCP servers lose their parent

@@ -1,4 +1,6 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { McpServerConfig } from '../../src/types.ts';
 
@@ -22,8 +24,21 @@ export function everythingServer(): McpServerConfig {
 }
 
 /** The tests' own counter server (test/fixtures/mcp/counterServer.ts), over stdio. */
-export function counterServer(): McpServerConfig {
-  return { command: process.execPath, args: ['--import', 'tsx', COUNTER_SERVER] };
+export function counterServer(env: Record<string, string> = {}): McpServerConfig {
+  return { command: process.execPath, args: ['--import', 'tsx', COUNTER_SERVER], env };
 }
 
-export const COUNTER_SERVER_PATH = COUNTER_SERVER;
+/** The counter server over streamable HTTP on 127.0.0.1 (a free port); resolves with its URL. */
+export async function startHttpCounter(): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', COUNTER_SERVER, 'http'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      const match = /^listening (\d+)$/.exec(line);
+      if (match?.[1]) resolve(match[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`counter server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
+}
