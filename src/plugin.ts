@@ -60,9 +60,14 @@ export class AgentPlugin implements WorkerPlugin {
     try {
       await this.#mcp?.start();
     } catch (error) {
-      await this.#mcp?.close();
+      await this.closeMcpServers();
       throw error;
     }
+  }
+
+  /** Stops the MCP servers and closes their sessions; running the worker does it when the worker stops. */
+  async closeMcpServers(): Promise<void> {
+    await this.#mcp?.close();
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
@@ -79,9 +84,8 @@ export class AgentPlugin implements WorkerPlugin {
 
   async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     if (!this.#mcp) return next(worker);
-    const mcp = this.#mcp;
     try {
-      await mcp.start();
+      await this.#mcp.start();
       const sessionQueue = this.#sessionQueue;
       if (!sessionQueue) return await next(worker);
       const { connection, namespace, dataConverter } = this.#workerOptions ?? {};
@@ -93,7 +97,7 @@ export class AgentPlugin implements WorkerPlugin {
         ...(dataConverter ? { dataConverter } : {}),
       });
     } finally {
-      await mcp.close();
+      await this.closeMcpServers();
     }
   }
 

@@ -113,18 +113,26 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
     },
   );
-  await plugin.startMcpServers();
-  const worker = await Worker.create({
-    connection,
-    namespace,
-    taskQueue,
-    ...(options.workflowBundle && options.workflows !== false
-      ? { workflowBundle: options.workflowBundle }
-      : {}),
-    ...(dataConverter ? { dataConverter } : {}),
-    ...options.workerOptions,
-    plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
-  });
+  let worker: Worker;
+  try {
+    await plugin.startMcpServers();
+    worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      ...(options.workflowBundle && options.workflows !== false
+        ? { workflowBundle: options.workflowBundle }
+        : {}),
+      ...(dataConverter ? { dataConverter } : {}),
+      ...options.workerOptions,
+      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+    });
+  } catch (error) {
+    await plugin.closeMcpServers();
+    await clientConnection.close();
+    if (ownsConnection) await connection.close();
+    throw error;
+  }
 
   let running: Promise<void> | undefined;
   const run = (): Promise<void> => {
@@ -142,6 +150,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      // A worker that never ran still started its MCP servers.
+      await plugin.closeMcpServers();
     },
   };
 }
