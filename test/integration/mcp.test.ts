@@ -101,6 +101,25 @@ describe('tools from MCP servers', () => {
     expect(events).toEqual(['toolExecutionStart', 'toolExecutionEnd']);
   });
 
+  it("gives the model server-filesystem's own error (isError) at once, without retrying it", async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Use files.' });
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_outside', name: 'fs__read_text_file', arguments: { path: '/etc/hostname' } }],
+      },
+      { kind: 'text', text: 'Not allowed.' },
+    );
+    await conversation.send('Read /etc/hostname');
+
+    const [result] = toolResults(await conversation.messages());
+    expect(result?.isError).toBe(true);
+    expect(result?.content[0]?.text).toMatch(
+      /^Tool "fs__read_text_file" failed: MCP tool "read_text_file" of server "fs" failed: .*Access denied/,
+    );
+    expect(result?.details).toMatchObject({ mcp: { server: 'fs', tool: 'read_text_file' }, attempt: 1 });
+  });
+
   it("refuses in PREPARE a call that breaks the server's inputSchema, without running it", async () => {
     const conversation = await agent.client.startConversation({ systemPrompt: 'Use files.' });
     agent.model.enqueue(

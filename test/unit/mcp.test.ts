@@ -35,7 +35,11 @@ describe('MCP config files', () => {
   it.each([
     ['not JSON', '{ "mcpServers": ', /MCP config .*\.json: .*JSON/],
     ['no mcpServers', { servers: {} }, /expected \{ "mcpServers"/],
-    ['a name with __', { mcpServers: { my__fs: { command: 'x' } } }, /MCP server "my__fs": a server name starts with a letter/],
+    [
+      'a name with __',
+      { mcpServers: { my__fs: { command: 'x' } } },
+      /MCP server "my__fs": a server name starts with a letter/,
+    ],
     [
       'neither command nor url',
       { mcpServers: { fs: { args: [] } } },
