@@ -9,6 +9,9 @@ import { WatchedToolDirectory } from './watchedDirectory.ts';
 
 const TOOL_FILE_EXTENSIONS = new Set(['.ts', '.js', '.mts', '.mjs']);
 
+/** What a tool name may be: what model APIs accept as a function name. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
 /** Where a registered tool came from, for error messages about duplicates. */
 interface RegisteredTool {
   tool: AgentTool;
@@ -192,7 +195,7 @@ function assertToolShape(tool: AgentTool, source: string): void {
   if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
     throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name)) {
+  if (!TOOL_NAME_PATTERN.test(tool.name)) {
     throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
   }
   if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {

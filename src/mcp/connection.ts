@@ -87,8 +87,8 @@ export class McpConnection {
   /**
    * Calls one tool. A server that stops during the call, or answers with a protocol error (unknown
    * tool, invalid parameters), throws a `ToolError`: the model sees it at once and the call is not
-   * repeated against a server that may have done part of it. Failing to reach the server at all
-   * throws a plain error, which is retried per the policy.
+   * repeated against a server that may have done part of it. Failing to reach the server throws a
+   * plain error, which is retried per the policy over a new connection.
    */
   async callTool(
     name: string,
@@ -117,6 +117,9 @@ export class McpConnection {
       if (error instanceof McpError) {
         throw new ToolError(`MCP server "${this.server}" refused the call to "${name}": ${error.message}`);
       }
+      // Unreachable, or an HTTP server that restarted and no longer knows this session: the retry
+      // connects anew.
+      this.#drop(client);
       throw error;
     }
   }
@@ -125,6 +128,12 @@ export class McpConnection {
     const client = this.#client ?? (await this.#connecting?.catch(() => undefined));
     this.#client = undefined;
     await client?.close();
+  }
+
+  #drop(client: Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    void client.close().catch(() => {});
   }
 
   async #open(): Promise<Client> {

@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common';
 import { resolveToolPolicy } from '../../activities/policy.ts';
 import { currentToolCall } from '../../activities/toolCallContext.ts';
-import type { ToolRegistry } from '../registry.ts';
+import { TOOL_NAME_PATTERN, type ToolRegistry } from '../registry.ts';
 import { ToolError } from '../toolResult.ts';
 import type { AgentTool, McpServerConfig } from '../types.ts';
 import { checkMcpServers } from './config.ts';
@@ -12,8 +12,6 @@ import { findSessionQueue } from './sessionPin.ts';
 import { McpSessions } from './sessions.ts';
 import { MCP_NAME_SEPARATOR, type McpToolRunner, mcpAgentTool } from './tools.ts';
 
-/** What model APIs accept as a function name (the registry's own rule). */
-const MODEL_TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 /** Sessions of stateful servers idle this long are closed. */
 const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
 /** A call pinned to a session whose worker is gone fails after this long instead of waiting forever. */
@@ -140,7 +138,7 @@ export class McpToolSource {
     const taskQueueFor = server.sessions ? this.#sessionRouter(server) : undefined;
     for (const tool of offered) {
       const agentTool: AgentTool = mcpAgentTool(server.name, server.config, tool, run, taskQueueFor);
-      if (!MODEL_TOOL_NAME.test(agentTool.name)) {
+      if (!TOOL_NAME_PATTERN.test(agentTool.name)) {
         this.#log(
           `MCP server "${server.name}": tool "${tool.name}" is left out: ${agentTool.name} is longer than 64 characters`,
         );

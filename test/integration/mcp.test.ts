@@ -53,7 +53,10 @@ describe('tools from MCP servers', () => {
             // Heartbeats every 2/3 s: a cancelled turn reaches a running call within a second.
             policy: { heartbeatTimeout: '2 seconds' },
           },
-          web: { url: httpCounter.url },
+          web: {
+            url: httpCounter.url,
+            policy: { retry: { initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' } },
+          },
         },
       },
     });
@@ -235,6 +238,28 @@ describe('tools from MCP servers', () => {
       (result) => result.content[0]?.text?.split(' (')[0],
     );
     expect(counts.sort()).toEqual(['count 1', 'count 2']);
+  });
+
+  it('reconnects to a streamable-HTTP server that restarted, on the retry of the call that found it gone', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Count.' });
+    const count = async (id: string): Promise<ToolResultMessage | undefined> => {
+      agent.model.enqueue(
+        { kind: 'toolCalls', toolCalls: [{ id, name: 'web__increment', arguments: {} }] },
+        { kind: 'text', text: 'Counted.' },
+      );
+      await conversation.send('count');
+      return toolResults(await conversation.messages()).at(-1);
+    };
+    expect((await count('call_before'))?.isError).toBe(false);
+    const exited = new Promise((resolve) => httpCounter.process.once('exit', resolve));
+    httpCounter.process.kill();
+    await exited;
+    httpCounter = await startHttpCounter(httpCounter.port);
+
+    const after = await count('call_after');
+    expect(after).toMatchObject({ isError: false });
+    // A new server, a new session: its count starts again.
+    expect(after?.content[0]?.text).toMatch(/^count 1 /);
   });
 
   it('cancels a running MCP call when its turn is cancelled, and the server is told', async () => {

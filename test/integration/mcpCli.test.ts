@@ -80,7 +80,7 @@ describe('yiem worker --mcp and yiem dev --mcp', () => {
       void exited.then((code) => reject(new Error(`yiem worker exited with ${code}`)));
     });
     expect(banner).toBe(
-      `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__crash`,
+      `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__sleep, counter__crash`,
     );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -28,17 +28,19 @@ export function counterServer(env: Record<string, string> = {}): McpServerConfig
   return { command: process.execPath, args: ['--import', 'tsx', COUNTER_SERVER], env };
 }
 
-/** The counter server over streamable HTTP on 127.0.0.1 (a free port); resolves with its URL. */
-export async function startHttpCounter(): Promise<{ url: string; process: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', COUNTER_SERVER, 'http'], {
+/** The counter server over streamable HTTP on 127.0.0.1 (`port`, or a free one); resolves with its URL. */
+export async function startHttpCounter(
+  port = 0,
+): Promise<{ url: string; port: number; process: ChildProcess }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', COUNTER_SERVER, 'http', String(port)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const port = await new Promise<string>((resolve, reject) => {
+  const listening = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
       const match = /^listening (\d+)$/.exec(line);
       if (match?.[1]) resolve(match[1]);
     });
     child.once('exit', (code) => reject(new Error(`counter server exited with ${code}`)));
   });
-  return { url: `http://127.0.0.1:${port}/mcp`, process: child };
+  return { url: `http://127.0.0.1:${listening}/mcp`, port: Number(listening), process: child };
 }
