@@ -73,16 +73,20 @@ describe('yiem worker --mcp and yiem dev --mcp', () => {
       { env: cleanEnv(), stdio: ['ignore', 'pipe', 'inherit'] },
     );
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const banner = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout }).on('line', (line) => {
-        if (line.startsWith('Worker on task queue')) resolve(line);
+    try {
+      const banner = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          if (line.startsWith('Worker on task queue')) resolve(line);
+        });
+        void exited.then((code) => reject(new Error(`yiem worker exited with ${code}`)));
       });
-      void exited.then((code) => reject(new Error(`yiem worker exited with ${code}`)));
-    });
-    expect(banner).toBe(
-      `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__sleep, counter__crash`,
-    );
-    child.kill('SIGTERM');
+      expect(banner).toBe(
+        `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__sleep, counter__crash`,
+      );
+    } finally {
+      child.kill('SIGTERM');
+    }
+    // SIGTERM shuts the worker down cleanly, and its MCP servers with it.
     expect(await exited).toBe(0);
   });
 
