@@ -179,10 +179,16 @@ function failureResult(toolName: string, error: unknown, attempt: number, text?:
   const retried = attempt > 1 ? ` (after ${attempt} attempts)` : '';
   return {
     content: [textContent(text ?? `Tool "${toolName}" failed${retried}: ${messageOf(error)}`)],
-    details: { error: messageOf(error), attempt },
+    details: { ...detailsOf(error), error: messageOf(error), attempt },
     usage: null,
     terminate: false,
   };
+}
+
+/** A `ToolError`'s details (read by shape: tool files may load their own copy of the class). */
+function detailsOf(error: unknown): Record<string, unknown> {
+  const details = (error as { details?: unknown } | null)?.details;
+  return typeof details === 'object' && details !== null ? (details as Record<string, unknown>) : {};
 }
 
 /** Tools written by hand may leave out fields; the model and the transcript need all of them. */

@@ -18,5 +18,6 @@ export function resolveToolPolicy(policy: ActivityPolicy = {}): ResolvedToolPoli
     startToCloseTimeout: policy.startToCloseTimeout ?? DEFAULT_TOOL_POLICY.startToCloseTimeout,
     heartbeatTimeout: policy.heartbeatTimeout ?? DEFAULT_TOOL_POLICY.heartbeatTimeout,
     retry: { ...DEFAULT_TOOL_POLICY.retry, ...policy.retry },
+    ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
   };
 }

@@ -82,6 +82,13 @@ async function prepareToolCall(
     return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${messageOf(error)}`);
   }
 
+  let taskQueue = tool.taskQueue;
+  try {
+    taskQueue = (await tool.taskQueueFor?.({ conversationId, toolCallId: call.id })) ?? taskQueue;
+  } catch (error) {
+    return refuse(`Tool call "${tool.name}" could not be routed: ${messageOf(error)}`);
+  }
+
   return {
     kind: 'ready',
     toolCallId: call.id,
@@ -91,7 +98,7 @@ async function prepareToolCall(
     policy: resolveToolPolicy(tool.policy),
     summary: summarizeToolCall(tool.name, args),
     ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
-    ...(tool.taskQueue ? { taskQueue: tool.taskQueue } : {}),
+    ...(taskQueue ? { taskQueue } : {}),
   };
 }
 

@@ -41,7 +41,9 @@ export {
   type TemporalConnectionSettings,
 } from './connection.ts';
 export type { FollowEventsOptions } from './conversationEvents.ts';
+export { loadMcpConfig, MCP_NAME_SEPARATOR, mcpToolName } from './mcp/index.ts';
 export type { ModelSettings } from './model/settings.ts';
+export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export type { AgentActivities } from './protocol.ts';
 export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
 export {

@@ -113,6 +113,7 @@ export type PreparedToolCall =
 export interface ResolvedToolPolicy {
   startToCloseTimeout: string;
   heartbeatTimeout: string;
+  scheduleToStartTimeout?: string;
   retry: Required<NonNullable<ActivityPolicy['retry']>>;
 }
 

@@ -9,10 +9,18 @@ import { WatchedToolDirectory } from './watchedDirectory.ts';
 
 const TOOL_FILE_EXTENSIONS = new Set(['.ts', '.js', '.mts', '.mjs']);
 
+/** What a tool name may be: what model APIs accept as a function name. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
 /** Where a registered tool came from, for error messages about duplicates. */
 interface RegisteredTool {
   tool: AgentTool;
   source: string;
+}
+
+/** Something that registers tools of its own and brings them up to date when asked. */
+export interface ToolSource {
+  refresh(): Promise<void>;
 }
 
 /** The tools one worker can run, by name, in registration order. */
@@ -20,6 +28,7 @@ export class ToolRegistry {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #unavailable = new Map<string, string>();
   readonly #watched: WatchedToolDirectory[] = [];
+  readonly #sources: ToolSource[] = [];
   #refreshing: Promise<void> = Promise.resolve();
 
   /** What tool files' `getTool(context)` receive. */
@@ -79,11 +88,17 @@ export class ToolRegistry {
    * stat per file); passes run one after another, so a caller always sees changes made before it called.
    */
   refresh(): Promise<void> {
-    if (this.#watched.length === 0) return Promise.resolve();
+    if (this.#watched.length === 0 && this.#sources.length === 0) return Promise.resolve();
     this.#refreshing = this.#refreshing.then(async () => {
       for (const directory of this.#watched) await directory.refresh();
+      for (const source of this.#sources) await source.refresh();
     });
     return this.#refreshing;
+  }
+
+  /** Adds tools kept up to date from elsewhere (MCP servers): `refresh()` refreshes them too. */
+  addSource(source: ToolSource): void {
+    this.#sources.push(source);
   }
 
   /** Imports one tool file and calls its `getTool(context)`. */
@@ -180,7 +195,7 @@ function assertToolShape(tool: AgentTool, source: string): void {
   if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
     throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
   }
-  if (!/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(tool.name)) {
+  if (!TOOL_NAME_PATTERN.test(tool.name)) {
     throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
   }
   if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {

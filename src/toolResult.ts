@@ -16,6 +16,13 @@ export function textResult(text: string, details: Record<string, unknown> = {}):
  */
 export class ToolError extends Error {
   override name = 'ToolError';
+  /** Kept in the error result's `details` (for the application; the model reads only the message). */
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(message: string, options: { details?: Record<string, unknown> } = {}) {
+    super(message);
+    this.details = options.details;
+  }
 }
 
 /** The text of a result's content blocks, joined by newlines. */

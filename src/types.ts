@@ -87,6 +87,11 @@ export interface ActivityPolicy {
   startToCloseTimeout?: string;
   /** A live tool heartbeats at least this often; a dead worker is noticed within it. Default `'30 seconds'`. */
   heartbeatTimeout?: string;
+  /**
+   * Longest a tool call may wait on its task queue for a worker to take it (tools only). Default: no
+   * limit. Stateful MCP servers set it (default `'30 seconds'`) so a call pinned to a dead worker fails.
+   */
+  scheduleToStartTimeout?: string;
   /** Retries for thrown errors and lost workers. Defaults: 3 attempts, 1 s first interval, doubling. */
   retry?: {
     maximumAttempts?: number;
@@ -135,6 +140,11 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
    * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
    */
   taskQueue?: string;
+  /**
+   * Picks the task queue of one call in PREPARE, instead of `taskQueue` (`undefined`: `taskQueue`). MCP
+   * tools of stateful servers use it to send a conversation's calls to the worker holding its session.
+   */
+  taskQueueFor?: (call: { conversationId: string; toolCallId: string }) => Promise<string | undefined>;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
@@ -486,4 +496,38 @@ export interface SelfWritingOptions extends SandboxOptions {
    * so tools written here, by this worker or any other sharing the directory, work without a restart.
    */
   toolsDir: string;
+}
+
+/**
+ * One MCP server whose tools a worker offers to the model beside its own, as `<server>__<tool>`
+ * (see `AgentWorkerOptions.mcpServers` and `yiem worker --mcp FILE`). Give `command` for a server the
+ * worker starts as a child process (stdio), or `url` for a streamable-HTTP server.
+ */
+export interface McpServerConfig {
+  /** The program of a stdio server, e.g. `npx`. */
+  command?: string;
+  /** Its arguments, e.g. `["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]`. */
+  args?: string[];
+  /** Extra environment of a stdio server (on top of PATH, HOME and the like). */
+  env?: Record<string, string>;
+  /** Working directory of a stdio server. Default: the worker's. */
+  cwd?: string;
+  /** The endpoint of a streamable-HTTP server, e.g. `http://127.0.0.1:3001/mcp`. */
+  url?: string;
+  /** HTTP headers sent with every request to `url`, e.g. `Authorization`. */
+  headers?: Record<string, string>;
+  /**
+   * `'shared'` (default): a stateless server; each worker keeps one connection and any worker runs any
+   * call. `'conversation'`: a stateful server; each conversation gets its own session, held by one
+   * worker, and its calls run on that worker (see the README's _MCP servers_ section).
+   */
+  session?: 'shared' | 'conversation';
+  /** Timeouts and retries of this server's tool calls, as for any tool. */
+  policy?: ActivityPolicy;
+  /** `true`: every call waits for approval; a list: calls of these tools (MCP names) do. */
+  requiresApproval?: boolean | string[];
+  /** Whether its tools may run concurrently with others in parallel mode. Default true. */
+  parallel?: boolean;
+  /** Offer only these tools (MCP names). Default: all the server lists. */
+  tools?: string[];
 }

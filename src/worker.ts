@@ -10,7 +10,7 @@ import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
-import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from './types.ts';
+import type { AgentEventSink, AgentHooks, AgentTool, McpServerConfig, SelfWritingOptions } from './types.ts';
 
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
@@ -61,6 +61,14 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * restart by every worker that watches the same directory.
    */
   selfWriting?: SelfWritingOptions;
+  /**
+   * MCP servers whose tools the worker offers beside its own, as `<server>__<tool>`, by server name
+   * (`yiem worker --mcp FILE` reads them from a file, see `loadMcpConfig`). They start with the worker,
+   * which fails to start when one does not.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
+  mcpSessionIdleMs?: number;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -102,19 +110,32 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
     },
-    { workflows: options.workflows ?? true },
+    {
+      workflows: options.workflows ?? true,
+      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+      ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
+    },
   );
-  const worker = await Worker.create({
-    connection,
-    namespace,
-    taskQueue,
-    ...(options.workflowBundle && options.workflows !== false
-      ? { workflowBundle: options.workflowBundle }
-      : {}),
-    ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
-    ...options.workerOptions,
-    plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
-  });
+  let worker: Worker;
+  try {
+    await plugin.startMcpServers();
+    worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      ...(options.workflowBundle && options.workflows !== false
+        ? { workflowBundle: options.workflowBundle }
+        : {}),
+      ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
+      ...options.workerOptions,
+      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+    });
+  } catch (error) {
+    await plugin.closeMcpServers();
+    await clientConnection.close();
+    if (ownsConnection) await connection.close();
+    throw error;
+  }
 
   let running: Promise<void> | undefined;
   const run = (): Promise<void> => {
@@ -132,6 +153,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
+      // A worker that never ran still started its MCP servers.
+      await plugin.closeMcpServers();
     },
   };
 }

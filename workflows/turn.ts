@@ -244,6 +244,9 @@ async function executeToolCall(
     summary: call.summary,
     startToCloseTimeout: call.policy.startToCloseTimeout,
     heartbeatTimeout: call.policy.heartbeatTimeout,
+    ...(call.policy.scheduleToStartTimeout
+      ? { scheduleToStartTimeout: call.policy.scheduleToStartTimeout }
+      : {}),
     retry: call.policy.retry,
     ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
   });

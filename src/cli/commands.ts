@@ -1,7 +1,8 @@
 import { AgentClient } from '../client.ts';
+import { loadMcpConfig } from '../mcp/config.ts';
 import type { ConversationSearchStatus } from '../searchAttributes.ts';
 import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
-import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
+import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../types.ts';
 import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
 import {
@@ -24,6 +25,8 @@ export interface ServerFlags {
 
 export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   toolsDir?: string[];
+  /** An MCP config file (`--mcp`). */
+  mcp?: string;
   builtinTools: boolean;
   workflows: boolean;
 }
@@ -54,6 +57,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    ...(await mcpServersOption(flags.mcp)),
     ...withSelfWriting(flags),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
@@ -65,8 +69,11 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
 }
 
 /** `yiem dev`: server, worker and chat in one process; the way to try yiem on one machine. */
-export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: string[] }): Promise<void> {
+export async function devCommand(
+  flags: ChatFlags & ServerFlags & { toolsDir?: string[]; mcp?: string },
+): Promise<void> {
   const config = connectionConfig(flags);
+  const mcpServers = await mcpServersOption(flags.mcp);
   const reused = await waitForServer(config.address, 500).then(
     () => true,
     () => false,
@@ -83,6 +90,7 @@ export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: s
     taskQueue: config.taskQueue,
     ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+    ...mcpServers,
   });
   const running = agent.run();
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
@@ -102,6 +110,13 @@ export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: s
     await demo?.close();
     await server?.stop();
   }
+}
+
+/** The worker's `mcpServers` option from `--mcp FILE`, read before anything starts so a bad file fails fast. */
+async function mcpServersOption(
+  file: string | undefined,
+): Promise<{ mcpServers?: Record<string, McpServerConfig> }> {
+  return file ? { mcpServers: await loadMcpConfig(file) } : {};
 }
 
 /** `yiem chat`: a REPL against a running worker. */

@@ -20,6 +20,8 @@ import { selfWritingOptions } from './selfWritingFlags.ts';
 // The worker's INFO lines (webpack stats, state changes) would bury the chat.
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
+const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
+
 const program = new Command('yiem').description('Durable LLM agents on Temporal').showHelpAfterError();
 
 const connectionOptions = (command: Command): Command =>
@@ -61,6 +63,7 @@ selfWritingOptions(
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
+  .option('--mcp <file>', MCP_FLAG_HELP)
   .action(workerCommand);
 
 program
@@ -73,6 +76,7 @@ program
 
 serverOptions(chatOptions(program.command('dev').description('server, worker and chat in one process')))
   .option('--tools-dir <dir...>', 'load tool files from these directories')
+  .option('--mcp <file>', MCP_FLAG_HELP)
   .action(devCommand);
 
 chatOptions(program.command('chat').description('chat with a conversation (needs a running worker)')).action(

@@ -50,10 +50,15 @@ export async function startWorkerProcess(options: {
   address: string;
   taskQueue: string;
   modelBaseURL: string;
+  /** Another worker script than markerWorker.ts; it prints `ready` once it runs. */
+  entry?: string;
+  /** More environment for the worker script. */
+  env?: Record<string, string>;
 }): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ENTRY], {
+  const child = spawn(process.execPath, ['--import', 'tsx', options.entry ?? ENTRY], {
     env: {
       ...process.env,
+      ...options.env,
       TEMPORAL_ADDRESS: options.address,
       YIEM_TASK_QUEUE: options.taskQueue,
       MODEL_BASE_URL: options.modelBaseURL,
