@@ -54,8 +54,12 @@ export async function callModel(
   try {
     const reply = await streamModelCall(deps, openai, input, context);
     if (!input.prepareToolCalls || reply.toolCalls.length === 0) return reply;
-    const { conversationId, turn } = input;
-    return { ...reply, prepared: await deps.prepare({ conversationId, turn, toolCalls: reply.toolCalls }) };
+    const { conversationId, turn, tools } = input;
+    const toolCalls = reply.toolCalls;
+    return {
+      ...reply,
+      prepared: await deps.prepare({ conversationId, turn, toolCalls, ...(tools ? { tools } : {}) }),
+    };
   } finally {
     stopHeartbeats();
   }
@@ -69,14 +73,16 @@ async function streamModelCall(
 ): Promise<CallModelOutput> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
-  const { systemPrompt, messages } = await deps.contexts.read(
+  const { systemPrompt: conversationPrompt, messages } = await deps.contexts.read(
     execution.workflowId,
     execution.runId,
     input.messageCount,
   );
+  const systemPrompt = input.agent?.systemPrompt ?? conversationPrompt;
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
-  const tools = deps.registry.tools();
+  const offered = input.tools;
+  const tools = deps.registry.tools().filter((tool) => !offered || offered.includes(tool.name));
   const events = activityEventPublisher(input.turn, deps.warn, {
     eventsInResult: input.eventsInResult === true,
   });

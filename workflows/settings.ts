@@ -12,6 +12,8 @@ export interface ConversationSettings {
   approval: ApprovalPolicy;
   /** `undefined`: continue as new only when Temporal suggests it. */
   maxTurnsPerRun: number | undefined;
+  /** The tools offered to the model; `undefined`: every registered tool. */
+  tools: string[] | undefined;
 }
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
@@ -21,6 +23,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     model: options.model,
     maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
     maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    tools: options.tools,
     maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
       startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',

@@ -23,6 +23,7 @@ import type {
 import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
+import type { ToolRunners } from './toolRunners.ts';
 
 const { prepareToolCalls, defaultModel, listTools } = proxyLocalActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
@@ -75,6 +76,8 @@ export interface TurnContext {
   requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome>;
   /** Publishes the events an activity handed over with its result (the message's text for `messageText`). */
   publishFromResult(events: ActivityEvents, messageText?: string): void;
+  /** Sub-agents, handoffs and callback tools, and the agent a handoff made active. */
+  runners: ToolRunners;
 }
 
 /**
@@ -98,6 +101,8 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     }
     let assistant: AssistantMessage;
     let prepared: PreparedToolCall[] | undefined;
+    const agent = context.runners.activeAgent();
+    const model = agent?.model ?? settings.model;
     try {
       const {
         events,
@@ -107,9 +112,11 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         conversationId: context.conversationId,
         turn,
         messageCount: messages.length,
-        ...(settings.model ? { model: settings.model } : {}),
+        ...(model ? { model } : {}),
         eventsInResult: true,
         prepareToolCalls: true,
+        ...(agent ? { agent } : {}),
+        ...offeredTools(context),
       });
       if (events) context.publishFromResult(events, reply.content);
       assistant = reply;
@@ -144,13 +151,16 @@ function cancelledResult(toolCallId: string, toolName: string): ToolResultMessag
 }
 
 function modelActivity(context: TurnContext): AgentActivities['callModel'] {
-  const { modelPolicy, model } = context.settings;
-  return proxyActivities<AgentActivities>({
-    startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
-    ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
-    ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
-    summary: `model ${model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
-  }).callModel;
+  const { modelPolicy } = context.settings;
+  return (input) => {
+    const agent = input.agent ? `agent ${input.agent.name} · ` : '';
+    return proxyActivities<AgentActivities>({
+      startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
+      ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
+      ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
+      summary: `${agent}model ${input.model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
+    }).callModel(input);
+  };
 }
 
 /**
@@ -175,6 +185,7 @@ async function runToolCalls(
         conversationId: context.conversationId,
         turn: context.turn,
         toolCalls,
+        ...offeredTools(context),
       }));
   } catch (error) {
     if (!isCancellation(error)) throw error;
@@ -243,6 +254,7 @@ async function executeToolCall(
       return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
     }
   }
+  if (call.runner) return context.runners.run({ ...call, runner: call.runner }, activityId, context.turn);
   const { executeTool } = proxyActivities<AgentActivities>({
     activityId,
     summary: call.summary,
@@ -270,6 +282,13 @@ async function executeToolCall(
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
+}
+
+/** The tools the model was offered: the active agent's, else the conversation's (absent: all). */
+function offeredTools(context: TurnContext): { tools?: string[] } {
+  const agent = context.runners.activeAgent();
+  const tools = agent ? (agent.tools ?? []) : context.settings.tools;
+  return tools ? { tools } : {};
 }
 
 /** Activity ids derive from the tool call id; a model that repeats an id still gets unique ones. */
