@@ -18,7 +18,11 @@ const researcher: AgentDefinition = {
   systemPrompt: 'You research.',
   tools: ['lookup'],
 };
-const critic: AgentDefinition = { name: 'critic', description: 'Finds flaws', systemPrompt: 'You criticise.' };
+const critic: AgentDefinition = {
+  name: 'critic',
+  description: 'Finds flaws',
+  systemPrompt: 'You criticise.',
+};
 const waiter: AgentDefinition = {
   name: 'waiter',
   description: 'Waits a long time',
@@ -138,7 +142,10 @@ describe('agents as tools and handoffs', () => {
         if (results > 0) return { kind: 'text', text: 'The fact is known.' };
         arrived.researcher = true;
         await both();
-        return { kind: 'toolCalls', toolCalls: [{ id: 'call_l', name: 'lookup', arguments: { topic: 'tea' } }] };
+        return {
+          kind: 'toolCalls',
+          toolCalls: [{ id: 'call_l', name: 'lookup', arguments: { topic: 'tea' } }],
+        };
       },
       [critic.systemPrompt]: async () => {
         arrived.critic = true;
@@ -187,7 +194,12 @@ describe('agents as tools and handoffs', () => {
     }
     // The child's transcript is its own conversation.
     const childMessages = await agent.client.getConversation(researcherId).messages();
-    expect(childMessages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect(childMessages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+    ]);
   });
 
   it('cancels the sub-agent when the parent turn is cancelled', async () => {
@@ -206,8 +218,12 @@ describe('agents as tools and handoffs', () => {
     const childId = `${conversation.id}.waiter.turn-1.call_w`;
     const reply = conversation.send('wait for me');
     const child = agent.client.getConversation(childId);
-    await expect.poll(async () => (await child.status().catch(() => undefined))?.state, { timeout: 20_000 }).toBe('running');
-    await expect.poll(() => agent.events.some((event) => event.toolName === 'waitForever'), { timeout: 20_000 }).toBe(true);
+    await expect
+      .poll(async () => (await child.status().catch(() => undefined))?.state, { timeout: 20_000 })
+      .toBe('running');
+    await expect
+      .poll(() => agent.events.some((event) => event.toolName === 'waitForever'), { timeout: 20_000 })
+      .toBe(true);
 
     expect(await conversation.cancel()).toBe(true);
     expect(await reply).toMatchObject({ status: 'cancelled' });
@@ -227,7 +243,10 @@ describe('agents as tools and handoffs', () => {
           : { kind: 'text', text: 'Paid.' },
       [banker.systemPrompt]: (_request, results) =>
         results === 0
-          ? { kind: 'toolCalls', toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { amount: 5 } }] }
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { amount: 5 } }],
+            }
           : { kind: 'text', text: 'Transferred 5.' },
     });
     const conversation = await agent.client.startConversation({ systemPrompt: PARENT });
@@ -250,7 +269,11 @@ describe('agents as tools and handoffs', () => {
     expect(status.pendingApprovals.map((approval) => approval.toolCallId)).toEqual([key]);
     expect(transfers).toEqual([]);
 
-    expect(await conversation.approve(key)).toMatchObject({ toolCallId: key, approved: true, decidedBy: 'person' });
+    expect(await conversation.approve(key)).toMatchObject({
+      toolCallId: key,
+      approved: true,
+      decidedBy: 'person',
+    });
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Paid.' });
     expect(transfers).toEqual(['5']);
     expect((await conversation.status()).pendingApprovals).toEqual([]);

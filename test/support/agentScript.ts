@@ -1,7 +1,10 @@
 import type { RecordedRequest, ScriptedModel, ScriptedReply } from '../../src/testing/index.ts';
 
 /** Answers one model request of one agent; `toolResults` counts the tool results it has seen. */
-export type AgentReplies = (request: RecordedRequest, toolResults: number) => ScriptedReply | Promise<ScriptedReply>;
+export type AgentReplies = (
+  request: RecordedRequest,
+  toolResults: number,
+) => ScriptedReply | Promise<ScriptedReply>;
 
 /**
  * Routes each model request by its system prompt, so that agents whose calls run concurrently (sub-agents
