@@ -19,7 +19,7 @@ function runsElsewhere(where: string): ToolExecute {
 export function agentTool(
   agent: AgentDefinition,
   options: { label?: string; requiresApproval?: boolean } = {},
-): AgentTool<{ task: string }> {
+): AgentTool {
   return {
     name: agent.name,
     label: options.label ?? `Agent ${agent.name}`,

@@ -107,11 +107,11 @@ describe('callback tools, run by an attached client', () => {
       })
       .toEqual(['call_late']);
     await agent.restartWorker();
-    const [pending] = (await conversation.status()).pendingCallbacks;
-    await conversation.answerCallback(pending!.callId, { text: 'contents of a.txt', output: { bytes: 17 } });
+    const callId = (await conversation.status()).pendingCallbacks[0]?.callId ?? 'none';
+    await conversation.answerCallback(callId, { text: 'contents of a.txt', output: { bytes: 17 } });
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Read it.' });
     await expect(
-      conversation.answerCallback(pending!.callId, { text: 'again', output: { bytes: 5 } }),
+      conversation.answerCallback(callId, { text: 'again', output: { bytes: 5 } }),
     ).rejects.toThrow(/No callback call/);
     expect((await toolResults(conversation))[0]?.content[0]?.text).toBe('contents of a.txt');
   });
