@@ -14,7 +14,7 @@ import type { AgentEventSink, AgentHooks, AgentTool, SelfWritingOptions } from '
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
 
-/** The built-in tools shipped in this package (getWeather, getTime, listTools). */
+/** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
 
 /**
@@ -43,7 +43,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   tools?: AgentTool[];
   /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
   toolsDir?: string | string[];
-  /** Whether getWeather, getTime and listTools are registered first. Default true. */
+  /** Whether getWeather, getTime, listTools and readUserFile (run by `yiem chat`) are registered first. Default true. */
   builtinTools?: boolean;
   model?: ModelSettings;
   hooks?: AgentHooks;

@@ -43,13 +43,20 @@ export async function runSubAgent(
   const { toolCallId, toolName } = call;
   const task = String(call.args.task ?? '');
   const workflowId = subAgentWorkflowId(context.conversationId, agent, turn, toolCallId, callKey);
-  context.events.publish(turn, {
-    type: 'toolStart',
-    toolCallId,
-    toolName,
-    summary: call.summary,
-    subAgent: { agent: agent.name, conversationId: workflowId },
-  });
+  // Announced once the child exists, so that a client can follow it at once.
+  let announced = false;
+  const announce = (): void => {
+    if (announced) return;
+    announced = true;
+    const subAgent = { agent: agent.name, conversationId: workflowId };
+    context.events.publish(turn, {
+      type: 'toolStart',
+      toolCallId,
+      toolName,
+      summary: call.summary,
+      subAgent,
+    });
+  };
   context.forwarded.childStarted(workflowId, agent.name, turn);
   let message: ToolResultMessage;
   try {
@@ -59,6 +66,7 @@ export async function runSubAgent(
       staticSummary: cut(`${agent.name} · ${task}`),
       ...childSearchAttributes(agent),
     });
+    announce();
     const summary = (await child.result()) as ConversationSummary;
     const last = summary.lastTurn;
     const failed = !last || (last.status !== 'completed' && last.status !== 'terminated');
@@ -79,6 +87,7 @@ export async function runSubAgent(
   } finally {
     context.forwarded.childEnded(workflowId);
   }
+  announce();
   publishToolEnd(context.events, turn, message);
   return { message, terminate: false };
 }
