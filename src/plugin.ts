@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import type { ReplayWorkerOptions, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
+import type { InjectedSinks, ReplayWorkerOptions, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
+import { safeSink } from '../activities/execute.ts';
 import { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+import type { AgentEventSinks } from '../workflows/eventSink.ts';
 import type { AgentActivities } from './protocol.ts';
 
 /** The module that exports `conversationWorkflow`, for workers that bundle it themselves. */
@@ -16,16 +18,23 @@ export class AgentPlugin implements WorkerPlugin {
   readonly name = 'yiem-agent';
   readonly activities: AgentActivities;
   readonly #workflows: boolean;
+  readonly #sinks: InjectedSinks<AgentEventSinks>;
 
   constructor(dependencies: AgentActivityDependencies, options: { workflows?: boolean } = {}) {
     this.activities = createAgentActivities(dependencies);
     this.#workflows = options.workflows ?? true;
+    // Sub-agent, handoff and callback calls run in the workflow; their events reach the sink too.
+    const emit = safeSink(dependencies.eventSink, dependencies.log ?? console.warn);
+    this.#sinks = {
+      yiemAgentEvents: { emit: { fn: (_info, event) => emit(event), callDuringReplay: false } },
+    };
   }
 
   configureWorker(options: WorkerOptions): WorkerOptions {
     return {
       ...options,
       activities: { ...options.activities, ...this.activities },
+      sinks: { ...options.sinks, ...this.#sinks },
       ...(options.workflowsPath || options.workflowBundle || !this.#workflows
         ? {}
         : { workflowsPath: AGENT_WORKFLOWS_PATH }),

@@ -3,6 +3,7 @@ import type { PreparedToolCall } from '../src/protocol.ts';
 import { textContent } from '../src/toolResult.ts';
 import type { AgentDefinition, ToolRunner } from '../src/types.ts';
 import type { CallbackCalls } from './callbackTools.ts';
+import { emitAgentEvent } from './eventSink.ts';
 import { runSubAgent, type SubAgentContext } from './subAgents.ts';
 import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 
@@ -24,10 +25,19 @@ export function toolRunners(context: ToolRunnerContext): ToolRunners {
   return {
     activeAgent: () => context.agent.current,
     run: async (call, callKey, turn) => {
-      const { runner } = call;
-      if (runner.kind === 'subAgent') return runSubAgent(context, call, runner, callKey, turn);
-      if (runner.kind === 'callback') return context.callbacks.run(call, runner, callKey, turn);
-      return handOff(context, call, runner.agent, turn);
+      const { runner, toolCallId, toolName, args } = call;
+      const event = { conversationId: context.conversationId, toolCallId, toolName, attempt: 1 };
+      emitAgentEvent({ type: 'toolExecutionStart', ...event, args });
+      const outcome =
+        runner.kind === 'subAgent'
+          ? await runSubAgent(context, call, runner, callKey, turn)
+          : runner.kind === 'callback'
+            ? await context.callbacks.run(call, runner, callKey, turn)
+            : handOff(context, call, runner.agent, turn);
+      const { content, details, isError } = outcome.message;
+      const result = { content, details, usage: null, terminate: outcome.terminate };
+      emitAgentEvent({ type: 'toolExecutionEnd', ...event, result, isError });
+      return outcome;
     },
   };
 }

@@ -3,6 +3,7 @@ import { callbackTool } from '../../src/agents.ts';
 import type { Conversation } from '../../src/client.ts';
 import type { ConversationEventItem, ToolResultMessage } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const readUserFile = callbackTool({
   name: 'readUserFile',
@@ -89,6 +90,14 @@ describe('callback tools, run by an attached client', () => {
     expect(types.indexOf('toolStart')).toBeLessThan(types.indexOf('callbackRequested'));
     expect(types.indexOf('callbackRequested')).toBeLessThan(types.indexOf('toolEnd'));
     expect((await conversation.status()).pendingCallbacks).toEqual([]);
+    // The worker's eventSink hears of it like of any tool call.
+    const sunk = agent.events.filter(
+      (event) => event.toolCallId === 'call_read' && event.conversationId === conversation.id,
+    );
+    expect(sunk.map((event) => event.type)).toEqual(['toolExecutionStart', 'toolExecutionEnd']);
+    expect(sunk[0]).toMatchObject({ toolName: 'readUserFile', args: { path: 'notes.txt' } });
+    expect(sunk[1]).toMatchObject({ isError: false, result: { details: { output: { bytes: 20 } } } });
+    await replayAndRecord(conversation.handle, 'callback-answered');
   });
 
   it('waits durably across a worker restart for a client that attaches later', async () => {
@@ -137,6 +146,7 @@ describe('callback tools, run by an attached client', () => {
     expect(result).toMatchObject({ toolCallId: 'call_bad', isError: true });
     expect(result?.content[0]?.text).toContain('does not match its output schema');
     expect(result?.content[0]?.text).toContain('/bytes');
+    await replayAndRecord(conversation.handle, 'callback-output-rejected');
   });
 
   it('times out with a clear error to the model when no client answers, and the next turn works', async () => {
@@ -159,6 +169,7 @@ describe('callback tools, run by an attached client', () => {
     expect(agent.model.requests[1]?.body.messages.at(-1)).toMatchObject({ role: 'tool' });
     expect((await conversation.status()).pendingCallbacks).toEqual([]);
     expect(await conversation.send('hi')).toMatchObject({ status: 'completed', reply: 'Hello again.' });
+    await replayAndRecord(conversation.handle, 'callback-timed-out');
   });
 
   it('reaches the model as an error when the handler throws on the client', async () => {

@@ -11,6 +11,7 @@ import type {
 } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { offeredTools, scriptAgents, systemPromptOf } from '../support/agentScript.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const PARENT = 'You coordinate.';
 const researcher: AgentDefinition = {
@@ -234,6 +235,8 @@ describe('agents as tools and handoffs', () => {
     const [result] = await toolResults(conversation);
     expect(result).toMatchObject({ toolCallId: 'call_w', isError: true });
     expect(result?.content[0]?.text).toContain('cancelled');
+    await replayAndRecord(conversation.handle, 'sub-agent-cancelled-parent');
+    await replayAndRecord(child.handle, 'sub-agent-cancelled-child');
   });
 
   it("shows a sub-agent's approval on the parent and lets the parent's client decide it", async () => {
@@ -283,6 +286,8 @@ describe('agents as tools and handoffs', () => {
     const childResults = await toolResults(agent.client.getConversation(childId));
     expect(childResults[0]).toMatchObject({ toolCallId: 'call_pay', isError: false });
     await expect(conversation.approve(key)).rejects.toThrow(/No tool call/);
+    await replayAndRecord(conversation.handle, 'sub-agent-approval-parent');
+    await replayAndRecord(agent.client.getConversation(childId).handle, 'sub-agent-approval-child');
   });
 
   it('hands the conversation to another agent for the rest of the turn and later turns', async () => {
@@ -309,5 +314,6 @@ describe('agents as tools and handoffs', () => {
     expect(requests.slice(1).map(offeredTools)).toEqual([['lookup'], ['lookup']]);
     const [handedOff] = await toolResults(conversation);
     expect(handedOff).toMatchObject({ toolName: 'transfer_to_billing', isError: false });
+    await replayAndRecord(conversation.handle, 'handoff');
   });
 });
