@@ -85,6 +85,10 @@ export class AgentClient {
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
+    const { tools } = conversationOptions;
+    if (tools !== undefined && (!Array.isArray(tools) || tools.some((name) => typeof name !== 'string'))) {
+      throw new TypeError('tools must be a list of tool names');
+    }
     const start = (searchable: boolean) =>
       this.client.workflow.start<typeof conversationWorkflow>('conversationWorkflow', {
         workflowId: id,

@@ -141,5 +141,20 @@ async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry>
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
   if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
+  assertAgentToolsRegistered(registry);
   return registry;
+}
+
+/** An agent given a tool this worker does not have would silently work without it: refuse to start. */
+function assertAgentToolsRegistered(registry: ToolRegistry): void {
+  for (const tool of registry.tools()) {
+    const { runner } = tool;
+    if (runner?.kind !== 'subAgent' && runner?.kind !== 'handoff') continue;
+    const missing = (runner.agent.tools ?? []).filter((name) => !registry.has(name));
+    if (missing.length > 0) {
+      throw new Error(
+        `Agent "${runner.agent.name}" (tool "${tool.name}") is given tools this worker does not register: ${missing.join(', ')}`,
+      );
+    }
+  }
 }
