@@ -290,6 +290,38 @@ describe('agents as tools and handoffs', () => {
     await replayAndRecord(agent.client.getConversation(childId).handle, 'sub-agent-approval-child');
   });
 
+  it('passes a denial on the parent down to the sub-agent, whose model reads the reason', async () => {
+    scriptAgents(agent.model, {
+      [PARENT]: (_request, results) =>
+        results === 0
+          ? { kind: 'toolCalls', toolCalls: [{ id: 'call_b', name: 'banker', arguments: { task: 'pay 7' } }] }
+          : { kind: 'text', text: 'Not paid.' },
+      [banker.systemPrompt]: (request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { amount: 7 } }],
+            }
+          : { kind: 'text', text: `Refused: ${String(request.body.messages.at(-1)?.content)}` },
+    });
+    const conversation = await agent.client.startConversation({ systemPrompt: PARENT });
+    const requested = nextEvent(conversation, (event) => event.type === 'approvalRequested');
+    const resolved = nextEvent(conversation, (event) => event.type === 'approvalResolved');
+    const reply = conversation.send('pay seven');
+    const key = `${conversation.id}.banker.turn-1.call_b/call_pay`;
+    expect(await requested).toMatchObject({ approval: { toolCallId: key } });
+    await conversation.deny(key, 'too much');
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'Not paid.' });
+    expect(await resolved).toMatchObject({
+      outcome: { toolCallId: key, approved: false, decidedBy: 'person' },
+    });
+    expect(transfers).toEqual([]);
+    const [banked] = await toolResults(conversation);
+    expect(banked?.content[0]?.text).toBe(
+      'Refused: Tool call "transferMoney" was denied by the user: too much',
+    );
+  });
+
   it('hands the conversation to another agent for the rest of the turn and later turns', async () => {
     scriptAgents(agent.model, {
       [PARENT]: () => ({
