@@ -322,6 +322,36 @@ describe('agents as tools and handoffs', () => {
     );
   });
 
+  it("settles a sub-agent's waiting approval as cancelled on the parent when the parent turn is cancelled", async () => {
+    scriptAgents(agent.model, {
+      [PARENT]: () => ({
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_b', name: 'banker', arguments: { task: 'pay 9' } }],
+      }),
+      [banker.systemPrompt]: () => ({
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { amount: 9 } }],
+      }),
+    });
+    const conversation = await agent.client.startConversation({ systemPrompt: PARENT });
+    const requested = nextEvent(conversation, (event) => event.type === 'approvalRequested');
+    const resolved = nextEvent(conversation, (event) => event.type === 'approvalResolved');
+    const reply = conversation.send('pay nine');
+    const key = `${conversation.id}.banker.turn-1.call_b/call_pay`;
+    expect(await requested).toMatchObject({ approval: { toolCallId: key } });
+
+    await conversation.cancel();
+    expect(await reply).toMatchObject({ status: 'cancelled' });
+    expect(await resolved).toMatchObject({
+      outcome: { toolCallId: key, approved: false, decidedBy: 'cancelled' },
+    });
+    expect((await conversation.status()).pendingApprovals).toEqual([]);
+    const child = agent.client.getConversation(`${conversation.id}.banker.turn-1.call_b`);
+    expect((await child.handle.describe()).status.name).toBe('CANCELLED');
+    expect(transfers).toEqual([]);
+    await expect(conversation.approve(key)).rejects.toThrow(/No tool call/);
+  });
+
   it('hands the conversation to another agent for the rest of the turn and later turns', async () => {
     scriptAgents(agent.model, {
       [PARENT]: () => ({
