@@ -371,7 +371,8 @@ export interface PendingApproval {
   expiresAt?: number;
   /**
    * Set when a sub-agent's call waits: `toolCallId` is then the key to approve it by on this (the
-   * parent's) conversation, and this says which child conversation and call it is.
+   * parent's) conversation, and this names the agent that asks (a sub-agent's own sub-agent, too),
+   * its conversation and its tool call id there.
    */
   subAgent?: { agent: string; conversationId: string; toolCallId: string };
 }

@@ -93,7 +93,12 @@ export class ForwardedApprovals {
         ...message.approval,
         turn: child.turn,
         toolCallId: key,
-        subAgent: { agent: child.agent, conversationId: message.conversationId, toolCallId: childKey },
+        // The agent that asks: the child, or, for one of the child's own sub-agents, that one.
+        subAgent: message.approval.subAgent ?? {
+          agent: child.agent,
+          conversationId: message.conversationId,
+          toolCallId: childKey,
+        },
       };
       this.#pending.set(key, { approval, child: message.conversationId, childKey });
       this.#events.publish(child.turn, { type: 'approvalRequested', approval });

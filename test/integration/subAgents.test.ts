@@ -37,6 +37,12 @@ const banker: AgentDefinition = {
   systemPrompt: 'You bank.',
   tools: ['transferMoney'],
 };
+const manager: AgentDefinition = {
+  name: 'manager',
+  description: 'Delegates to the banker',
+  systemPrompt: 'You manage.',
+  tools: ['banker'],
+};
 const billing: AgentDefinition = {
   name: 'billing',
   description: 'Answers billing questions',
@@ -110,6 +116,7 @@ describe('agents as tools and handoffs', () => {
         agentTool(critic),
         agentTool(waiter),
         agentTool(banker),
+        agentTool(manager),
         handoffTool(billing),
       ],
     });
@@ -350,6 +357,47 @@ describe('agents as tools and handoffs', () => {
     expect((await child.handle.describe()).status.name).toBe('CANCELLED');
     expect(transfers).toEqual([]);
     await expect(conversation.approve(key)).rejects.toThrow(/No tool call/);
+  });
+
+  it("brings a sub-sub-agent's approval up to the top conversation and its decision down again", async () => {
+    scriptAgents(agent.model, {
+      [PARENT]: (_request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_m', name: 'manager', arguments: { task: 'get 3 paid' } }],
+            }
+          : { kind: 'text', text: 'Managed.' },
+      [manager.systemPrompt]: (_request, results) =>
+        results === 0
+          ? { kind: 'toolCalls', toolCalls: [{ id: 'call_b', name: 'banker', arguments: { task: 'pay 3' } }] }
+          : { kind: 'text', text: 'The banker paid.' },
+      [banker.systemPrompt]: (_request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_pay', name: 'transferMoney', arguments: { amount: 3 } }],
+            }
+          : { kind: 'text', text: 'Paid 3.' },
+    });
+    const conversation = await agent.client.startConversation({ systemPrompt: PARENT });
+    const requested = nextEvent(conversation, (event) => event.type === 'approvalRequested');
+    const reply = conversation.send('get three paid');
+    const managerId = `${conversation.id}.manager.turn-1.call_m`;
+    const bankerId = `${managerId}.banker.turn-1.call_b`;
+    const key = `${managerId}/${bankerId}/call_pay`;
+    expect(await requested).toMatchObject({
+      approval: {
+        toolCallId: key,
+        toolName: 'transferMoney',
+        subAgent: { agent: 'banker', conversationId: bankerId, toolCallId: 'call_pay' },
+      },
+    });
+    await conversation.approve(key);
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'Managed.' });
+    expect(transfers).toEqual(['3']);
+    const bankerChild = await agent.client.client.workflow.getHandle(bankerId).describe();
+    expect(bankerChild.parentExecution?.workflowId).toBe(managerId);
   });
 
   it('hands the conversation to another agent for the rest of the turn and later turns', async () => {
