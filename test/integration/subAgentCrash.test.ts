@@ -30,22 +30,27 @@ describe("a worker killed during a sub-agent's turn", () => {
   afterEach(async () => {
     for (const worker of workers.splice(0)) await worker.kill();
     await bench?.remove();
+    model.reset();
   });
 
-  it('finishes the child on another worker: the tool runs again as attempt 2, no model call is repeated', async () => {
-    const taskQueue = `subagent-crash-${randomUUID()}`;
+  let taskQueue: string;
+  const startWorker = async (name: string): Promise<WorkerProcess> => {
+    const worker = await startWorkerProcess({ name, bench, address, taskQueue, modelBaseURL: model.baseURL });
+    workers.push(worker);
+    return worker;
+  };
+  const startConversation = async () => {
+    taskQueue = `subagent-crash-${randomUUID()}`;
     bench = await createCrashBench();
-    const startWorker = async (name: string): Promise<WorkerProcess> => {
-      const worker = await startWorkerProcess({
-        name,
-        bench,
-        address,
-        taskQueue,
-        modelBaseURL: model.baseURL,
-      });
-      workers.push(worker);
-      return worker;
-    };
+    const scoped = new AgentClient({ client: client.client, taskQueue });
+    return scoped.startConversation({
+      id: `subagent-crash-${randomUUID()}`,
+      systemPrompt: 'Coordinate',
+      modelPolicy: { heartbeatTimeout: '2 seconds', retry: { initialInterval: '100 milliseconds' } },
+    });
+  };
+
+  it('finishes the child on another worker: the tool runs again as attempt 2, no model call is repeated', async () => {
     scriptAgents(model, {
       Coordinate: (_request, results) =>
         results === 0
@@ -59,12 +64,7 @@ describe("a worker killed during a sub-agent's turn", () => {
           ? { kind: 'toolCalls', toolCalls: [{ id: 'call_step', name: 'step', arguments: {} }] }
           : { kind: 'text', text: 'Step taken.' },
     });
-    const scoped = new AgentClient({ client: client.client, taskQueue });
-    const conversation = await scoped.startConversation({
-      id: `subagent-crash-${randomUUID()}`,
-      systemPrompt: 'Coordinate',
-      modelPolicy: { heartbeatTimeout: '2 seconds', retry: { initialInterval: '100 milliseconds' } },
-    });
+    const conversation = await startConversation();
     const first = await startWorker('first');
     const reply = conversation.send('get help');
     await expect.poll(bench.markers, { timeout: 30_000 }).toEqual(['call_step.1.first.json']);
@@ -103,5 +103,45 @@ describe("a worker killed during a sub-agent's turn", () => {
     expect(history.filter((event) => event.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(
       1,
     );
+  });
+
+  it("retries the child's model call that died with its worker, with the same context, and repeats nothing else", async () => {
+    let helperCalls = 0;
+    scriptAgents(model, {
+      Coordinate: (_request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_help', name: 'helper', arguments: { task: 'think' } }],
+            }
+          : { kind: 'text', text: 'The helper thought.' },
+      'You help.': () => {
+        helperCalls += 1;
+        return helperCalls === 1
+          ? { kind: 'text', text: 'never delivered', delayMs: 60_000 }
+          : { kind: 'text', text: 'Thought it through.' };
+      },
+    });
+    const conversation = await startConversation();
+    const first = await startWorker('first');
+    const reply = conversation.send('think hard');
+    await expect
+      .poll(() => model.requests.map(systemPromptOf), { timeout: 30_000 })
+      .toEqual(['Coordinate', 'You help.']);
+
+    await first.kill();
+    await startWorker('second');
+
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'The helper thought.' });
+    expect(model.requests.map(systemPromptOf)).toEqual([
+      'Coordinate',
+      'You help.',
+      'You help.',
+      'Coordinate',
+    ]);
+    expect(model.requests[2]?.body.messages).toEqual(model.requests[1]?.body.messages);
+    const messages = await conversation.messages();
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
+    expect((messages[2] as ToolResultMessage).content[0]?.text).toBe('Thought it through.');
   });
 });
