@@ -1,6 +1,6 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
-import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { textContent } from '../src/toolResult.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
@@ -81,11 +81,7 @@ export class CallbackCalls {
       answered = await condition(() => this.#answers.has(callId), runner.timeout);
     } catch (error) {
       if (!isCancellation(error)) throw error;
-      const message = toolErrorMessage(
-        toolCallId,
-        toolName,
-        `Tool "${toolName}" was cancelled before it finished.`,
-      );
+      const message = toolCancelledMessage(toolCallId, toolName);
       publishToolEnd(this.#events, turn, message);
       return { message, terminate: false };
     } finally {

@@ -1,5 +1,5 @@
 import { CancellationScope, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
-import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { ConversationCarryOver, PreparedToolCall } from '../src/protocol.ts';
 import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/searchAttributes.ts';
 import { textContent } from '../src/toolResult.ts';
@@ -77,13 +77,13 @@ export async function runSubAgent(
     message = toolResultMessage(toolCallId, toolName, { content: [textContent(text)], details }, failed);
   } catch (error) {
     const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
-    message = toolErrorMessage(
-      toolCallId,
-      toolName,
-      cancelled
-        ? `Tool "${toolName}" was cancelled before it finished.`
-        : `Agent ${agent.name} failed: ${error instanceof Error ? error.message : String(error)}`,
-    );
+    message = cancelled
+      ? toolCancelledMessage(toolCallId, toolName)
+      : toolErrorMessage(
+          toolCallId,
+          toolName,
+          `Agent ${agent.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
   } finally {
     context.forwarded.childEnded(workflowId);
   }

@@ -8,7 +8,7 @@ import {
   proxyLocalActivities,
   TimeoutFailure,
 } from '@temporalio/workflow';
-import { toolErrorMessage } from '../src/messages.ts';
+import { toolCancelledMessage, toolErrorMessage } from '../src/messages.ts';
 import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import type {
@@ -145,11 +145,6 @@ function cancelledTurn(turn: number): TurnResult {
   return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
 }
 
-/** The result a call gets when its turn is cancelled before it finished: the model must see one. */
-function cancelledResult(toolCallId: string, toolName: string): ToolResultMessage {
-  return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
-}
-
 function modelActivity(context: TurnContext): AgentActivities['callModel'] {
   const { modelPolicy } = context.settings;
   return (input) => {
@@ -189,7 +184,7 @@ async function runToolCalls(
       }));
   } catch (error) {
     if (!isCancellation(error)) throw error;
-    const results = toolCalls.map((call) => cancelledResult(call.id, call.name));
+    const results = toolCalls.map((call) => toolCancelledMessage(call.id, call.name));
     return { results, terminate: false, cancelled: true };
   }
   const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
@@ -218,7 +213,7 @@ async function runToolCalls(
     results: prepared.map(
       (call, index) =>
         results[index] ??
-        (call.kind === 'ready' ? cancelledResult(call.toolCallId, call.toolName) : call.message),
+        (call.kind === 'ready' ? toolCancelledMessage(call.toolCallId, call.toolName) : call.message),
     ),
     terminate,
     cancelled: scope.consideredCancelled,
@@ -242,7 +237,7 @@ async function executeToolCall(
       });
     } catch (error) {
       if (isCancellation(error))
-        return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+        return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
       throw error;
     }
     if (!outcome.approved) {
@@ -277,7 +272,7 @@ async function executeToolCall(
     return outcome;
   } catch (error) {
     if (isCancellation(error))
-      return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+      return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
     // The activity failed for good (lost workers, timeouts): the model still gets a result.
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };

@@ -1,5 +1,5 @@
 import type { AgentClient } from '../client.ts';
-import { resultText } from '../toolResult.ts';
+import { firstLine, resultText } from '../toolResult.ts';
 import type { ConversationEventItem } from '../types.ts';
 
 /**
@@ -66,9 +66,4 @@ export class SubAgentFollowers {
     this.#followed.add(subAgent.conversationId);
     void followSubAgent(this.#client, subAgent, this.#print, this.#signal);
   }
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
