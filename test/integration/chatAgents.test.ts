@@ -23,6 +23,21 @@ const lookup: AgentTool = {
   parallelToolExecute: true,
   execute: (_id, args) => textResult(`${String(args.topic)} is an old drink`),
 };
+const transferMoney: AgentTool = {
+  name: 'transferMoney',
+  label: 'Transfer Money',
+  description: 'Sends money',
+  inputSchema: { type: 'object', properties: { amount: { type: 'number' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: (_id, args) => textResult(`sent ${String(args.amount)}`),
+};
+const banker = agentTool({
+  name: 'banker',
+  description: 'Moves money',
+  systemPrompt: 'You bank.',
+  tools: ['transferMoney'],
+});
 const researcher = agentTool({
   name: 'researcher',
   description: 'Looks facts up',
@@ -37,7 +52,7 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
   /** The parent's next reply when it has not seen a tool result yet. */
   let ask: ScriptedReply;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup, researcher, readUserFile()] });
+    agent = await startTestAgent({ tools: [lookup, researcher, transferMoney, banker, readUserFile()] });
     folder = await mkdtemp(path.join(os.tmpdir(), 'yiem-chat-'));
     await writeFile(path.join(folder, 'notes.txt'), 'remember the milk');
     await writeFile(path.join(folder, '.env'), 'TOKEN=secret');
@@ -50,6 +65,10 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
         results === 0
           ? { kind: 'toolCalls', toolCalls: [{ name: 'lookup', arguments: { topic: 'tea' } }] }
           : { kind: 'text', text: 'Tea is old.' },
+      'You bank.': (_request, results) =>
+        results === 0
+          ? { kind: 'toolCalls', toolCalls: [{ name: 'transferMoney', arguments: { amount: 5 } }] }
+          : { kind: 'text', text: 'Paid 5.' },
     });
   });
   afterEach(async () => {
@@ -85,6 +104,24 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
       'the sub-agent and the reply',
     );
     expect(screen).toContain('✓ researcher: Tea is old.');
+  });
+
+  it("asks about a sub-agent's call that needs approval, saying which agent asks", async () => {
+    terminal = await chat();
+    await terminal.waitFor(lastPrompt, 'the prompt');
+    ask = { kind: 'toolCalls', toolCalls: [{ name: 'banker', arguments: { task: 'pay 5' } }] };
+    await say('pay five');
+    await terminal.waitFor(
+      '? transferMoney({"amount":5}) (asked by sub-agent banker) needs your approval',
+      'the approval question',
+    );
+    await say('y');
+    const screen = await terminal.waitFor(
+      (text) => text.includes('agent> Got: Paid 5.') && lastPrompt(text),
+      'the reply',
+    );
+    expect(screen).toContain('approved transferMoney');
+    expect(screen).toContain('✓ banker: Paid 5.');
   });
 
   it('reads a file on the machine the chat runs on, and asks first about one that looks secret', async () => {
