@@ -65,7 +65,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
   // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
   const attached = await conversation.status();
   const follower = follow(conversation, offset, view, following.signal, (event) => {
-    if (event.type === 'toolStart' && event.subAgent) subAgents.follow(event.subAgent);
+    if (event.type === 'toolStart' && event.subAgent) subAgents.follow(event.toolCallId, event.subAgent);
+    if (event.type === 'toolEnd') return subAgents.finished(event.toolCallId);
     if (event.type !== 'turnStart' || turnRunning) return;
     // Another client started it: its output goes where the idle prompt was, which returns after it.
     lines.hide();
@@ -152,11 +153,11 @@ async function follow(
   offset: number,
   view: TurnView,
   signal: AbortSignal,
-  beforeShow: (event: ConversationEventItem) => void,
+  beforeShow: (event: ConversationEventItem) => Promise<void> | undefined,
 ): Promise<void> {
   try {
     for await (const event of conversation.events({ fromOffset: offset, signal })) {
-      beforeShow(event);
+      await beforeShow(event);
       view.show(event);
     }
   } catch (error) {

@@ -48,9 +48,13 @@ function describe(event: ConversationEventItem): string | undefined {
   }
 }
 
+/** How long the chat waits for a sub-agent's last lines before it shows the call's end anyway. */
+const LAST_LINES_WAIT_MS = 5_000;
+
 /** Follows each sub-agent the chat's conversation starts, once. */
 export class SubAgentFollowers {
-  readonly #followed = new Set<string>();
+  /** By the parent's tool call id: the follower of that call's child. */
+  readonly #following = new Map<string, Promise<void>>();
   readonly #client: AgentClient;
   readonly #print: (text: string) => void;
   readonly #signal: AbortSignal;
@@ -61,9 +65,24 @@ export class SubAgentFollowers {
     this.#signal = signal;
   }
 
-  follow(subAgent: { agent: string; conversationId: string }): void {
-    if (this.#followed.has(subAgent.conversationId)) return;
-    this.#followed.add(subAgent.conversationId);
-    void followSubAgent(this.#client, subAgent, this.#print, this.#signal);
+  follow(toolCallId: string, subAgent: { agent: string; conversationId: string }): void {
+    if (this.#following.has(toolCallId)) return;
+    this.#following.set(toolCallId, followSubAgent(this.#client, subAgent, this.#print, this.#signal));
+  }
+
+  /**
+   * Resolves once the child of the call has printed all it will: the parent's `toolEnd` (and the
+   * prompt after the turn) then comes after the sub-agent's lines, not among them.
+   */
+  async finished(toolCallId: string): Promise<void> {
+    const following = this.#following.get(toolCallId);
+    if (!following) return;
+    this.#following.delete(toolCallId);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, LAST_LINES_WAIT_MS);
+    });
+    await Promise.race([following, late]);
+    clearTimeout(timer);
   }
 }
