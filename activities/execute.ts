@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
 import type { ToolRegistry } from '../src/registry.ts';
-import { resultText, textContent } from '../src/toolResult.ts';
+import { firstLine, resultText, textContent } from '../src/toolResult.ts';
 import { limitToolResult } from '../src/toolResultLimit.ts';
 import type {
   AfterToolCallContext,
@@ -153,12 +153,6 @@ async function finalize(
   if (!after) return { result: context.result, isError: context.isError };
   const { isError, ...replaced } = after;
   return { result: { ...context.result, ...replaced }, isError: isError ?? context.isError };
-}
-
-/** Enough of a result for a progress line; the full result is in the transcript. */
-function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 /**

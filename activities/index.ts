@@ -6,6 +6,7 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
 import { storedOutline } from '../src/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/types.ts';
 import { ArgumentValidator } from '../src/validation.ts';
+import { checkCallbackOutput } from './callbackOutput.ts';
 import { executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
@@ -72,5 +73,6 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     },
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),
+    checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };
 }

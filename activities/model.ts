@@ -55,8 +55,12 @@ export async function callModel(
   try {
     const reply = await streamModelCall(deps, openai, input, context);
     if (reply.toolCalls.length === 0) return reply;
-    const { conversationId, turn } = input;
-    return { ...reply, prepared: await deps.prepare({ conversationId, turn, toolCalls: reply.toolCalls }) };
+    const { conversationId, turn, tools } = input;
+    const toolCalls = reply.toolCalls;
+    return {
+      ...reply,
+      prepared: await deps.prepare({ conversationId, turn, toolCalls, ...(tools ? { tools } : {}) }),
+    };
   } finally {
     stopHeartbeats();
   }
@@ -70,7 +74,11 @@ async function streamModelCall(
 ): Promise<CallModelOutput> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
-  const { systemPrompt, messages, stored } = await deps.contexts.read({
+  const {
+    systemPrompt: conversationPrompt,
+    messages,
+    stored,
+  } = await deps.contexts.read({
     workflowId: execution.workflowId,
     runId: execution.runId,
     transcriptId: input.transcriptId,
@@ -78,9 +86,11 @@ async function streamModelCall(
     storeIndices: input.storeIndices ?? [],
     maxContextBytes: deps.settings.maxContextBytes,
   });
+  const systemPrompt = input.agent?.systemPrompt ?? conversationPrompt;
   const model = input.model ?? deps.settings.model;
   await deps.registry.refresh();
-  const tools = deps.registry.tools();
+  const offered = input.tools;
+  const tools = deps.registry.tools().filter((tool) => !offered || offered.includes(tool.name));
   const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a

@@ -26,8 +26,13 @@ export async function prepareToolCalls(
   await deps.registry.refresh();
   const prepared: PreparedToolCall[] = [];
   await withCheckBudget(async () => {
-    for (const call of input.toolCalls)
-      prepared.push(await prepareToolCall(deps, input.conversationId, call));
+    for (const call of input.toolCalls) {
+      prepared.push(
+        input.tools && !input.tools.includes(call.name)
+          ? notOffered(call, input.tools)
+          : await prepareToolCall(deps, input.conversationId, call),
+      );
+    }
   });
   return prepared;
 }
@@ -99,6 +104,20 @@ async function prepareToolCall(
     summary: summarizeToolCall(tool.name, args),
     ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
     ...(taskQueue ? { taskQueue } : {}),
+    ...(tool.runner ? { runner: tool.runner } : {}),
+  };
+}
+
+/** A call of a registered tool the active agent was not given. */
+function notOffered(call: AgentToolCall, offered: string[]): PreparedToolCall {
+  const available = offered.join(', ') || '(none)';
+  return {
+    kind: 'immediate',
+    message: toolErrorMessage(
+      call.id,
+      call.name,
+      `Tool "${call.name}" not found. Available tools: ${available}`,
+    ),
   };
 }
 

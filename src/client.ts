@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import {
+  callbackResultUpdate,
   cancelUpdate,
   decideToolCallUpdate,
   endSignal,
@@ -18,6 +19,7 @@ import {
   resolveConversationSettings,
   userTextProblem,
 } from '../workflows/settings.ts';
+import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
@@ -27,6 +29,8 @@ import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
+  CallbackHandler,
+  CallbackToolResult,
   ConversationEventItem,
   ConversationOptions,
   ConversationStatus,
@@ -263,20 +267,39 @@ export class Conversation {
     return this.#decide({ approvalId, approve: false, ...(reason ? { reason } : {}) });
   }
 
-  async #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {
-    try {
-      return await this.handle.executeUpdate(decideToolCallUpdate, { args: [decision] });
-    } catch (error) {
-      // The validator's reason is what the caller can act on, not the Update wrapper.
-      if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
-      throw error;
-    }
+  #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {
+    return withValidatorMessage(this.handle.executeUpdate(decideToolCallUpdate, { args: [decision] }));
+  }
+
+  /**
+   * Runs the callback tools of this conversation on this client: `handlers` by tool name, until the
+   * conversation ends or `options.signal` aborts. A handler's throw reaches the model as an error result.
+   */
+  serveCallbacks(handlers: Record<string, CallbackHandler>, options?: ServeCallbacksOptions): Promise<void> {
+    return serveCallbacks(this, handlers, options);
+  }
+
+  /** Hands back one callback tool call's result. Throws when no call with that id waits (any more). */
+  answerCallback(callId: string, result: CallbackToolResult): Promise<void> {
+    return withValidatorMessage(
+      this.handle.executeUpdate(callbackResultUpdate, { args: [{ callId, result }] }),
+    );
   }
 
   /** Ends the conversation after its pending messages, and waits until it has ended. */
   async end(): Promise<ConversationSummary> {
     await this.handle.signal(endSignal);
     return this.handle.result();
+  }
+}
+
+/** An Update's validator reason is what the caller can act on, not the Update wrapper. */
+async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
+  try {
+    return await update;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
+    throw error;
   }
 }
 

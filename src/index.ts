@@ -2,6 +2,7 @@ export { type AgentActivityDependencies, createAgentActivities } from '../activi
 export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
+  callbackResultUpdate,
   cancelUpdate,
   decideToolCallUpdate,
   endSignal,
@@ -11,6 +12,15 @@ export {
   statusQuery,
   transcriptQuery,
 } from '../workflows/definitions.ts';
+export {
+  agentTool,
+  type CallbackToolSpec,
+  callbackTool,
+  DEFAULT_CALLBACK_TIMEOUT,
+  handoffTool,
+  handoffToolName,
+} from './agents.ts';
+export type { ServeCallbacksOptions } from './callbackClient.ts';
 export {
   AgentClient,
   type AgentClientOptions,

@@ -26,3 +26,8 @@ export function toolResultMessage(
 export function toolErrorMessage(toolCallId: string, toolName: string, text: string): ToolResultMessage {
   return toolResultMessage(toolCallId, toolName, { content: [textContent(text)], details: {} }, true);
 }
+
+/** The result a call gets when its turn is cancelled before it finished: the model must see one. */
+export function toolCancelledMessage(toolCallId: string, toolName: string): ToolResultMessage {
+  return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
+}

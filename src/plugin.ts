@@ -1,6 +1,14 @@
 import { fileURLToPath } from 'node:url';
-import type { ReplayWorkerOptions, Worker, WorkerOptions, WorkerPlugin } from '@temporalio/worker';
+import type {
+  InjectedSinks,
+  ReplayWorkerOptions,
+  Worker,
+  WorkerOptions,
+  WorkerPlugin,
+} from '@temporalio/worker';
+import { safeSink } from '../activities/execute.ts';
 import { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+import type { AgentEventSinks } from '../workflows/eventSink.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
 import type { AgentActivities } from './protocol.ts';
@@ -35,6 +43,7 @@ export class AgentPlugin implements WorkerPlugin {
   readonly #mcp: McpToolSource | undefined;
   #sessionQueue: string | undefined;
   #workerOptions: WorkerOptions | undefined;
+  readonly #sinks: InjectedSinks<AgentEventSinks>;
 
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
     this.activities = createAgentActivities(dependencies);
@@ -50,6 +59,11 @@ export class AgentPlugin implements WorkerPlugin {
             ...(options.mcpSessionIdleMs ? { sessionIdleMs: options.mcpSessionIdleMs } : {}),
             ...(dependencies.log ? { log: dependencies.log } : {}),
           });
+    // Sub-agent, handoff and callback calls run in the workflow; their events reach the sink too.
+    const emit = safeSink(dependencies.eventSink, dependencies.log ?? console.warn);
+    this.#sinks = {
+      yiemAgentEvents: { emit: { fn: (_info, event) => emit(event), callDuringReplay: false } },
+    };
   }
 
   /**
@@ -76,6 +90,7 @@ export class AgentPlugin implements WorkerPlugin {
     return {
       ...options,
       activities: { ...options.activities, ...this.activities },
+      sinks: { ...options.sinks, ...this.#sinks },
       ...(options.workflowsPath || options.workflowBundle || !this.#workflows
         ? {}
         : { workflowsPath: AGENT_WORKFLOWS_PATH }),

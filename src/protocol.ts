@@ -6,13 +6,18 @@ import type { EventLogCarryOver } from '../workflows/events.ts';
 import type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
 import type {
   ActivityPolicy,
+  AgentDefinition,
   AgentToolCall,
+  ApprovalOutcome,
   AssistantMessage,
   ConversationEvent,
   EventOrigin,
+  JsonSchema,
+  PendingApproval,
   ToolArguments,
   ToolInfo,
   ToolResultMessage,
+  ToolRunner,
   TurnResult,
 } from './types.ts';
 
@@ -37,6 +42,10 @@ export interface ConversationCarryOver {
   ending: boolean;
   /** The event log's position and unread tail; absent in runs from before events existed. */
   events?: EventLogCarryOver;
+  /** The agent a handoff made active. */
+  agent?: AgentDefinition;
+  /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
+  parentConversation?: string;
 }
 
 /**
@@ -57,6 +66,10 @@ export interface CallModelInput {
    * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
    */
   followed?: boolean;
+  /** The active agent (after a handoff): its system prompt replaces the conversation's. */
+  agent?: AgentDefinition;
+  /** The names of the tools the model is offered; absent: every registered tool. */
+  tools?: string[];
 }
 
 /**
@@ -89,6 +102,8 @@ export interface PrepareToolCallsInput {
   conversationId: string;
   turn: number;
   toolCalls: AgentToolCall[];
+  /** The names of the tools the model was offered; a call of any other is refused. Absent: every tool. */
+  tools?: string[];
 }
 
 /** The outcome of PREPARE for one call: ready to execute, or already answered with an error. */
@@ -106,6 +121,8 @@ export type PreparedToolCall =
       approval?: { reason: string };
       /** Where the execution is scheduled when the tool declares its own task queue. */
       taskQueue?: string;
+      /** Set when the call runs as a sub-agent, a handoff or on a client instead of in `executeTool`. */
+      runner?: ToolRunner;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 
@@ -147,7 +164,18 @@ export interface AgentActivities {
   defaultModel(): Promise<string>;
   /** The tools the worker serves, for clients that want to show them. */
   listTools(): Promise<ToolInfo[]>;
+  /** Checks a client's callback result against the tool's output schema: `null`, or what is wrong. */
+  checkCallbackOutput(input: {
+    toolName: string;
+    schema: JsonSchema;
+    output: unknown;
+  }): Promise<string | null>;
 }
+
+/** What a sub-agent's conversation tells its parent about its approvals (by signal). */
+export type SubAgentApprovalMessage =
+  | { kind: 'requested'; conversationId: string; approval: PendingApproval }
+  | { kind: 'resolved'; conversationId: string; outcome: ApprovalOutcome };
 
 /** The workflow stream topic every conversation event is published on. */
 export const EVENTS_TOPIC = 'events';

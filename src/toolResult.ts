@@ -29,3 +29,9 @@ export class ToolError extends Error {
 export function resultText(content: readonly TextContent[]): string {
   return content.map((block) => block.text).join('\n');
 }
+
+/** A result's first line, cut to 200 characters: enough for a progress line; the full result is in the transcript. */
+export function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}

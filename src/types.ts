@@ -145,6 +145,12 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
    * tools of stateful servers use it to send a conversation's calls to the worker holding its session.
    */
   taskQueueFor?: (call: { conversationId: string; toolCallId: string }) => Promise<string | undefined>;
+  /**
+   * Where the call runs instead of `execute` in an activity: a sub-agent's child conversation, a
+   * handoff, or an attached client. Set by `agentTool`, `handoffTool` and `callbackTool`; leave it out
+   * for ordinary tools.
+   */
+  runner?: ToolRunner;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
@@ -331,8 +337,12 @@ export interface ConversationStatus {
   pendingMessages: number;
   toolExecution: ToolExecutionMode;
   lastTurn: TurnResult | null;
-  /** Tool calls waiting for a person's approval, oldest first. */
+  /** Tool calls waiting for a person's approval, oldest first; a sub-agent's too (see `PendingApproval.subAgent`). */
   pendingApprovals: PendingApproval[];
+  /** Callback tool calls waiting for a client's result, oldest first. */
+  pendingCallbacks: PendingCallback[];
+  /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
+  agent: string | null;
 }
 
 /** The input a conversation workflow starts with. */
@@ -360,12 +370,16 @@ export interface ConversationOptions {
    * only when Temporal suggests it.
    */
   maxTurnsPerRun?: number;
+  /** The names of the registered tools this conversation's model is offered. Default: every tool. */
+  tools?: string[];
 }
 
 /** What the conversation workflow returns when it ends. */
 export interface ConversationSummary {
   turns: number;
   messageCount: number;
+  /** The last turn's result: a sub-agent's reply. */
+  lastTurn?: TurnResult | null;
 }
 
 /** A tool call waiting for a person to approve or deny it. */
@@ -387,6 +401,12 @@ export interface PendingApproval {
   requestedAt: number;
   /** When the timeout policy applies, if there is a timeout. */
   expiresAt?: number;
+  /**
+   * Set when a sub-agent's call waits: `approvalId` is then `<child conversation id>/<the child's
+   * approval id>`, the key to approve it by on this (the parent's) conversation, and this names the
+   * agent that asks (a sub-agent's own sub-agent, too), its conversation and its tool call id there.
+   */
+  subAgent?: { agent: string; conversationId: string; toolCallId: string };
 }
 
 /** A person's answer to a pending approval (the `decideToolCall` Update's argument). */
@@ -438,7 +458,14 @@ export type ConversationEvent = EventOrigin &
     | { type: 'textDelta'; text: string }
     /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
     | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
-    | { type: 'toolStart'; toolCallId: string; toolName: string; summary: string }
+    | {
+        type: 'toolStart';
+        toolCallId: string;
+        toolName: string;
+        summary: string;
+        /** Set when the call runs as a sub-agent: its child conversation, to follow for detail. */
+        subAgent?: { agent: string; conversationId: string };
+      }
     | { type: 'toolProgress'; toolCallId: string; toolName: string; partialResult: Record<string, unknown> }
     /** A tool call's attempt ended; with `willRetry` it failed and runs again (a new `toolStart`). */
     | {
@@ -451,6 +478,10 @@ export type ConversationEvent = EventOrigin &
       }
     | { type: 'approvalRequested'; approval: PendingApproval }
     | { type: 'approvalResolved'; outcome: ApprovalOutcome }
+    /** A callback tool's call waits for an attached client's result (`Conversation.serveCallbacks`). */
+    | { type: 'callbackRequested'; callback: PendingCallback }
+    /** The model's calls from now on use this agent's system prompt, tools and model. */
+    | { type: 'handoff'; from: string | null; to: string }
     | { type: 'turnEnd'; result: TurnResult }
   );
 
@@ -531,3 +562,67 @@ export interface McpServerConfig {
   /** Offer only these tools (MCP names). Default: all the server lists. */
   tools?: string[];
 }
+/**
+ * An agent a conversation can call as a tool (`agentTool`) or hand the conversation to
+ * (`handoffTool`). Plain data: it travels in history to the child conversation or the next model call.
+ */
+export interface AgentDefinition {
+  /** 1-64 letters, digits, `_` or `-`: the agent tool's name, e.g. `researcher`. */
+  name: string;
+  /** What the agent is good for; the calling model reads it as the tool's description. */
+  description: string;
+  systemPrompt: string;
+  /** Names of tools registered on the worker that this agent's model is offered. Default: none. */
+  tools?: string[];
+  /** The model this agent's calls go to. Default: the calling conversation's model. */
+  model?: string;
+  /** Model calls a sub-agent may make for one task. Default: the calling conversation's limit. */
+  maxModelCallsPerTurn?: number;
+}
+
+/** Where a tool's call runs when it is not an `execute` in an activity (`AgentTool.runner`). */
+export type ToolRunner =
+  /** A child conversation workflow with the agent's prompt and tools; its reply is the result. */
+  | { kind: 'subAgent'; agent: AgentDefinition }
+  /** The turn continues with the agent's prompt and tools; so do later turns. */
+  | { kind: 'handoff'; agent: AgentDefinition }
+  /**
+   * An attached client runs it (`Conversation.serveCallbacks`); the workflow waits for the result
+   * durably, up to `timeout` (a Temporal duration string), and checks `output` against `outputSchema`.
+   */
+  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema };
+
+/** A callback tool call waiting for a client. */
+export interface PendingCallback {
+  /** Unique per call in this conversation: what the result is sent with. */
+  callId: string;
+  turn: number;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  requestedAt: number;
+  /** When the call gives up with an error to the model. */
+  expiresAt: number;
+}
+
+/** What a client hands back for a callback tool call. */
+export interface CallbackToolResult {
+  /** What the model reads. Default: `output` as JSON. */
+  text?: string;
+  /** Structured result, checked against the tool's `outputSchema`; kept in the result's details. */
+  output?: unknown;
+  /** The call failed on the client; the model reads `text` as the error. */
+  isError?: boolean;
+}
+
+/** The `callbackResult` Update's argument. */
+export interface CallbackAnswer {
+  callId: string;
+  result: CallbackToolResult;
+}
+
+/** Runs a callback tool on the client. A throw reaches the model as an error result with its message. */
+export type CallbackHandler = (
+  args: ToolArguments,
+  call: PendingCallback,
+) => CallbackToolResult | Promise<CallbackToolResult>;

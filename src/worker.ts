@@ -15,7 +15,7 @@ import type { AgentEventSink, AgentHooks, AgentTool, McpServerConfig, SelfWritin
 /** The task queue conversations run on unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'yiem-agent';
 
-/** The built-in tools shipped in this package (getWeather, getTime, listTools). */
+/** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
 
 /**
@@ -46,7 +46,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   tools?: AgentTool[];
   /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
   toolsDir?: string | string[];
-  /** Whether getWeather, getTime and listTools are registered first. Default true. */
+  /** Whether getWeather, getTime, listTools and readUserFile (run by `yiem chat`) are registered first. Default true. */
   builtinTools?: boolean;
   model?: ModelSettings;
   hooks?: AgentHooks;
@@ -173,5 +173,20 @@ async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry>
   for (const dir of dirs) await registry.loadTools(dir);
   for (const tool of options.tools ?? []) registry.registerTool(tool);
   if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
+  assertAgentToolsRegistered(registry);
   return registry;
+}
+
+/** An agent given a tool this worker does not have would silently work without it: refuse to start. */
+function assertAgentToolsRegistered(registry: ToolRegistry): void {
+  for (const tool of registry.tools()) {
+    const { runner } = tool;
+    if (runner?.kind !== 'subAgent' && runner?.kind !== 'handoff') continue;
+    const missing = (runner.agent.tools ?? []).filter((name) => !registry.has(name));
+    if (missing.length > 0) {
+      throw new Error(
+        `Agent "${runner.agent.name}" (tool "${tool.name}") is given tools this worker does not register: ${missing.join(', ')}`,
+      );
+    }
+  }
 }

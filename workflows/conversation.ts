@@ -11,26 +11,33 @@ import {
 import type { ConversationCarryOver, PendingMessage } from '../src/protocol.ts';
 import { type TranscriptEntry, transcriptPage } from '../src/transcript.ts';
 import type {
+  ApprovalDecision,
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
   TurnResult,
 } from '../src/types.ts';
 import { Approvals } from './approvals.ts';
+import { CallbackCalls } from './callbackTools.ts';
 import {
+  callbackResultUpdate,
   cancelUpdate,
   decideToolCallUpdate,
   endSignal,
+  forwardedDecisionSignal,
   modelContextQuery,
   postSignal,
   promptUpdate,
   statusQuery,
+  subAgentApprovalSignal,
   toolsUpdate,
   transcriptQuery,
 } from './definitions.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { conversationOptionsProblem, resolveConversationSettings, userTextProblem } from './settings.ts';
+import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
+import { toolRunners } from './toolRunners.ts';
 import { runTurn, workerDefaultModel, workerTools } from './turn.ts';
 
 /**
@@ -57,6 +64,13 @@ export async function conversationWorkflow(
   let lastTurn: TurnResult | null = carried?.lastTurn ?? null;
   const events = new ConversationEvents(carried?.events);
   const approvals = new Approvals(settings.approval, events);
+  // A sub-agent's approvals (and its own sub-agents') are decided on its parent.
+  const parentConversation = carried?.parentConversation;
+  const parentLink = parentConversation ? new ParentLink(parentConversation, conversationId) : undefined;
+  const forwarded = new ForwardedApprovals(events, parentLink);
+  const callbacks = new CallbackCalls(events);
+  const agent = { current: carried?.agent };
+  const runners = toolRunners({ conversationId, settings, events, forwarded, callbacks, agent });
   const updateSearchAttributes = searchAttributeUpdater();
   let workerModel: string | undefined;
 
@@ -105,13 +119,31 @@ export async function conversationWorkflow(
       pendingMessages: pending.length,
       toolExecution: settings.toolExecution,
       lastTurn,
-      pendingApprovals: approvals.list(),
+      pendingApprovals: [...approvals.list(), ...forwarded.list()],
+      pendingCallbacks: callbacks.list(),
+      agent: agent.current?.name ?? null,
     }),
   );
   setHandler(toolsUpdate, () => workerTools());
-  setHandler(decideToolCallUpdate, (decision) => approvals.decide(decision), {
+  const decide = async (decision: ApprovalDecision) =>
+    forwarded.has(decision?.approvalId) ? forwarded.decide(decision) : approvals.decide(decision);
+  const decisionProblem = (decision: ApprovalDecision): string | null =>
+    forwarded.has(decision?.approvalId) ? null : approvals.problem(decision);
+  setHandler(decideToolCallUpdate, decide, {
     validator: (decision) => {
-      const problem = approvals.problem(decision);
+      const problem = decisionProblem(decision);
+      if (problem) throw new Error(problem);
+    },
+  });
+  setHandler(forwardedDecisionSignal, async (decision) => {
+    const problem = decisionProblem(decision);
+    if (problem) log.warn('Ignored a decision passed down by the parent', { problem });
+    else await decide(decision);
+  });
+  setHandler(subAgentApprovalSignal, (message) => forwarded.receive(message));
+  setHandler(callbackResultUpdate, (answer) => callbacks.answer(answer), {
+    validator: (answer) => {
+      const problem = callbacks.problem(answer);
       if (problem) throw new Error(problem);
     },
   });
@@ -146,6 +178,8 @@ export async function conversationWorkflow(
         lastTurn,
         ending,
         events: events.carryOver(),
+        ...(agent.current ? { agent: agent.current } : {}),
+        ...(parentConversation ? { parentConversation } : {}),
       });
     }
     turn += 1;
@@ -166,10 +200,15 @@ export async function conversationWorkflow(
         messages,
         requestApproval: async (request) => {
           updateSearchAttributes('awaitingApproval', turn);
-          const outcome = await approvals.request(request);
+          const waiting = approvals.request(request);
+          const asked = approvals.list().find((approval) => approval.approvalId === request.approvalId);
+          if (asked) parentLink?.requested(asked);
+          const outcome = await waiting;
+          parentLink?.resolved(outcome);
           if (approvals.list().length === 0) updateSearchAttributes('running', turn);
           return outcome;
         },
+        runners,
         publishFromResult: (heldBack, messageText) => events.publishFromResult(heldBack, messageText),
         followed: () => events.followed,
         drainPending: () => {
@@ -190,5 +229,5 @@ export async function conversationWorkflow(
   updateSearchAttributes('ended', turn);
   events.detachFollowers();
   await condition(allHandlersFinished);
-  return { turns: turn, messageCount: messages.length };
+  return { turns: turn, messageCount: messages.length, lastTurn };
 }

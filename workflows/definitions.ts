@@ -3,11 +3,12 @@
  * client can talk to a conversation as well as `AgentClient` does.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ModelContext } from '../src/protocol.ts';
+import type { ModelContext, SubAgentApprovalMessage } from '../src/protocol.ts';
 import type { TranscriptPage } from '../src/transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
+  CallbackAnswer,
   ConversationStatus,
   ToolInfo,
   TurnResult,
@@ -52,3 +53,12 @@ export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: App
 
 /** The tools the conversation's workers serve (asked of a worker, so it is current). */
 export const toolsUpdate = defineUpdate<ToolInfo[]>('tools');
+
+/** Hands back the result of a callback tool call (see `Conversation.serveCallbacks`). */
+export const callbackResultUpdate = defineUpdate<void, [answer: CallbackAnswer]>('callbackResult');
+
+/** From a sub-agent's conversation to its parent: an approval it waits for, or how one was settled. */
+export const subAgentApprovalSignal = defineSignal<[message: SubAgentApprovalMessage]>('subAgentApproval');
+
+/** From a parent to its sub-agent: the decision a person made on the parent about the sub-agent's call. */
+export const forwardedDecisionSignal = defineSignal<[decision: ApprovalDecision]>('forwardedDecision');

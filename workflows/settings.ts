@@ -13,6 +13,8 @@ export interface ConversationSettings {
   approval: ApprovalPolicy;
   /** `undefined`: continue as new only when Temporal suggests it. */
   maxTurnsPerRun: number | undefined;
+  /** The tools offered to the model; `undefined`: every registered tool. */
+  tools: string[] | undefined;
 }
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
@@ -22,6 +24,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     model: options.model,
     maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
     maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    tools: options.tools,
     maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
       startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
@@ -85,6 +88,7 @@ export function conversationOptionsProblem(options: unknown): string | null {
     `a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`,
   );
   check('maxTurnsPerRun', isCount, 'a whole number of at least 1');
+  check('tools', (value) => Array.isArray(value) && value.every(isName), 'a list of tool names');
   check('approvalTimeout', isName, "a duration such as '10 minutes'");
   check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
   check(

@@ -7,7 +7,7 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { toolErrorMessage } from '../src/messages.ts';
+import { toolCancelledMessage, toolErrorMessage } from '../src/messages.ts';
 import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
 import { resultText } from '../src/toolResult.ts';
 import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
@@ -21,6 +21,7 @@ import type {
 import type { ApprovalRequest } from './approvals.ts';
 import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
+import type { ToolRunners } from './toolRunners.ts';
 
 const { defaultModel } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
@@ -51,6 +52,8 @@ export interface TurnContext {
   publishFromResult(events: ActivityEvents, messageText?: string): void;
   /** Whether anyone follows the event log now (activities then stream their events live). */
   followed(): boolean;
+  /** Sub-agents, handoffs and callback tools, and the agent a handoff made active. */
+  runners: ToolRunners;
 }
 
 /**
@@ -81,6 +84,8 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
     let assistant: AssistantMessage;
     let kept: TranscriptEntry;
     let prepared: PreparedToolCall[];
+    const agent = context.runners.activeAgent();
+    const model = agent?.model ?? settings.model;
     try {
       const storeIndices = largeInlineMessages(messages);
       const {
@@ -95,8 +100,10 @@ export async function runTurn(context: TurnContext): Promise<TurnResult> {
         messageCount: messages.length,
         transcriptId: workflowInfo().firstExecutionRunId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
-        ...(settings.model ? { model: settings.model } : {}),
+        ...(model ? { model } : {}),
         followed: context.followed(),
+        ...(agent ? { agent } : {}),
+        ...offeredTools(context),
       });
       if (events) context.publishFromResult(events, reply.content);
       for (const { index, stored: reference } of storedMessages ?? []) {
@@ -150,19 +157,17 @@ function cancelledTurn(turn: number): TurnResult {
   return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
 }
 
-/** The result a call gets when its turn is cancelled before it finished: the model must see one. */
-function cancelledResult(toolCallId: string, toolName: string): ToolResultMessage {
-  return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
-}
-
 function modelActivity(context: TurnContext): AgentActivities['callModel'] {
-  const { modelPolicy, model } = context.settings;
-  return proxyActivities<AgentActivities>({
-    startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
-    ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
-    ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
-    summary: `model ${model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
-  }).callModel;
+  const { modelPolicy } = context.settings;
+  return (input) => {
+    const agent = input.agent ? `agent ${input.agent.name} · ` : '';
+    return proxyActivities<AgentActivities>({
+      startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
+      ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
+      ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
+      summary: `${agent}model ${input.model ?? context.workerModel ?? '(worker default)'} · turn ${context.turn}`,
+    }).callModel(input);
+  };
 }
 
 /**
@@ -202,7 +207,7 @@ async function runToolCalls(
     results: prepared.map(
       (call, index) =>
         results[index] ??
-        (call.kind === 'ready' ? cancelledResult(call.toolCallId, call.toolName) : call.message),
+        (call.kind === 'ready' ? toolCancelledMessage(call.toolCallId, call.toolName) : call.message),
     ),
     terminate: terminated.length > 0 && terminated.every(Boolean),
     cancelled: scope.consideredCancelled,
@@ -227,7 +232,7 @@ async function executeToolCall(
       });
     } catch (error) {
       if (isCancellation(error))
-        return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+        return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
       throw error;
     }
     if (!outcome.approved) {
@@ -239,6 +244,7 @@ async function executeToolCall(
       return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
     }
   }
+  if (call.runner) return context.runners.run({ ...call, runner: call.runner }, activityId, context.turn);
   const { executeTool } = proxyActivities<AgentActivities>({
     activityId,
     summary: call.summary,
@@ -264,11 +270,18 @@ async function executeToolCall(
     return outcome;
   } catch (error) {
     if (isCancellation(error))
-      return { message: cancelledResult(call.toolCallId, call.toolName), terminate: false };
+      return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
     // The activity failed for good (lost workers, timeouts): the model still gets a result.
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
+}
+
+/** The tools the model was offered: the active agent's, else the conversation's (absent: all). */
+function offeredTools(context: TurnContext): { tools?: string[] } {
+  const agent = context.runners.activeAgent();
+  const tools = agent ? (agent.tools ?? []) : context.settings.tools;
+  return tools ? { tools } : {};
 }
 
 /**

@@ -3,6 +3,8 @@ import type { ConversationEventItem, ToolExecutionMode } from '../types.ts';
 import { conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
+import { readUserFileHandler } from './readUserFile.ts';
+import { SubAgentFollowers } from './subAgentView.ts';
 import { TurnView } from './turnView.ts';
 
 export interface ChatOptions {
@@ -53,10 +55,18 @@ export async function runChat(options: ChatOptions): Promise<void> {
   let turnsElsewhere = 0;
   let interrupted = false;
   const following = new AbortController();
+  const subAgents = new SubAgentFollowers(options.client, print, following.signal);
+  const confirm = async (question: string): Promise<boolean> => {
+    const answer = (await view.ask(() => lines.ask(question)))?.trim().toLowerCase();
+    return answer === 'y' || answer === 'yes';
+  };
+  const serving = serveBuiltinCallbacks(conversation, confirm, print, following.signal);
   const offset = await conversation.eventOffset();
   // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
   const attached = await conversation.status();
   const follower = follow(conversation, offset, view, following.signal, (event) => {
+    if (event.type === 'toolStart' && event.subAgent) subAgents.follow(event.toolCallId, event.subAgent);
+    if (event.type === 'toolEnd') return subAgents.finished(event.toolCallId);
     if (event.type !== 'turnStart' || turnRunning) return;
     // Another client started it: its output goes where the idle prompt was, which returns after it.
     lines.hide();
@@ -119,7 +129,22 @@ export async function runChat(options: ChatOptions): Promise<void> {
     view.stop();
     lines.close();
     await follower;
+    await serving;
   }
+}
+
+/** The chat runs the built-in callback tool `readUserFile` here, on the user's machine. */
+function serveBuiltinCallbacks(
+  conversation: Conversation,
+  confirm: (question: string) => Promise<boolean>,
+  print: (text: string) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  return conversation
+    .serveCallbacks({ readUserFile: readUserFileHandler(process.cwd(), confirm) }, { signal })
+    .catch((error: Error) => {
+      if (!signal.aborted) print(`(callback tools stopped: ${error.message})`);
+    });
 }
 
 /** Shows every event from `offset` on until the chat stops; a broken connection is reported, not fatal. */
@@ -128,11 +153,11 @@ async function follow(
   offset: number,
   view: TurnView,
   signal: AbortSignal,
-  beforeShow: (event: ConversationEventItem) => void,
+  beforeShow: (event: ConversationEventItem) => Promise<void> | undefined,
 ): Promise<void> {
   try {
     for await (const event of conversation.events({ fromOffset: offset, signal })) {
-      beforeShow(event);
+      await beforeShow(event);
       view.show(event);
     }
   } catch (error) {

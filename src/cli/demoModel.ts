@@ -4,7 +4,7 @@ import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../t
 /**
  * A rule-based stand-in for a model, so `yiem dev` shows the whole loop on a machine with no model
  * endpoint: a question about weather or time calls getWeather and getTime together, then their
- * results are summarised. It is a demo, not a model: anything else gets a hint to set one up.
+ * results are summarised; "read <file>" has the chat read a file on this machine (readUserFile). It is a demo, not a model: anything else gets a hint to set one up.
  */
 export function startDemoModel(): Promise<ScriptedModel> {
   return startScriptedModel({
@@ -29,12 +29,14 @@ function demoReply(messages: ChatCompletionMessageParam[]): ScriptedReply {
       ],
     };
   }
+  const file = /\bread (?:the file )?(\S+\.\w+)/i.exec(question)?.[1];
+  if (file) return { kind: 'toolCalls', toolCalls: [{ name: 'readUserFile', arguments: { path: file } }] };
   if (/tools?\b/i.test(question))
     return { kind: 'toolCalls', toolCalls: [{ name: 'listTools', arguments: {} }] };
   return {
     kind: 'text',
     text:
-      'I am the offline demo model. Ask "What is the weather and time in Tokyo?" or "Which tools do you have?". ' +
+      'I am the offline demo model. Ask "What is the weather and time in Tokyo?", "Read package.json" or "Which tools do you have?". ' +
       'Set OPENAI_BASE_URL (and OPENAI_API_KEY, YIEM_MODEL) to talk to a real model.',
   };
 }

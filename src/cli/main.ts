@@ -61,7 +61,7 @@ selfWritingOptions(
   ),
 )
   .option('--tools-dir <dir...>', 'load tool files from these directories')
-  .option('--no-builtin-tools', 'do not register getWeather, getTime and listTools')
+  .option('--no-builtin-tools', 'do not register getWeather, getTime, listTools and readUserFile')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .option('--mcp <file>', MCP_FLAG_HELP)
   .action(workerCommand);

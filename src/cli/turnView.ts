@@ -31,6 +31,8 @@ export class TurnView {
   #spinnerShown = false;
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Questions of the chat's own being asked now. */
+  #asking = 0;
   #approvals: Promise<void> = Promise.resolve();
   /** Approvals asked about or queued and not yet resolved, by approval id. */
   readonly #openApprovals = new Set<string>();
@@ -92,6 +94,9 @@ export class TurnView {
           this.#line(`  ⏱ ${event.outcome.toolCallId} ${verdict}: ${event.outcome.reason ?? 'timed out'}`);
         }
         return;
+      case 'handoff':
+        this.#line(`  ⇢ handed to ${event.to}`);
+        return;
       case 'turnEnd':
         this.#finish(event.turn, event.result);
         return;
@@ -117,6 +122,22 @@ export class TurnView {
   fallback(result: TurnResult): void {
     if (this.#ended.has(result.turn)) return;
     this.#finish(result.turn, result);
+  }
+
+  /**
+   * Runs a question of the chat's own (e.g. a callback tool's confirmation): the spinner stays off
+   * meanwhile, so its redraws never overwrite the question.
+   */
+  async ask<T>(question: () => Promise<T>): Promise<T> {
+    this.#asking += 1;
+    this.#endText();
+    this.stop();
+    try {
+      return await question();
+    } finally {
+      this.#asking -= 1;
+      this.#drawSpinner();
+    }
   }
 
   /** Prints a line of the chat's own (help, notices) without breaking the agent's output. */
@@ -154,14 +175,15 @@ export class TurnView {
     this.#endText();
     this.stop();
     const call = `${approval.toolName}(${JSON.stringify(approval.args)})`;
-    this.#line(`? ${call} needs your approval: ${approval.reason}`);
+    const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
+    this.#line(`? ${call}${asker} needs your approval: ${approval.reason}`);
     const approved = await this.#options.askApproval(approval);
     this.#line(approved ? `  approved ${approval.toolName}` : `  denied ${approval.toolName}`);
     this.#drawSpinner();
   }
 
   #drawSpinner(): void {
-    if (!this.#options.interactive) return;
+    if (!this.#options.interactive || this.#asking > 0) return;
     if (this.#tools.size === 0) {
       this.stop();
       return;

@@ -68,7 +68,11 @@ describe('unbounded conversations', () => {
 
     await replayAndRecord(runHandle(agent, conversation, runs[0]), 'continue-as-new-first-run');
     await replayAndRecord(runHandle(agent, conversation, runs[1]), 'continue-as-new-middle-run');
-    expect(await conversation.end()).toEqual({ turns: 5, messageCount: 10 });
+    expect(await conversation.end()).toEqual({
+      turns: 5,
+      messageCount: 10,
+      lastTurn: { turn: 5, status: 'completed', reply: 'answer 5' },
+    });
   });
 
   it('hands a posted message that no turn consumed yet to the next run', async () => {

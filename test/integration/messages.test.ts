@@ -110,7 +110,11 @@ describe('messages, queries and turns', () => {
     agent.model.enqueue({ kind: 'text', text: 'bye' });
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
     await conversation.send('hello');
-    expect(await conversation.end()).toEqual({ turns: 1, messageCount: 2 });
+    expect(await conversation.end()).toEqual({
+      turns: 1,
+      messageCount: 2,
+      lastTurn: { turn: 1, status: 'completed', reply: 'bye' },
+    });
     const description = await conversation.handle.describe();
     expect(description.status.name).toBe('COMPLETED');
     await expect(conversation.send('anyone?')).rejects.toThrow();

@@ -194,7 +194,7 @@ describe('a worker started without selfWriting', () => {
     const result = await conversation.send('write a wine search tool');
 
     expect(result.status).toBe('completed');
-    expect(offeredTools(agent, 0)).toEqual(['getTime', 'getWeather', 'listTools']);
+    expect(offeredTools(agent, 0)).toEqual(['getTime', 'getWeather', 'listTools', 'readUserFile']);
     const [refused] = await toolResults(agent, conversation.id);
     expect(refused?.isError).toBe(true);
     expect(refused?.content[0]?.text).toContain(

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { currentToolCall } from '../../activities/toolCallContext.ts';
+import { agentTool } from '../../src/agents.ts';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool } from '../../src/types.ts';
 import { createAgentWorker } from '../../src/worker.ts';
@@ -49,7 +50,11 @@ const agent = await createAgentWorker({
   address: env('TEMPORAL_ADDRESS'),
   taskQueue: env('YIEM_TASK_QUEUE'),
   builtinTools: false,
-  tools: [step],
+  // A sub-agent whose only tool is `step`, to kill a worker during a child conversation's turn.
+  tools: [
+    step,
+    agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
+  ],
   model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
   workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
   // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { agentTool, callbackTool, handoffTool } from '../../src/agents.ts';
+import { isSensitivePath } from '../../src/cli/readUserFile.ts';
+import { createAgentWorker } from '../../src/worker.ts';
+
+describe('agent, handoff and callback tools', () => {
+  const researcher = {
+    name: 'researcher',
+    description: 'Looks things up',
+    systemPrompt: 'Research.',
+    tools: ['lookup'],
+  };
+
+  it('declare where they run and keep an execute that refuses to run in an activity', async () => {
+    expect(agentTool(researcher)).toMatchObject({
+      name: 'researcher',
+      parallelToolExecute: true,
+      runner: { kind: 'subAgent', agent: researcher },
+      inputSchema: { required: ['task'] },
+    });
+    expect(handoffTool(researcher)).toMatchObject({
+      name: 'transfer_to_researcher',
+      runner: { kind: 'handoff' },
+    });
+    const tool = callbackTool({
+      name: 'ask',
+      label: 'Ask',
+      description: 'Asks',
+      inputSchema: { type: 'object' },
+    });
+    expect(tool.runner).toEqual({ kind: 'callback', timeout: '2 minutes' });
+    await expect(async () => tool.execute('call_1', {}, undefined, () => {})).rejects.toThrow(
+      'This tool runs on an attached client, not in a tool activity',
+    );
+  });
+
+  it('refuse to start a worker whose agent is given a tool it does not register', async () => {
+    await expect(
+      createAgentWorker({ builtinTools: false, tools: [agentTool(researcher)], address: '127.0.0.1:1' }),
+    ).rejects.toThrow(
+      'Agent "researcher" (tool "researcher") is given tools this worker does not register: lookup',
+    );
+  });
+});
+
+describe('which files the chat asks about before reading', () => {
+  it.each([
+    ['notes/todo.txt', false],
+    ['README.md', false],
+    ['.env', true],
+    ['config/.env.local', true],
+    ['../outside.txt', true],
+    ['.ssh/id_ed25519', true],
+    ['certs/server.pem', true],
+    ['my-passwords.txt', true],
+  ])('%s → %s', (relative, sensitive) => {
+    expect(isSensitivePath(relative)).toBe(sensitive);
+  });
+});

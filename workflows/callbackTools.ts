@@ -1,0 +1,128 @@
+import { msToNumber } from '@temporalio/common/lib/time';
+import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
+import { textContent } from '../src/toolResult.ts';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
+import type { CallbackAnswer, CallbackToolResult, PendingCallback, ToolRunner } from '../src/types.ts';
+import type { ConversationEvents } from './events.ts';
+import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
+
+const { checkCallbackOutput } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: "check a client's callback result",
+});
+
+type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
+
+/**
+ * Callback tool calls: the workflow publishes the request, waits durably (a workflow timer) for an
+ * attached client's `callbackResult` Update, and gives the model an error when none comes in time.
+ */
+export class CallbackCalls {
+  readonly #pending: PendingCallback[] = [];
+  readonly #answers = new Map<string, CallbackToolResult>();
+  readonly #events: ConversationEvents;
+
+  constructor(events: ConversationEvents) {
+    this.#events = events;
+  }
+
+  /** Oldest first. */
+  list(): PendingCallback[] {
+    return [...this.#pending];
+  }
+
+  /** Why an answer cannot be taken, or `null` when it can (the Update's validator). */
+  problem(answer: CallbackAnswer): string | null {
+    if (typeof answer?.callId !== 'string' || typeof answer.result !== 'object' || answer.result === null) {
+      return 'A callback result needs a callId and a result object';
+    }
+    if (!this.#pending.some((call) => call.callId === answer.callId) || this.#answers.has(answer.callId)) {
+      const waiting = this.#pending.map((call) => call.callId).join(', ') || 'none';
+      return `No callback call "${answer.callId}" is waiting for a result (waiting: ${waiting})`;
+    }
+    const { text } = answer.result;
+    if (text !== undefined && typeof text !== 'string') return 'A callback result’s text must be a string';
+    const bytes = new TextEncoder().encode(JSON.stringify(answer.result)).length;
+    if (bytes > DEFAULT_MAX_TOOL_RESULT_BYTES) {
+      return `A callback result may have at most ${DEFAULT_MAX_TOOL_RESULT_BYTES} bytes; this one has ${bytes}`;
+    }
+    return null;
+  }
+
+  answer(answer: CallbackAnswer): void {
+    this.#answers.set(answer.callId, answer.result);
+  }
+
+  async run(
+    call: ReadyCall,
+    runner: Extract<ToolRunner, { kind: 'callback' }>,
+    callId: string,
+    turn: number,
+  ): Promise<ToolOutcome> {
+    const { toolCallId, toolName } = call;
+    this.#events.publish(turn, { type: 'toolStart', toolCallId, toolName, summary: call.summary });
+    const requestedAt = Date.now();
+    const pending: PendingCallback = {
+      callId,
+      turn,
+      toolCallId,
+      toolName,
+      args: call.args,
+      requestedAt,
+      expiresAt: requestedAt + msToNumber(runner.timeout),
+    };
+    this.#pending.push(pending);
+    this.#events.publish(turn, { type: 'callbackRequested', callback: pending });
+    let answered: boolean;
+    try {
+      answered = await condition(() => this.#answers.has(callId), runner.timeout);
+    } catch (error) {
+      if (!isCancellation(error)) throw error;
+      const message = toolCancelledMessage(toolCallId, toolName);
+      publishToolEnd(this.#events, turn, message);
+      return { message, terminate: false };
+    } finally {
+      this.#pending.splice(this.#pending.indexOf(pending), 1);
+    }
+    const result = this.#answers.get(callId);
+    this.#answers.delete(callId);
+    const message =
+      answered && result
+        ? await this.#resultMessage(call, runner, result)
+        : toolErrorMessage(
+            toolCallId,
+            toolName,
+            `Tool "${toolName}" runs on the user's client, and no client answered within ${runner.timeout}: ` +
+              'probably none that serves it is attached. Tell the user, or try again later.',
+          );
+    publishToolEnd(this.#events, turn, message);
+    return { message, terminate: false };
+  }
+
+  async #resultMessage(
+    call: ReadyCall,
+    runner: Extract<ToolRunner, { kind: 'callback' }>,
+    result: CallbackToolResult,
+  ) {
+    const { toolCallId, toolName } = call;
+    if (!result.isError && runner.outputSchema) {
+      const problem = await checkCallbackOutput({
+        toolName,
+        schema: runner.outputSchema,
+        output: result.output,
+      });
+      if (problem) return toolErrorMessage(toolCallId, toolName, problem);
+    }
+    const text = result.text ?? JSON.stringify(result.output ?? null);
+    const details = result.output === undefined ? {} : { output: result.output };
+    return toolResultMessage(
+      toolCallId,
+      toolName,
+      { content: [textContent(text)], details },
+      result.isError === true,
+    );
+  }
+}

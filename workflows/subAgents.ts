@@ -1,0 +1,152 @@
+import { CancellationScope, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
+import type { ConversationCarryOver, PreparedToolCall } from '../src/protocol.ts';
+import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/searchAttributes.ts';
+import { textContent } from '../src/toolResult.ts';
+import type {
+  AgentDefinition,
+  ConversationOptions,
+  ConversationSummary,
+  ToolResultMessage,
+  ToolRunner,
+} from '../src/types.ts';
+import type { ConversationEvents } from './events.ts';
+import type { ConversationSettings } from './settings.ts';
+import type { ForwardedApprovals } from './subAgentApprovals.ts';
+import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
+
+type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
+
+export interface SubAgentContext {
+  conversationId: string;
+  settings: ConversationSettings;
+  events: ConversationEvents;
+  forwarded: ForwardedApprovals;
+}
+
+const SUMMARY_LENGTH = 80;
+
+/**
+ * Runs an agent tool's call as a child conversation workflow (the same workflow type, so the Web UI
+ * shows it under the parent's Relationships) that starts with the task as its only message and ends
+ * after answering it; the child's reply is the tool result. Started in the turn's cancellation
+ * scope, so cancelling the turn cancels the child and waits for it to stop.
+ */
+export async function runSubAgent(
+  context: SubAgentContext,
+  call: ReadyCall,
+  runner: Extract<ToolRunner, { kind: 'subAgent' }>,
+  callKey: string,
+  turn: number,
+): Promise<ToolOutcome> {
+  const { agent } = runner;
+  const { toolCallId, toolName } = call;
+  const task = String(call.args.task ?? '');
+  const workflowId = subAgentWorkflowId(context.conversationId, agent, turn, toolCallId, callKey);
+  // Announced once the child exists, so that a client can follow it at once.
+  let announced = false;
+  const announce = (): void => {
+    if (announced) return;
+    announced = true;
+    const subAgent = { agent: agent.name, conversationId: workflowId };
+    context.events.publish(turn, {
+      type: 'toolStart',
+      toolCallId,
+      toolName,
+      summary: call.summary,
+      subAgent,
+    });
+  };
+  context.forwarded.childStarted(workflowId, agent.name, turn);
+  let message: ToolResultMessage;
+  try {
+    const child = await startChild('conversationWorkflow', {
+      workflowId,
+      args: [childOptions(context.settings, agent), firstTask(task, context.conversationId)],
+      staticSummary: cut(`${agent.name} · ${task}`),
+      ...childSearchAttributes(agent),
+    });
+    announce();
+    const summary = (await child.result()) as ConversationSummary;
+    const last = summary.lastTurn;
+    const failed = !last || (last.status !== 'completed' && last.status !== 'terminated');
+    const text = failed
+      ? `Agent ${agent.name} did not finish (${last?.status ?? 'no turn'}): ${last?.error ?? 'no reply'}`
+      : last.reply;
+    const details = { agent: agent.name, conversationId: workflowId, status: last?.status ?? 'failed' };
+    message = toolResultMessage(toolCallId, toolName, { content: [textContent(text)], details }, failed);
+  } catch (error) {
+    const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
+    message = cancelled
+      ? toolCancelledMessage(toolCallId, toolName)
+      : toolErrorMessage(
+          toolCallId,
+          toolName,
+          `Agent ${agent.name} failed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+  } finally {
+    context.forwarded.childEnded(workflowId);
+  }
+  announce();
+  publishToolEnd(context.events, turn, message);
+  return { message, terminate: false };
+}
+
+/**
+ * `<parent>.<agent>.turn-<n>.<tool call id>`: readable in the Web UI and unique, since the call key
+ * (the activity id an ordinary tool would get) is unique within the turn's batch.
+ */
+export function subAgentWorkflowId(
+  parentId: string,
+  agent: AgentDefinition,
+  turn: number,
+  toolCallId: string,
+  callKey: string,
+): string {
+  const repeat = callKey.slice(`tool-${turn}-${toolCallId}`.length);
+  return `${parentId}.${agent.name}.turn-${turn}.${toolCallId}${repeat}`;
+}
+
+function childOptions(settings: ConversationSettings, agent: AgentDefinition): ConversationOptions {
+  const model = agent.model ?? settings.model;
+  return {
+    systemPrompt: agent.systemPrompt,
+    tools: agent.tools ?? [],
+    toolExecution: settings.toolExecution,
+    maxModelCallsPerTurn: agent.maxModelCallsPerTurn ?? settings.maxModelCallsPerTurn,
+    modelPolicy: settings.modelPolicy,
+    onApprovalTimeout: settings.approval.onTimeout,
+    ...(model ? { model } : {}),
+    ...(settings.approval.timeout ? { approvalTimeout: settings.approval.timeout } : {}),
+  };
+}
+
+/** A conversation whose only message is the task and which ends once it has answered it. */
+function firstTask(task: string, parentConversation: string): ConversationCarryOver {
+  return {
+    messages: [],
+    pending: [{ id: 0, text: task, timestamp: Date.now(), awaited: false }],
+    nextMessageId: 1,
+    turn: 0,
+    lastTurn: null,
+    ending: true,
+    parentConversation,
+  };
+}
+
+/** Searchable like its parent, under the agent's name, when the namespace has yiem's attributes. */
+function childSearchAttributes(agent: AgentDefinition) {
+  if (workflowInfo().typedSearchAttributes.get(YIEM_AGENT) === undefined) return {};
+  return {
+    typedSearchAttributes: [
+      { key: YIEM_STATUS, value: 'idle' },
+      { key: YIEM_TURNS, value: 0 },
+      { key: YIEM_AGENT, value: agent.name },
+    ],
+  };
+}
+
+function cut(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= SUMMARY_LENGTH ? line : `${line.slice(0, SUMMARY_LENGTH - 1)}…`;
+}
