@@ -265,23 +265,24 @@ describe('agents as tools and handoffs', () => {
     const reply = conversation.send('pay five');
     const event = await requested;
     const childId = `${conversation.id}.banker.turn-1.call_b`;
-    const key = `${childId}/call_pay`;
+    const key = `${childId}/tool-1-call_pay`;
     expect(event).toMatchObject({
       type: 'approvalRequested',
       turn: 1,
       approval: {
-        toolCallId: key,
+        approvalId: key,
+        toolCallId: 'call_pay',
         toolName: 'transferMoney',
         args: { amount: 5 },
         subAgent: { agent: 'banker', conversationId: childId, toolCallId: 'call_pay' },
       },
     });
     const status = await conversation.status();
-    expect(status.pendingApprovals.map((approval) => approval.toolCallId)).toEqual([key]);
+    expect(status.pendingApprovals.map((approval) => approval.approvalId)).toEqual([key]);
     expect(transfers).toEqual([]);
 
     expect(await conversation.approve(key)).toMatchObject({
-      toolCallId: key,
+      approvalId: key,
       approved: true,
       decidedBy: 'person',
     });
@@ -315,12 +316,12 @@ describe('agents as tools and handoffs', () => {
     const requested = nextEvent(conversation, (event) => event.type === 'approvalRequested');
     const resolved = nextEvent(conversation, (event) => event.type === 'approvalResolved');
     const reply = conversation.send('pay seven');
-    const key = `${conversation.id}.banker.turn-1.call_b/call_pay`;
-    expect(await requested).toMatchObject({ approval: { toolCallId: key } });
+    const key = `${conversation.id}.banker.turn-1.call_b/tool-1-call_pay`;
+    expect(await requested).toMatchObject({ approval: { approvalId: key } });
     await conversation.deny(key, 'too much');
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Not paid.' });
     expect(await resolved).toMatchObject({
-      outcome: { toolCallId: key, approved: false, decidedBy: 'person' },
+      outcome: { approvalId: key, approved: false, decidedBy: 'person' },
     });
     expect(transfers).toEqual([]);
     const [banked] = await toolResults(conversation);
@@ -344,13 +345,13 @@ describe('agents as tools and handoffs', () => {
     const requested = nextEvent(conversation, (event) => event.type === 'approvalRequested');
     const resolved = nextEvent(conversation, (event) => event.type === 'approvalResolved');
     const reply = conversation.send('pay nine');
-    const key = `${conversation.id}.banker.turn-1.call_b/call_pay`;
-    expect(await requested).toMatchObject({ approval: { toolCallId: key } });
+    const key = `${conversation.id}.banker.turn-1.call_b/tool-1-call_pay`;
+    expect(await requested).toMatchObject({ approval: { approvalId: key } });
 
     await conversation.cancel();
     expect(await reply).toMatchObject({ status: 'cancelled' });
     expect(await resolved).toMatchObject({
-      outcome: { toolCallId: key, approved: false, decidedBy: 'cancelled' },
+      outcome: { approvalId: key, approved: false, decidedBy: 'cancelled' },
     });
     expect((await conversation.status()).pendingApprovals).toEqual([]);
     const child = agent.client.getConversation(`${conversation.id}.banker.turn-1.call_b`);
@@ -385,10 +386,11 @@ describe('agents as tools and handoffs', () => {
     const reply = conversation.send('get three paid');
     const managerId = `${conversation.id}.manager.turn-1.call_m`;
     const bankerId = `${managerId}.banker.turn-1.call_b`;
-    const key = `${managerId}/${bankerId}/call_pay`;
+    const key = `${managerId}/${bankerId}/tool-1-call_pay`;
     expect(await requested).toMatchObject({
       approval: {
-        toolCallId: key,
+        approvalId: key,
+        toolCallId: 'call_pay',
         toolName: 'transferMoney',
         subAgent: { agent: 'banker', conversationId: bankerId, toolCallId: 'call_pay' },
       },
