@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/protocol.ts';
@@ -16,8 +17,11 @@ export interface AgentActivityDependencies {
   model: ResolvedModelSettings;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
-  /** A client on the worker's cluster: model calls read their context through a query. */
-  getClient: () => Promise<Client>;
+  /**
+   * A client on the worker's cluster: model calls read their context through a query. Default: the
+   * worker's own client (`Context.current().client`), which shares the worker's connection.
+   */
+  getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 256 KB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
@@ -29,7 +33,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
   const emit = safeSink(deps.eventSink, warn);
-  const contexts = new ModelContextReader(deps.getClient);
+  const contexts = new ModelContextReader(deps.getClient ?? workerClient);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   const prepare = (input: PrepareToolCallsInput) =>
@@ -63,4 +67,8 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),
   };
+}
+
+async function workerClient(): Promise<Client> {
+  return Context.current().client;
 }

@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The CLI and the tools it loads are TypeScript; tsx compiles them on the fly.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/cli/main.ts');
+// The compiled CLI (`npm run build`, run by `npm ci` and `npm pack`); tsx is loaded only for .ts tool files.
+await import('../dist/src/cli/main.js');

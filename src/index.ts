@@ -1,4 +1,7 @@
-export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+/**
+ * `yiem-agent`: what clients and tool files use. It loads no worker code (native bridge, sandbox,
+ * validator); the worker side is `yiem-agent/worker`.
+ */
 export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
@@ -40,7 +43,6 @@ export {
 export type { FollowEventsOptions } from './conversationEvents.ts';
 export type { ModelSettings } from './model/settings.ts';
 export type { AgentActivities } from './protocol.ts';
-export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
 export {
   CONVERSATION_STATUSES,
   type ConversationSearchStatus,
@@ -48,16 +50,8 @@ export {
   YIEM_STATUS,
   YIEM_TURNS,
 } from './searchAttributes.ts';
-export { enableSelfWriting } from './selfWriting/writeTool.ts';
+export { DEFAULT_TASK_QUEUE } from './taskQueue.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
-export { type TracingOptions, tracingPlugins } from './tracing.ts';
+export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './tracing.ts';
 export type * from './types.ts';
-export { ArgumentValidator } from './validation.ts';
-export {
-  type AgentWorker,
-  type AgentWorkerOptions,
-  BUILTIN_TOOLS_DIR,
-  createAgentWorker,
-  DEFAULT_TASK_QUEUE,
-} from './worker.ts';

@@ -1,8 +1,9 @@
+import path from 'node:path';
+import type { LogEntry } from '@temporalio/worker';
 import { AgentClient } from '../client.ts';
 import type { ConversationSearchStatus } from '../searchAttributes.ts';
-import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
+import { type DevServer, defaultDataDir, startDevServer, waitForServer } from '../server/index.ts';
 import type { SelfWritingOptions, ToolExecutionMode } from '../types.ts';
-import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
 import {
   type ConnectionConfig,
@@ -14,6 +15,7 @@ import {
 import { startDemoModel } from './demoModel.ts';
 import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
+import { workerLogToFile } from './workerLog.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -49,6 +51,7 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
+  const { createAgentWorker } = await loadWorker();
   const agent = await createAgentWorker({
     ...config,
     workflows: flags.workflows,
@@ -77,6 +80,8 @@ export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: s
   if (demo) {
     console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
   }
+  const logFile = path.join(flags.dataDir ?? defaultDataDir(), 'worker.log');
+  const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
   const agent = await createAgentWorker({
     address,
     namespace: config.namespace,
@@ -162,6 +167,19 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The worker side, loaded only by the commands that run a worker (the others start faster), with the
+ * worker's log at WARN: its INFO lines (webpack stats, state changes) would bury everything else.
+ */
+async function loadWorker(logFunction?: (entry: LogEntry) => void): Promise<typeof import('../worker.ts')> {
+  const [{ DefaultLogger, Runtime }, worker] = await Promise.all([
+    import('@temporalio/worker'),
+    import('../worker.ts'),
+  ]);
+  Runtime.install({ logger: new DefaultLogger('WARN', logFunction) });
+  return worker;
 }
 
 async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {

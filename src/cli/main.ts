@@ -1,4 +1,3 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
 import { codecServerCommand } from './codecServer.ts';
@@ -16,9 +15,6 @@ import {
   workerCommand,
 } from './commands.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
-
-// The worker's INFO lines (webpack stats, state changes) would bury the chat.
-Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const program = new Command('yiem').description('Durable LLM agents on Temporal').showHelpAfterError();
 

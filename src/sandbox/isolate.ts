@@ -1,4 +1,5 @@
-import ivm from 'isolated-vm';
+import type IsolatedVm from 'isolated-vm';
+import { requireOptional } from '../optionalDependency.ts';
 import { ToolError } from '../toolResult.ts';
 import { fetchIfAllowed, readAllowedFile } from './hostBridges.ts';
 import { SANDBOX_PRELUDE } from './prelude.ts';
@@ -9,6 +10,11 @@ import type { SandboxSettings } from './settings.ts';
  * they run, so they get a short leash whatever the tool's own limit is.
  */
 const SYNC_TIMEOUT_CAP_MS = 1_000;
+
+/** isolated-vm compiles a native addon on install, so only applications running written tools install it. */
+function isolatedVm(): typeof IsolatedVm {
+  return requireOptional('isolated-vm', 'Running written tools', 'isolated-vm@5.0.4');
+}
 
 export interface AsyncSandboxCall {
   /** JavaScript defining the tool's functions (its TypeScript already transpiled). */
@@ -29,6 +35,7 @@ export interface AsyncSandboxCall {
  * once what went wrong; retrying the same code would fail the same way.
  */
 export async function runInSandbox(settings: SandboxSettings, run: AsyncSandboxCall): Promise<unknown> {
+  const ivm = isolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
   let stoppedBy: 'time' | 'abort' | undefined;
   const stop = (reason: 'time' | 'abort'): void => {
@@ -87,6 +94,7 @@ export function runInSandboxSync(
   input: unknown,
 ): unknown {
   const timeoutMs = Math.min(settings.timeoutMs, SYNC_TIMEOUT_CAP_MS);
+  const ivm = isolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
   try {
     const context = isolate.createContextSync();

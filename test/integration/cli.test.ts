@@ -1,12 +1,10 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startFakeOpenMeteo } from '../support/fakeOpenMeteo.ts';
 import { scheduledActivities } from '../support/history.ts';
-
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 
 interface CliRun {
   code: number | null;
@@ -24,7 +22,7 @@ function yiem(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [YIEM, ...args],
+      [...YIEM_FROM_SOURCES, ...args],
       { env: options.env ?? cleanEnv(), timeout: 60_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
