@@ -226,7 +226,21 @@ describe('findTemporalCli / ensureTemporalCli', () => {
     expect(findTemporalCli({ dataDir, env: { TEMPORAL_CLI_PATH: explicit, PATH: binDir } })).toBe(explicit);
     expect(findTemporalCli({ dataDir, env: { PATH: binDir } })).toBe(onPath);
     expect(findTemporalCli({ dataDir, env: { PATH: path.join(dir, 'empty') } })).toBe(installed);
-    expect(findTemporalCli({ dataDir: path.join(dir, 'other'), env: { PATH: '' } })).toBeUndefined();
+    const noDefault = { PATH: '', YIEM_DATA_DIR: path.join(dir, 'empty') };
+    expect(findTemporalCli({ dataDir: path.join(dir, 'other'), env: noDefault })).toBeUndefined();
+  });
+
+  it("finds the default data directory's install for another data directory, instead of installing again", async () => {
+    const dir = await tempDir();
+    const defaultDir = path.join(dir, 'default');
+    const installed = projectCliPath(defaultDir);
+    await mkdir(path.dirname(installed), { recursive: true });
+    await writeScript(installed, 'exit 0');
+    const env = { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: defaultDir };
+    expect(findTemporalCli({ dataDir: path.join(dir, 'elsewhere'), env })).toBe(installed);
+    await expect(
+      ensureTemporalCli({ dataDir: path.join(dir, 'elsewhere'), env, python: '/nonexistent/python3' }),
+    ).resolves.toBe(installed);
   });
 
   it('explains what to do when no binary exists and python is missing', async () => {

@@ -41,7 +41,8 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant. Use the tools
 /** `yiem server`: the embedded Temporal dev server, until Ctrl-C. */
 export async function serverCommand(flags: ServerFlags): Promise<void> {
   const server = await startServer(flags);
-  console.log(`Temporal dev server at ${server.address} (Web UI ${server.uiUrl}, data in ${server.dbFile})`);
+  const ui = server.uiUrl ? `Web UI ${server.uiUrl}` : 'no Web UI';
+  console.log(`Temporal dev server at ${server.address} (${ui}, data in ${server.dbFile})`);
   console.log('Press Ctrl-C to stop.');
   await untilInterrupted();
   await server.stop();
@@ -103,9 +104,11 @@ export async function devCommand(flags: ChatFlags & ServerFlags & { toolsDir?: s
   } finally {
     await agent.shutdown();
     await running;
-    await client.close();
     await demo?.close();
     await server?.stop();
+    // The client stays open: a call of the chat's event follower can still be in flight (the stream
+    // library's poll ends on its own), and once the server is gone its retry, run on a closed client,
+    // throws from a timer ("Channel has been shut down"). The CLI exits when the command is done.
   }
 }
 

@@ -113,3 +113,6 @@ try {
   if (process.env.YIEM_DEBUG) console.error(error);
   process.exitCode = 1;
 }
+// A command is done when its promise settles: what it left open (a retrying call, an idle
+// connection) must not keep the process alive or crash it afterwards.
+process.exit();

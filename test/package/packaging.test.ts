@@ -59,7 +59,7 @@ describe('the installed package', () => {
   });
 
   // Temporal's packages share protobufjs 8's registry of types: nested copies break the replay of JSON
-  // histories. yiem-agent's own dependency on it is what hoists it above grpc's protobufjs 7.
+  // histories. yiem-agent's peer dependency on it is what puts it above grpc's protobufjs 7.
   it('has one copy of protobufjs 8, shared by the Temporal packages', async () => {
     const { stdout } = await inProject('find', ['node_modules', '-path', '*/protobufjs/package.json']);
     const versions = await Promise.all(
