@@ -183,6 +183,19 @@ describe('startDevServer', () => {
     }
   });
 
+  it('starts again on new ports when a port it picked was taken before the server bound it', async () => {
+    const dir = await tempDir();
+    const marker = path.join(dir, 'first-attempt');
+    // The first start loses the race for its port, as it can under parallel tests; later ones run the real CLI.
+    const racingCli = await writeScript(
+      path.join(dir, 'racing-temporal'),
+      `if [ ! -e ${marker} ]; then touch ${marker}; echo "listen tcp 127.0.0.1:1: bind: address already in use" >&2; exit 1; fi\nexec ${cliPath} "$@"`,
+    );
+    const server = await start({ dataDir: dir, cliPath: racingCli });
+    expect(existsSync(marker)).toBe(true);
+    expect(Object.keys(await customSearchAttributes(server.address))).toContain('YiemStatus');
+  });
+
   it('kills a server that does not answer within readyTimeoutMs', async () => {
     const dir = await tempDir();
     const pidFile = path.join(dir, 'pid');
@@ -247,7 +260,7 @@ describe('findTemporalCli / ensureTemporalCli', () => {
     const dir = await tempDir();
     const attempt = ensureTemporalCli({
       dataDir: path.join(dir, 'data'),
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: '/nonexistent/python3',
       log: () => {},
     });
@@ -266,7 +279,7 @@ describe('findTemporalCli / ensureTemporalCli', () => {
     );
     const attempt = ensureTemporalCli({
       dataDir: path.join(dir, 'data'),
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: failingPython,
       log: () => {},
     });
@@ -298,7 +311,7 @@ describe('findTemporalCli / ensureTemporalCli', () => {
 
     const installed = await ensureTemporalCli({
       dataDir,
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: fakePython,
       log: (line) => logged.push(line),
     });
