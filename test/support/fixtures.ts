@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { quietRuntime, workflowBundle } from './agentHarness.ts';
+import { workflowBundle } from './agentHarness.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
@@ -13,7 +13,6 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url
  * overwritten: a history that stops replaying is a compatibility break, not a stale file.
  */
 export async function replayAndRecord(handle: WorkflowHandle, fixtureName: string): Promise<void> {
-  quietRuntime();
   const history = await handle.fetchHistory();
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
   if (process.env.YIEM_RECORD_HISTORIES === '1') {
