@@ -36,12 +36,9 @@ beforeAll(async () => {
   );
   const install = codeBlocks(usage, 'sh')[0]?.trim().split(/\s+/) ?? [];
   expect(install.slice(0, 3)).toEqual(['npm', 'install', 'yiem-agent']);
-  const packages = [
-    path.join(workDir, tarball),
-    ...install.slice(3),
-    'typescript@5.9.3',
-    '@types/node@20.19.43',
-  ];
+  const compiler = /`npm install (typescript@\S+ @types\/node@\S+)`/.exec(usage)?.[1]?.split(' ') ?? [];
+  expect(compiler).toHaveLength(2);
+  const packages = [path.join(workDir, tarball), ...install.slice(3), ...compiler];
   await inProject('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...packages]);
 }, 600_000);
 
@@ -114,21 +111,7 @@ describe('the installed package', () => {
     const [agent] = codeBlocks(usage, 'ts');
     expect(agent?.startsWith('// agent.ts\n')).toBe(true);
     await writeFile(path.join(project, 'agent.ts'), agent ?? '');
-    await writeFile(
-      path.join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          target: 'ES2022',
-          strict: true,
-          skipLibCheck: true,
-          types: ['node'],
-          outDir: 'dist',
-        },
-        files: ['agent.ts'],
-      }),
-    );
+    await writeFile(path.join(project, 'tsconfig.json'), codeBlocks(usage, 'json')[0] ?? '');
     await inProject(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.']);
     const { stdout } = await inProject(process.execPath, ['dist/agent.js'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
