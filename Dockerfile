@@ -1,25 +1,28 @@
 # The yiem worker (and CLI) as a container: `docker build -t yiem .`
-# Stage 1 installs the production dependencies (with a C++ toolchain, for isolated-vm's native addon);
-# stage 2 copies them next to the sources, without the toolchain, and runs as the unprivileged `node`
-# user. The sources are TypeScript run through tsx, so there is no build step.
+# Stage 1 installs every dependency from the lockfile (with a C++ toolchain, for isolated-vm's native
+# addon; the Temporal SDK, isolated-vm and typescript are the package's peer dependencies, which the
+# repository pins as devDependencies) and builds dist/ (`npm ci` runs `prepare`); stage 2 copies the
+# build and node_modules, without the toolchain, and runs as the unprivileged `node` user.
 
-FROM node:20-bookworm-slim AS deps
+FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
-
-FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production
-WORKDIR /app
-COPY --from=deps /app/node_modules ./node_modules
-COPY package.json ./
-COPY bin ./bin
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 COPY activities ./activities
 COPY workflows ./workflows
 COPY tools ./tools
+RUN npm ci --no-audit --no-fund
+
+FROM node:20-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
 # The payload store (large payloads and messages); compose mounts a volume shared by every replica here.
 ENV YIEM_PAYLOADS_DIR=/data/payloads
 RUN mkdir -p /data/payloads && chown node:node /data/payloads

@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     globalSetup: ['test/support/globalSetup.ts'],
+    setupFiles: ['test/support/workerLog.ts'],
     include: ['test/**/*.test.ts'],
     // They bring their own Temporal cluster: `npm run test:cluster`.
     exclude: ['test/cluster/**', '**/node_modules/**'],

@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/protocol.ts';
@@ -19,8 +20,11 @@ export interface AgentActivityDependencies {
   model: ResolvedModelSettings;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
-  /** A client on the worker's cluster: model calls read their context through a query. */
-  getClient: () => Promise<Client>;
+  /**
+   * A client on the worker's cluster: model calls read their context through a query. Default: the
+   * worker's own client (`Context.current().client`), which shares the worker's connection.
+   */
+  getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
@@ -32,8 +36,8 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
   const emit = safeSink(deps.eventSink, warn);
-  const storedMessages = new StoredMessages(deps.getClient);
-  const contexts = new ModelContextReader(deps.getClient, storedMessages);
+  const storedMessages = new StoredMessages(deps.getClient ?? workerClient);
+  const contexts = new ModelContextReader(deps.getClient ?? workerClient, storedMessages);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   const prepare = (input: PrepareToolCallsInput) =>
@@ -75,4 +79,8 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };
+}
+
+async function workerClient(): Promise<Client> {
+  return Context.current().client;
 }

@@ -24,6 +24,7 @@ import { dataConverterFromEnv } from './codec/dataConverter.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from './connection.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { type ConversationSearchStatus, YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from './searchAttributes.ts';
+import { DEFAULT_TASK_QUEUE } from './taskQueue.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 import type {
@@ -39,7 +40,6 @@ import type {
   ToolInfo,
   TurnResult,
 } from './types.ts';
-import { DEFAULT_TASK_QUEUE } from './worker.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {

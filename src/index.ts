@@ -1,4 +1,7 @@
-export { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
+/**
+ * `yiem-agent`: what clients and tool files use. It loads no worker code (native bridge, sandbox,
+ * validator, MCP client); the worker side is `yiem-agent/worker`.
+ */
 export { currentToolCall } from '../activities/toolCallContext.ts';
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export {
@@ -51,11 +54,9 @@ export {
   type TemporalConnectionSettings,
 } from './connection.ts';
 export type { FollowEventsOptions } from './conversationEvents.ts';
-export { loadMcpConfig, MCP_NAME_SEPARATOR, mcpToolName } from './mcp/index.ts';
+export { MCP_NAME_SEPARATOR, mcpToolName } from './mcp/tools.ts';
 export type { ModelSettings } from './model/settings.ts';
-export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export type { AgentActivities } from './protocol.ts';
-export { listToolFiles, loadTools, ToolRegistry } from './registry.ts';
 export {
   CONVERSATION_STATUSES,
   type ConversationSearchStatus,
@@ -63,7 +64,6 @@ export {
   YIEM_STATUS,
   YIEM_TURNS,
 } from './searchAttributes.ts';
-export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { FileStorageDriver } from './storage/fileDriver.ts';
 export {
   DEFAULT_PAYLOAD_THRESHOLD_BYTES,
@@ -71,17 +71,10 @@ export {
   payloadStorage,
   payloadStorageFromEnv,
 } from './storage/payloadStorage.ts';
+export { DEFAULT_TASK_QUEUE } from './taskQueue.ts';
 export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
 export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
-export { type TracingOptions, tracingPlugins } from './tracing.ts';
+export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './tracing.ts';
 export type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
 export type { TranscriptRange } from './transcriptReader.ts';
 export type * from './types.ts';
-export { ArgumentValidator } from './validation.ts';
-export {
-  type AgentWorker,
-  type AgentWorkerOptions,
-  BUILTIN_TOOLS_DIR,
-  createAgentWorker,
-  DEFAULT_TASK_QUEUE,
-} from './worker.ts';

@@ -1,11 +1,7 @@
 import { fileURLToPath } from 'node:url';
-import type {
-  InjectedSinks,
-  ReplayWorkerOptions,
-  Worker,
-  WorkerOptions,
-  WorkerPlugin,
-} from '@temporalio/worker';
+import { Context } from '@temporalio/activity';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { InjectedSinks, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { safeSink } from '../activities/execute.ts';
 import { type AgentActivityDependencies, createAgentActivities } from '../activities/index.ts';
 import type { AgentEventSinks } from '../workflows/eventSink.ts';
@@ -14,8 +10,13 @@ import { McpToolSource } from './mcp/source.ts';
 import type { AgentActivities } from './protocol.ts';
 import type { McpServerConfig } from './types.ts';
 
+/** `.ts` when running from the sources, `.js` from the built package. */
+const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
 /** The module that exports `conversationWorkflow`, for workers that bundle it themselves. */
-export const AGENT_WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const AGENT_WORKFLOWS_PATH = fileURLToPath(
+  new URL(`../workflows/index${MODULE_EXTENSION}`, import.meta.url),
+);
 
 /** What `AgentPlugin` adds besides the activities. */
 export interface AgentPluginOptions {
@@ -34,27 +35,32 @@ export interface AgentPluginOptions {
  * Adds yiem's activities (model call, PREPARE, EXECUTE) to any Temporal worker, and its workflows
  * when the worker brings none of its own. A worker with its own workflows module should re-export
  * `conversationWorkflow` from it. With `workflows: false` it adds only the activities, for a worker
- * on a tool's dedicated task queue.
+ * on a tool's dedicated task queue. Model calls read their context through the worker's own client.
  */
-export class AgentPlugin implements WorkerPlugin {
-  readonly name = 'yiem-agent';
+export class AgentPlugin extends SimplePlugin {
   readonly activities: AgentActivities;
-  readonly #workflows: boolean;
   readonly #mcp: McpToolSource | undefined;
   #sessionQueue: string | undefined;
   #workerOptions: WorkerOptions | undefined;
   readonly #sinks: InjectedSinks<AgentEventSinks>;
 
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
-    this.activities = createAgentActivities(dependencies);
-    this.#workflows = options.workflows ?? true;
+    const activities = createAgentActivities(dependencies);
+    super({
+      name: 'yiem-agent',
+      activities,
+      ...(options.workflows === false
+        ? {}
+        : { workflowsPath: (ownPath: string | undefined) => ownPath ?? AGENT_WORKFLOWS_PATH }),
+    });
+    this.activities = activities;
     const servers = options.mcpServers ?? {};
     this.#mcp =
       Object.keys(servers).length === 0
         ? undefined
         : new McpToolSource(servers, {
             registry: dependencies.registry,
-            getClient: dependencies.getClient,
+            getClient: dependencies.getClient ?? (async () => Context.current().client),
             sessionQueue: () => this.#sessionQueue,
             ...(options.mcpSessionIdleMs ? { sessionIdleMs: options.mcpSessionIdleMs } : {}),
             ...(dependencies.log ? { log: dependencies.log } : {}),
@@ -84,25 +90,25 @@ export class AgentPlugin implements WorkerPlugin {
     await this.#mcp?.close();
   }
 
-  configureWorker(options: WorkerOptions): WorkerOptions {
+  override configureWorker(options: WorkerOptions): WorkerOptions {
     this.#workerOptions = options;
     if (this.#mcp?.hasStatefulServers) this.#sessionQueue ??= sessionQueueName(options.taskQueue);
-    return {
-      ...options,
-      activities: { ...options.activities, ...this.activities },
-      sinks: { ...options.sinks, ...this.#sinks },
-      ...(options.workflowsPath || options.workflowBundle || !this.#workflows
-        ? {}
-        : { workflowsPath: AGENT_WORKFLOWS_PATH }),
-    };
+    const configured = { ...super.configureWorker(options), sinks: { ...options.sinks, ...this.#sinks } };
+    // A prebuilt bundle brings the worker's workflows: no path goes beside it.
+    return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
   }
 
-  async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
-    if (!this.#mcp) return next(worker);
+  override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const configured = super.configureReplayWorker(options);
+    return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
+  }
+
+  override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    if (!this.#mcp) return super.runWorker(worker, next);
     try {
       await this.#mcp.start();
       const sessionQueue = this.#sessionQueue;
-      if (!sessionQueue) return await next(worker);
+      if (!sessionQueue) return await super.runWorker(worker, next);
       const { connection, namespace, dataConverter } = this.#workerOptions ?? {};
       await runWithSessionWorker(worker, next, {
         sessionQueue,
@@ -114,11 +120,5 @@ export class AgentPlugin implements WorkerPlugin {
     } finally {
       await this.closeMcpServers();
     }
-  }
-
-  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
-    return options.workflowsPath || options.workflowBundle
-      ? options
-      : { ...options, workflowsPath: AGENT_WORKFLOWS_PATH };
   }
 }

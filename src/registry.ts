@@ -161,14 +161,22 @@ export async function listToolFiles(dir: string): Promise<string[]> {
     .map((name) => join(absolute, name));
 }
 
+/** Files named `_*` are the tools' helper modules: tools import them, the registry does not. */
 function isToolFileName(name: string): boolean {
-  return TOOL_FILE_EXTENSIONS.has(extname(name)) && !name.endsWith('.d.ts') && !name.includes('.test.');
+  return (
+    TOOL_FILE_EXTENSIONS.has(extname(name)) &&
+    !name.startsWith('_') &&
+    !name.endsWith('.d.ts') &&
+    !name.includes('.test.')
+  );
 }
 
 async function importTool(file: string, context: ToolLoadContext): Promise<AgentTool> {
   const module = (await importModule(file)) as Partial<ToolModule>;
   if (typeof module.getTool !== 'function') {
-    throw new Error(`Tool file ${file} does not export a getTool() function`);
+    throw new Error(
+      `Tool file ${file} does not export a getTool() function (a helper module's name starts with _)`,
+    );
   }
   return module.getTool(context);
 }

@@ -1,9 +1,13 @@
-import { context, propagation } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { Resource } from '@opentelemetry/resources';
-import { BasicTracerProvider, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import type * as OtelApi from '@opentelemetry/api';
+import type * as OtelContextAsyncHooks from '@opentelemetry/context-async-hooks';
+import type * as OtelCore from '@opentelemetry/core';
+import type * as OtelResources from '@opentelemetry/resources';
+import type { Resource } from '@opentelemetry/resources';
+import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
+import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import { requireOptional } from './optionalDependency.ts';
 
 /**
  * OpenTelemetry tracing through Temporal's interceptors: the client traces starts, prompts and
@@ -18,15 +22,40 @@ export interface TracingOptions {
   resource?: Resource;
 }
 
+/** What tracing needs besides the SDK; the application installs them when it turns tracing on. */
+export const TRACING_PACKAGES = [
+  '@opentelemetry/api@1.9.0',
+  '@opentelemetry/context-async-hooks@1.30.1',
+  '@opentelemetry/core@1.30.1',
+  '@opentelemetry/resources@1.30.1',
+  '@opentelemetry/sdk-trace-base@1.30.1',
+  '@temporalio/interceptors-opentelemetry@1.23.0',
+];
+
+function tracingPackage<T>(name: string): T {
+  return requireOptional<T>(name, 'Tracing', TRACING_PACKAGES.join(' '));
+}
+
 /**
  * The Temporal plugins that turn tracing on; none when `tracing` is not given. Spans go to
  * `spanProcessor` whatever global tracer provider the application has. Linking spans into one trace
  * needs OpenTelemetry's global context manager and propagator: when the application (e.g. its
  * `NodeSDK`) has registered none, an AsyncLocalStorage context manager and the W3C trace-context
- * propagator are registered.
+ * propagator are registered. OpenTelemetry is loaded only here, so applications without tracing need
+ * not install it.
  */
 export function tracingPlugins(tracing: TracingOptions | undefined): OpenTelemetryPlugin[] {
   if (!tracing) return [];
+  const { context, propagation } = tracingPackage<typeof OtelApi>('@opentelemetry/api');
+  const { W3CTraceContextPropagator } = tracingPackage<typeof OtelCore>('@opentelemetry/core');
+  const { AsyncLocalStorageContextManager } = tracingPackage<typeof OtelContextAsyncHooks>(
+    '@opentelemetry/context-async-hooks',
+  );
+  const { Resource } = tracingPackage<typeof OtelResources>('@opentelemetry/resources');
+  const { BasicTracerProvider } = tracingPackage<typeof OtelTraceBase>('@opentelemetry/sdk-trace-base');
+  const { OpenTelemetryPlugin } = tracingPackage<typeof TemporalOtel>(
+    '@temporalio/interceptors-opentelemetry',
+  );
   if (propagation.fields().length === 0) propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   // Refused (returns false) when the application registered its own, which then stays in charge.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());

@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { dataConverterFromEnv } from './codec/dataConverter.ts';
@@ -9,11 +8,11 @@ import { type ModelSettings, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
+import { DEFAULT_TASK_QUEUE } from './taskQueue.ts';
 import { type TracingOptions, tracingPlugins } from './tracing.ts';
 import type { AgentEventSink, AgentHooks, AgentTool, McpServerConfig, SelfWritingOptions } from './types.ts';
 
-/** The task queue conversations run on unless told otherwise. */
-export const DEFAULT_TASK_QUEUE = 'yiem-agent';
+export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../tools/', import.meta.url));
@@ -93,19 +92,11 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
-  const clientConnection = Connection.lazy(connectionOptions);
-  const client = new Client({
-    connection: clientConnection,
-    namespace,
-    ...(dataConverter ? { dataConverter } : {}),
-    plugins: tracing,
-  });
 
   const plugin = new AgentPlugin(
     {
       registry,
       model: resolveModelSettings(options.model),
-      getClient: async () => client,
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
@@ -132,7 +123,6 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     });
   } catch (error) {
     await plugin.closeMcpServers();
-    await clientConnection.close();
     if (ownsConnection) await connection.close();
     throw error;
   }
@@ -140,7 +130,6 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   let running: Promise<void> | undefined;
   const run = (): Promise<void> => {
     running ??= worker.run().finally(async () => {
-      await clientConnection.close();
       if (ownsConnection) await connection.close();
     });
     return running;

@@ -183,6 +183,19 @@ describe('startDevServer', () => {
     }
   });
 
+  it('starts again on new ports when a port it picked was taken before the server bound it', async () => {
+    const dir = await tempDir();
+    const marker = path.join(dir, 'first-attempt');
+    // The first start loses the race for its port, as it can under parallel tests; later ones run the real CLI.
+    const racingCli = await writeScript(
+      path.join(dir, 'racing-temporal'),
+      `if [ ! -e ${marker} ]; then touch ${marker}; echo "listen tcp 127.0.0.1:1: bind: address already in use" >&2; exit 1; fi\nexec ${cliPath} "$@"`,
+    );
+    const server = await start({ dataDir: dir, cliPath: racingCli });
+    expect(existsSync(marker)).toBe(true);
+    expect(Object.keys(await customSearchAttributes(server.address))).toContain('YiemStatus');
+  });
+
   it('kills a server that does not answer within readyTimeoutMs', async () => {
     const dir = await tempDir();
     const pidFile = path.join(dir, 'pid');
@@ -226,14 +239,28 @@ describe('findTemporalCli / ensureTemporalCli', () => {
     expect(findTemporalCli({ dataDir, env: { TEMPORAL_CLI_PATH: explicit, PATH: binDir } })).toBe(explicit);
     expect(findTemporalCli({ dataDir, env: { PATH: binDir } })).toBe(onPath);
     expect(findTemporalCli({ dataDir, env: { PATH: path.join(dir, 'empty') } })).toBe(installed);
-    expect(findTemporalCli({ dataDir: path.join(dir, 'other'), env: { PATH: '' } })).toBeUndefined();
+    const noDefault = { PATH: '', YIEM_DATA_DIR: path.join(dir, 'empty') };
+    expect(findTemporalCli({ dataDir: path.join(dir, 'other'), env: noDefault })).toBeUndefined();
+  });
+
+  it("finds the default data directory's install for another data directory, instead of installing again", async () => {
+    const dir = await tempDir();
+    const defaultDir = path.join(dir, 'default');
+    const installed = projectCliPath(defaultDir);
+    await mkdir(path.dirname(installed), { recursive: true });
+    await writeScript(installed, 'exit 0');
+    const env = { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: defaultDir };
+    expect(findTemporalCli({ dataDir: path.join(dir, 'elsewhere'), env })).toBe(installed);
+    await expect(
+      ensureTemporalCli({ dataDir: path.join(dir, 'elsewhere'), env, python: '/nonexistent/python3' }),
+    ).resolves.toBe(installed);
   });
 
   it('explains what to do when no binary exists and python is missing', async () => {
     const dir = await tempDir();
     const attempt = ensureTemporalCli({
       dataDir: path.join(dir, 'data'),
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: '/nonexistent/python3',
       log: () => {},
     });
@@ -252,7 +279,7 @@ describe('findTemporalCli / ensureTemporalCli', () => {
     );
     const attempt = ensureTemporalCli({
       dataDir: path.join(dir, 'data'),
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: failingPython,
       log: () => {},
     });
@@ -284,7 +311,7 @@ describe('findTemporalCli / ensureTemporalCli', () => {
 
     const installed = await ensureTemporalCli({
       dataDir,
-      env: { PATH: path.join(dir, 'empty') },
+      env: { PATH: path.join(dir, 'empty'), YIEM_DATA_DIR: path.join(dir, 'data') },
       python: fakePython,
       log: (line) => logged.push(line),
     });

@@ -1,4 +1,4 @@
-import { msToNumber } from '@temporalio/common/lib/time';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval, ToolArguments } from '../src/types.ts';
 import type { ConversationEvents } from './events.ts';

@@ -1,4 +1,4 @@
-import { msToNumber } from '@temporalio/common/lib/time';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';

@@ -1,9 +1,10 @@
+import path from 'node:path';
+import type { LogEntry } from '@temporalio/worker';
 import { AgentClient } from '../client.ts';
 import { loadMcpConfig } from '../mcp/config.ts';
 import type { ConversationSearchStatus } from '../searchAttributes.ts';
-import { type DevServer, startDevServer, waitForServer } from '../server/index.ts';
+import { type DevServer, defaultDataDir, startDevServer, waitForServer } from '../server/index.ts';
 import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../types.ts';
-import { createAgentWorker } from '../worker.ts';
 import { runChat } from './chat.ts';
 import {
   type ConnectionConfig,
@@ -15,6 +16,7 @@ import {
 import { startDemoModel } from './demoModel.ts';
 import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
+import { workerLogToFile } from './workerLog.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -42,7 +44,8 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant. Use the tools
 /** `yiem server`: the embedded Temporal dev server, until Ctrl-C. */
 export async function serverCommand(flags: ServerFlags): Promise<void> {
   const server = await startServer(flags);
-  console.log(`Temporal dev server at ${server.address} (Web UI ${server.uiUrl}, data in ${server.dbFile})`);
+  const ui = server.uiUrl ? `Web UI ${server.uiUrl}` : 'no Web UI';
+  console.log(`Temporal dev server at ${server.address} (${ui}, data in ${server.dbFile})`);
   console.log('Press Ctrl-C to stop.');
   await untilInterrupted();
   await server.stop();
@@ -52,6 +55,7 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
+  const { createAgentWorker } = await loadWorker();
   const agent = await createAgentWorker({
     ...config,
     workflows: flags.workflows,
@@ -84,6 +88,8 @@ export async function devCommand(
   if (demo) {
     console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
   }
+  const logFile = path.join(flags.dataDir ?? defaultDataDir(), 'worker.log');
+  const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
   const agent = await createAgentWorker({
     address,
     namespace: config.namespace,
@@ -106,9 +112,11 @@ export async function devCommand(
   } finally {
     await agent.shutdown();
     await running;
-    await client.close();
     await demo?.close();
     await server?.stop();
+    // The client stays open: a call of the chat's event follower can still be in flight (the stream
+    // library's poll ends on its own), and once the server is gone its retry, run on a closed client,
+    // throws from a timer ("Channel has been shut down"). The CLI exits when the command is done.
   }
 }
 
@@ -177,6 +185,19 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
   } finally {
     await client.close();
   }
+}
+
+/**
+ * The worker side, loaded only by the commands that run a worker (the others start faster), with the
+ * worker's log at WARN: its INFO lines (webpack stats, state changes) would bury everything else.
+ */
+async function loadWorker(logFunction?: (entry: LogEntry) => void): Promise<typeof import('../worker.ts')> {
+  const [{ DefaultLogger, Runtime }, worker] = await Promise.all([
+    import('@temporalio/worker'),
+    import('../worker.ts'),
+  ]);
+  Runtime.install({ logger: new DefaultLogger('WARN', logFunction) });
+  return worker;
 }
 
 async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {

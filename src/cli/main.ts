@@ -1,4 +1,3 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
 import { codecServerCommand } from './codecServer.ts';
@@ -16,9 +15,6 @@ import {
   workerCommand,
 } from './commands.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
-
-// The worker's INFO lines (webpack stats, state changes) would bury the chat.
-Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
 
@@ -121,3 +117,6 @@ try {
   if (process.env.YIEM_DEBUG) console.error(error);
   process.exitCode = 1;
 }
+// A command is done when its promise settles: what it left open (a retrying call, an idle
+// connection) must not keep the process alive or crash it afterwards.
+process.exit();

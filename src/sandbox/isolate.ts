@@ -1,4 +1,5 @@
-import ivm from 'isolated-vm';
+import type IsolatedVm from 'isolated-vm';
+import { requireOptional } from '../optionalDependency.ts';
 import { ToolError } from '../toolResult.ts';
 import { bridgeFactory, fireAndForget } from './bridge.ts';
 import { CHECK_BUDGET_MS, remainingCheckBudgetMs } from './checkBudget.ts';
@@ -8,6 +9,11 @@ import type { SandboxSettings } from './settings.ts';
 
 /** Validation and preparation hold up PREPARE of their whole batch, so each gets a short leash. */
 const CHECK_TIMEOUT_CAP_MS = 1_000;
+
+/** isolated-vm compiles a native addon on install, so only applications running written tools install it. */
+function isolatedVm(): typeof IsolatedVm {
+  return requireOptional('isolated-vm', 'Running written tools', 'isolated-vm@5.0.4');
+}
 
 export interface AsyncSandboxCall {
   /** JavaScript defining the tool's functions (its TypeScript already transpiled). */
@@ -28,6 +34,7 @@ export interface AsyncSandboxCall {
  * once what went wrong; retrying the same code would fail the same way.
  */
 export async function runInSandbox(settings: SandboxSettings, run: AsyncSandboxCall): Promise<unknown> {
+  const ivm = isolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
   let stoppedBy: 'time' | 'abort' | undefined;
   const stop = (reason: 'time' | 'abort'): void => {
@@ -106,6 +113,7 @@ export async function runCheckInSandbox(
   );
   if (left <= 0) throw budgetError;
   const timeoutMs = Math.max(1, Math.min(capMs, left));
+  const ivm = isolatedVm();
   const isolate = new ivm.Isolate({ memoryLimit: settings.memoryMb });
   try {
     const context = await isolate.createContext();

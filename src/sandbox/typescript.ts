@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type TypeScript from 'typescript';
+import { requireOptional } from '../optionalDependency.ts';
 
 let loaded: typeof TypeScript | undefined;
 
@@ -8,7 +8,7 @@ let loaded: typeof TypeScript | undefined;
  * and only workers that write or run written tools need it.
  */
 export function typescript(): typeof TypeScript {
-  loaded ??= createRequire(import.meta.url)('typescript') as typeof TypeScript;
+  loaded ??= requireOptional<typeof TypeScript>('typescript', 'Writing and running written tools');
   return loaded;
 }
 

@@ -85,6 +85,8 @@ const OUTPUT_TAIL_LINES = 20;
 const POLL_INTERVAL_MS = 200;
 const PROBE_TIMEOUT_MS = 2_000;
 const HOST = '127.0.0.1';
+/** Starts on freshly picked ports after a port was taken between picking and binding. */
+const PORT_ATTEMPTS = 5;
 
 // Proto enum temporal.api.enums.v1.IndexedValueType; @temporalio/proto is not a direct dependency.
 const INDEXED_VALUE_TYPES: Record<SearchAttributeType, number> = {
@@ -120,9 +122,43 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   await mkdir(path.dirname(dbFile), { recursive: true });
 
   const cliPath = options.cliPath ?? (await ensureTemporalCli({ dataDir, log: options.log }));
-  const port = await resolvePort(options.port ?? DEFAULT_PORT);
-  const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
-  const metricsPort = options.metricsPort === undefined ? undefined : await resolvePort(options.metricsPort);
+  // Ports picked free can be taken by someone else before the server binds them (parallel tests):
+  // then the server is started again on new ones.
+  const picksPorts = options.port === 0 || options.uiPort === 0 || options.metricsPort === 0;
+  for (let attempt = 1; ; attempt++) {
+    const port = await resolvePort(options.port ?? DEFAULT_PORT);
+    const uiPort = options.headless ? undefined : await resolveUiPort(options, port);
+    const metricsPort =
+      options.metricsPort === undefined ? undefined : await resolvePort(options.metricsPort);
+    try {
+      return await launchDevServer({
+        options,
+        cliPath,
+        dbFile,
+        namespace,
+        readyTimeoutMs,
+        port,
+        uiPort,
+        metricsPort,
+      });
+    } catch (error) {
+      const portTaken = /address already in use/.test(error instanceof Error ? error.message : '');
+      if (!picksPorts || !portTaken || attempt >= PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+async function launchDevServer(launch: {
+  options: DevServerOptions;
+  cliPath: string;
+  dbFile: string;
+  namespace: string;
+  readyTimeoutMs: number;
+  port: number;
+  uiPort: number | undefined;
+  metricsPort: number | undefined;
+}): Promise<DevServer> {
+  const { options, cliPath, dbFile, namespace, readyTimeoutMs, port, uiPort, metricsPort } = launch;
   const args = startDevArgs({
     dbFile,
     port,

@@ -41,7 +41,8 @@ export function projectCliPath(dataDir: string): string {
 
 /**
  * Locates an existing `temporal` binary without installing anything.
- * Order: `$TEMPORAL_CLI_PATH`, then `temporal` on `PATH`, then the project install under `<dataDir>/temporal-cli`.
+ * Order: `$TEMPORAL_CLI_PATH`, then `temporal` on `PATH`, then the project install under
+ * `<dataDir>/temporal-cli`, then the one under the default data directory's.
  *
  * @returns the absolute path of the binary, or `undefined` if there is none.
  * @throws Error if `TEMPORAL_CLI_PATH` is set but does not name an executable file.
@@ -60,8 +61,9 @@ export function findTemporalCli(options: TemporalCliOptions = {}): string | unde
   }
   const onPath = findOnPath(BINARY_NAME, env.PATH ?? '');
   if (onPath) return onPath;
-  const installed = projectCliPath(options.dataDir ?? defaultDataDir(env));
-  return isExecutableFile(installed) ? installed : undefined;
+  // The default data directory's install serves every other data directory too: one CLI per project.
+  const dataDirs = [options.dataDir ?? defaultDataDir(env), defaultDataDir(env)];
+  return dataDirs.map(projectCliPath).find(isExecutableFile);
 }
 
 /**

@@ -43,17 +43,27 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('copies every source directory the package runs from, and only paths that exist', () => {
-    const sources = runtime
-      .filter((entry) => entry.getKeyword() === 'COPY' && !/--from/.test(entry.getTextContent()))
-      .flatMap((entry) => args(entry).slice(0, -1));
-    for (const source of sources) expect(existsSync(path.join(ROOT, source)), source).toBe(true);
-    // Directories whose TypeScript the worker imports at run time.
-    for (const dir of ['bin', 'src', 'activities', 'workflows', 'tools']) expect(sources).toContain(dir);
-    expect(sources).toContain('package.json');
+  it('builds from the sources, and the runtime stage copies the build, and only paths that exist', () => {
+    const copiedInto = (stage: Instruction[]) =>
+      stage
+        .filter((entry) => entry.getKeyword() === 'COPY' && !/--from/.test(entry.getTextContent()))
+        .flatMap((entry) => args(entry).slice(0, -1));
+    const built = copiedInto(instructions.slice(0, lastStageStart));
+    const shipped = copiedInto(runtime);
+    for (const source of [...built, ...shipped])
+      expect(existsSync(path.join(ROOT, source)), source).toBe(true);
+    // What scripts/build.mjs compiles (tsconfig.build.json's include) and what it needs to do so.
+    for (const input of ['src', 'activities', 'workflows', 'tools', 'scripts', 'tsconfig.build.json']) {
+      expect(built).toContain(input);
+    }
+    expect(shipped).toEqual(expect.arrayContaining(['bin', 'package.json']));
+    const fromBuild = runtime.filter((entry) => /--from=build/.test(entry.getTextContent())).map(args);
+    expect(fromBuild.map((copy) => copy.at(-2))).toEqual(
+      expect.arrayContaining(['/app/dist', '/app/node_modules']),
+    );
   });
 
-  it('needs at run time only the production dependencies that npm ci --omit=dev installs', () => {
+  it('imports at run time only what the package declares: its dependencies and peer dependencies', () => {
     const files = ['bin', 'src', 'activities', 'workflows', 'tools'].flatMap((dir) =>
       readdirSync(path.join(ROOT, dir), { recursive: true, encoding: 'utf8' })
         .filter((file) => /\.(ts|mjs)$/.test(file))
@@ -75,7 +85,8 @@ describe('Dockerfile', () => {
         .split('/')
         .slice(0, specifier.startsWith('@') ? 2 : 1)
         .join('/');
-    const missing = [...imported].map(packageOf).filter((name) => !(name in packageJson.dependencies));
+    const declared = { ...packageJson.dependencies, ...packageJson.peerDependencies };
+    const missing = [...imported].map(packageOf).filter((name) => !(name in declared));
     expect(missing).toEqual([]);
     expect(imported.size).toBeGreaterThan(5);
   });

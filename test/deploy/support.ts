@@ -1,13 +1,17 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 
 /** The real CLI's help text, to check a command line against the commands and options it has. */
 export async function cliHelp(...command: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [CLI, ...command, '--help'], { cwd: ROOT });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...YIEM_FROM_SOURCES, ...command, '--help'],
+    { cwd: ROOT },
+  );
   return stdout;
 }
 

@@ -1,10 +1,10 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client.ts';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ConversationEventItem, ToolArguments, ToolResultMessage } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
 const executed: { name: string; args: ToolArguments }[] = [];
 
@@ -42,14 +42,17 @@ async function nextEvent(
   throw new Error(`the conversation ended without a ${type} event`);
 }
 
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 /** Visibility is eventually consistent: listings catch up within moments. */
 const POLL = { timeout: 20_000, interval: 300 };
 
 function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [YIEM, ...args], { timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, ...args],
+      { timeout: 60_000 },
+      (error, stdout, stderr) =>
+        resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
   });
 }

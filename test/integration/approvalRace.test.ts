@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { quietRuntime } from '../support/agentHarness.ts';
+
 import type { approvalRaceWorkflow } from '../support/workflows/approvalRace.ts';
 
 const POLL = { timeout: 15_000, interval: 100 };
@@ -18,7 +18,6 @@ describe('a decision and an approval timeout in the same workflow task', () => {
   let client: Client;
   let bundle: { code: string };
   beforeAll(async () => {
-    quietRuntime();
     connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }) });
     bundle = await bundleWorkflowCode({

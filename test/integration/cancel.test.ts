@@ -1,14 +1,12 @@
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
 import { activityGate } from '../support/activityGate.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
-
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 
 /** Calls that started, and calls whose `signal` aborted and that cleaned up. */
 let started: string[] = [];
@@ -128,7 +126,15 @@ describe('cancelling a running turn', () => {
 
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      [YIEM, 'cancel', conversation.id, '--address', agent.address, '--task-queue', agent.taskQueue],
+      [
+        ...YIEM_FROM_SOURCES,
+        'cancel',
+        conversation.id,
+        '--address',
+        agent.address,
+        '--task-queue',
+        agent.taskQueue,
+      ],
       { env: { ...process.env, TEMPORAL_ADDRESS: '', YIEM_TASK_QUEUE: '' } },
     );
     expect(stdout).toContain(`Cancelled the running turn of ${conversation.id}`);

@@ -1,7 +1,6 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentTool } from '../../src/agents.ts';
 import type { ScriptedReply } from '../../src/testing/index.ts';
@@ -10,9 +9,9 @@ import type { AgentTool } from '../../src/types.ts';
 import { getTool as readUserFile } from '../../tools/readUserFile.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
 
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 const PARENT = 'You chat.';
 
 const lookup: AgentTool = {
@@ -82,7 +81,17 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
 
   const chat = () =>
     startTerminal(
-      ['node', YIEM, 'chat', '--address', agent.address, '--task-queue', agent.taskQueue, '--system', PARENT],
+      [
+        'node',
+        ...YIEM_FROM_SOURCES,
+        'chat',
+        '--address',
+        agent.address,
+        '--task-queue',
+        agent.taskQueue,
+        '--system',
+        PARENT,
+      ],
       { cwd: folder, env: { YIEM_UI_URL: 'http://ui.test' } },
     );
   const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/toolResult.ts';
 import type { AgentTool } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,7 +50,16 @@ describe('yiem chat in a terminal', () => {
 
   const chat = (...extra: string[]) =>
     startTerminal(
-      ['node', 'bin/yiem.mjs', 'chat', '--address', agent.address, '--task-queue', agent.taskQueue, ...extra],
+      [
+        'node',
+        ...YIEM_FROM_SOURCES,
+        'chat',
+        '--address',
+        agent.address,
+        '--task-queue',
+        agent.taskQueue,
+        ...extra,
+      ],
       { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
     );
   const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';

@@ -1,12 +1,14 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startFakeOpenMeteo } from '../support/fakeOpenMeteo.ts';
 import { scheduledActivities } from '../support/history.ts';
-
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 
 interface CliRun {
   code: number | null;
@@ -24,8 +26,8 @@ function yiem(args: string[], options: { env?: NodeJS.ProcessEnv; input?: string
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [YIEM, ...args],
-      { env: options.env ?? cleanEnv(), timeout: 60_000 },
+      [...YIEM_FROM_SOURCES, ...args],
+      { env: options.env ?? cleanEnv(), timeout: 100_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
     );
@@ -100,6 +102,50 @@ describe('the yiem CLI', () => {
       expect(time?.scheduledEventId).toBeLessThan(weather?.closedEventId ?? 0);
     } finally {
       await meteo.close();
+    }
+  });
+
+  it('dev on its own server leaves cleanly on /exit, with each worker warning as one line and in full in its log', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-dev-'));
+    const refused = 'http://127.0.0.1:9/';
+    try {
+      const run = await yiem(['dev', '--port', '0', '--headless', '--data-dir', dataDir], {
+        env: cleanEnv({ YIEM_OPEN_METEO_GEOCODING_URL: refused, YIEM_OPEN_METEO_FORECAST_URL: refused }),
+        input: 'What is the weather and time in Tokyo?\n/exit\n',
+      });
+      expect(run.stderr).not.toContain('Channel has been shut down');
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain('✗ getWeather');
+      const warnings = run.stderr.split('\n').filter((line) => line.startsWith('worker WARN'));
+      expect(warnings[0]).toContain('Activity failed (executeTool): fetch failed');
+      expect(warnings[0]).toContain(path.join(dataDir, 'worker.log'));
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/^\s+at /m);
+      expect(await readFile(path.join(dataDir, 'worker.log'), 'utf8')).toMatch(/fetch failed\n\s+at /);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('server --headless says it has no Web UI', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-headless-'));
+    const child = spawn(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, 'server', '--headless', '--port', '0', '--data-dir', dataDir],
+      { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    try {
+      let stdout = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        stdout += chunk;
+        if (stdout.includes('Ctrl-C')) break;
+      }
+      expect(stdout).toMatch(/Temporal dev server at 127\.0\.0\.1:\d+ \(no Web UI, data in /);
+      expect(stdout).not.toContain('undefined');
+    } finally {
+      child.kill('SIGINT');
+      await once(child, 'exit');
+      await rm(dataDir, { recursive: true, force: true });
     }
   });
 });

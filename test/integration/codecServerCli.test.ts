@@ -2,12 +2,11 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec } from '../../src/codec/index.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 const key = { id: 'k1', key: randomBytes(32) };
 
 function runCodecServer(env: Record<string, string>) {
@@ -17,7 +16,7 @@ function runCodecServer(env: Record<string, string>) {
     YIEM_CODEC_SERVER_TOKEN: _token,
     ...base
   } = process.env;
-  return spawn(process.execPath, [CLI, 'codec-server', '--port', '0'], {
+  return spawn(process.execPath, [...YIEM_FROM_SOURCES, 'codec-server', '--port', '0'], {
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -62,7 +62,9 @@ describe('the plain Temporal client', () => {
   afterAll(async () => agent?.close());
 
   it('talks to a conversation through the exported workflow and its update and queries', async () => {
-    const { conversationWorkflow, promptUpdate, statusQuery, transcriptQuery } = await import('yiem-agent');
+    const { conversationWorkflow, promptUpdate, statusQuery, transcriptQuery } = await import(
+      '../../src/index.ts'
+    );
     agent.model.enqueue({ kind: 'text', text: 'plain client works' });
     const handle = await agent.client.client.workflow.start(conversationWorkflow, {
       workflowId: `plain-${Date.now()}`,

@@ -12,7 +12,7 @@ import { AgentClient } from '../../src/client.ts';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES, payloadStorage } from '../../src/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import type { ToolResultMessage } from '../../src/types.ts';
-import { quietRuntime, workflowBundle } from '../support/agentHarness.ts';
+import { workflowBundle } from '../support/agentHarness.ts';
 
 const TURNS = 300;
 const MESSAGE_BYTES = 100_000;
@@ -43,7 +43,6 @@ describe('a conversation far larger than any Temporal payload', () => {
     });
 
   beforeAll(async () => {
-    quietRuntime();
     workDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-large-'));
     bundlePath = path.join(workDir, 'workflows.js');
     await writeFile(bundlePath, (await workflowBundle()).code);

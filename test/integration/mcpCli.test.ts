@@ -4,11 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { counterServer } from '../support/mcpServers.ts';
-
-const YIEM = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 
 /** The environment of a user who has set no model endpoint. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -20,7 +18,7 @@ function yiem(args: string[], input = ''): Promise<{ code: number; stdout: strin
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [YIEM, ...args],
+      [...YIEM_FROM_SOURCES, ...args],
       { env: cleanEnv(), timeout: 90_000 },
       (error, stdout, stderr) =>
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr }),
@@ -59,7 +57,7 @@ describe('yiem worker --mcp and yiem dev --mcp', () => {
     const child = spawn(
       process.execPath,
       [
-        YIEM,
+        ...YIEM_FROM_SOURCES,
         'worker',
         '--address',
         address(),

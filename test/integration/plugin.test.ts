@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect, inject, it } from 'vitest';
 import { AgentClient } from '../../src/client.ts';
@@ -26,7 +25,6 @@ it('AgentPlugin turns a worker of your own into an agent worker', async () => {
     parallelToolExecute: true,
     execute: (_id, args) => textResult(String(Number(args.a) + Number(args.b))),
   });
-  const clientConnection = await Connection.connect({ address });
   const connection = await NativeConnection.connect({ address });
   const worker = await Worker.create({
     connection,
@@ -43,7 +41,6 @@ it('AgentPlugin turns a worker of your own into an agent worker', async () => {
           timeoutMs: 5_000,
           maxContextBytes: 1_000_000,
         },
-        getClient: async () => new Client({ connection: clientConnection }),
       }),
     ],
   });
@@ -60,7 +57,6 @@ it('AgentPlugin turns a worker of your own into an agent worker', async () => {
     });
   } finally {
     await agents.close();
-    await clientConnection.close();
     await connection.close();
     await model.close();
   }

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
-import { quietRuntime, workflowBundle } from '../support/agentHarness.ts';
+import { workflowBundle } from '../support/agentHarness.ts';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
@@ -12,7 +12,6 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url
  */
 describe('replaying recorded conversation histories', () => {
   it('replays every committed history fixture', async () => {
-    quietRuntime();
     const files = (await readdir(FIXTURES)).filter((file) => file.endsWith('.json'));
     expect(files.length).toBeGreaterThan(0);
     for (const file of files) {

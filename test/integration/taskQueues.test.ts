@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { resultText, textResult } from '../../src/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 
-const CLI = fileURLToPath(new URL('../../bin/yiem.mjs', import.meta.url));
 const DEDICATED_TOOLS = fileURLToPath(new URL('../fixtures/tools/dedicated/', import.meta.url));
 const renderQueue = `render-${randomUUID()}`;
 
@@ -36,7 +36,7 @@ const lookup: AgentTool = {
 async function startDedicatedWorker(address: string): Promise<{ child: ChildProcess; output: string[] }> {
   const child = spawn(
     process.execPath,
-    [CLI, 'worker', '--no-workflows', '--no-builtin-tools', '--tools-dir', DEDICATED_TOOLS],
+    [...YIEM_FROM_SOURCES, 'worker', '--no-workflows', '--no-builtin-tools', '--tools-dir', DEDICATED_TOOLS],
     {
       env: {
         ...process.env,

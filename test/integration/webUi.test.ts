@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,13 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** Debian's Chromium (`apt-get install chromium`); the test never downloads a browser. */
 const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_MISSING = `The Web UI test needs Debian's Chromium at ${CHROMIUM}: apt-get install chromium`;
+/**
+ * Without Chromium the test is skipped with a notice, except in CI (CI=true), which installs it: there
+ * it runs and fails, so CI never passes with it skipped.
+ */
+const skipWithoutChromium = !existsSync(CHROMIUM) && !process.env.CI;
+if (skipWithoutChromium) console.warn(`SKIPPED: ${CHROMIUM_MISSING}`);
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -30,12 +38,13 @@ const getWeather: AgentTool = {
   execute: (_id, args) => textResult(`Sunny in ${String(args.city)}`),
 };
 
-describe('the Temporal Web UI of a finished conversation', () => {
+describe.skipIf(skipWithoutChromium)('the Temporal Web UI of a finished conversation', () => {
   let dataDir: string;
   let server: DevServer;
   let agent: TestAgent;
   let browser: BrowserContext;
   beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(CHROMIUM_MISSING);
     // The shared test server is headless; this test needs one with its Web UI.
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-webui-'));
     server = await startDevServer({ dataDir, cliPath: await ensureTemporalCli(), port: 0, uiPort: 0 });
@@ -50,7 +59,7 @@ describe('the Temporal Web UI of a finished conversation', () => {
     await browser?.close();
     await agent?.close();
     await server?.stop();
-    await rm(dataDir, { recursive: true, force: true });
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it("shows the conversation's title and its tool activities by tool and arguments", async () => {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
@@ -8,15 +8,6 @@ import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../.
 import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
-let runtimeInstalled = false;
-
-/** Worker INFO lines drown test output; warnings and errors still show. */
-export function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  runtimeInstalled = true;
-}
-
 /** The workflow bundle, built once per test file process. */
 export function workflowBundle(): Promise<{ code: string }> {
   bundle ??= bundleWorkflowCode({
@@ -66,7 +57,6 @@ export interface TestAgent {
 }
 
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
-  quietRuntime();
   const address = options.address ?? inject('temporalAddress');
   const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel(options.chunkSize ? { chunkSize: options.chunkSize } : {});

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
-import { quietRuntime, workflowBundle } from './agentHarness.ts';
+import { workflowBundle } from './agentHarness.ts';
 
 /** Where replay fixtures live; `npm run fixtures:record` rewrites the whole set. */
 export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
@@ -14,7 +14,6 @@ export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories/', impo
  * replay.test.ts then replays on every run.
  */
 export async function replayAndRecord(handle: WorkflowHandle, fixtureName: string): Promise<void> {
-  quietRuntime();
   const history = await handle.fetchHistory();
   await Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, handle.workflowId);
   if (process.env.YIEM_RECORD_HISTORIES === '1') {

@@ -162,10 +162,21 @@ describe('loadTools', () => {
     expect(registry.tools()).toHaveLength(1);
   });
 
-  it('refuses a file without getTool(), naming the file', async () => {
+  it('loads tools that import a helper module named _*, and not the helper itself', async () => {
+    await write('_format.mjs', 'export const shout = (text) => text.toUpperCase();\n');
+    await write(
+      'shout.mjs',
+      `import { shout } from './_format.mjs';\n${jsTool('shout').replace('"Label shout"', 'shout("Loud")')}`,
+    );
+    const registry = new ToolRegistry();
+    await registry.loadTools(dir);
+    expect(registry.list()).toEqual([{ name: 'shout', label: 'LOUD', description: 'Description of shout' }]);
+  });
+
+  it('refuses a file without getTool(), naming the file and the naming rule of helpers', async () => {
     const file = await write('broken.mjs', 'export const tool = {};\n');
     await expect(new ToolRegistry().loadTools(dir)).rejects.toThrow(
-      `Tool file ${file} does not export a getTool() function`,
+      `Tool file ${file} does not export a getTool() function (a helper module's name starts with _)`,
     );
   });
 

@@ -1,0 +1,10 @@
+// Compiles the package into dist/ (JavaScript and declarations) from a clean folder, so no file of an
+// earlier build is shipped; tsc copies no CommonJS files, so the failure converter is copied here.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+rmSync('dist', { recursive: true, force: true });
+execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+copyFileSync('src/codec/failureConverter.cjs', 'dist/src/codec/failureConverter.cjs');
