@@ -1,23 +1,42 @@
 import type { Client } from '@temporalio/client';
+import { transcriptQuery } from '../../workflows/definitions.ts';
+import { ContentStore } from '../storage/contentStore.ts';
+import type { TranscriptEntry } from '../transcript.ts';
 import type { Message } from '../types.ts';
 
+/** Entries read per transcript page while looking back for the latest session result. */
+const ENTRIES_PER_PAGE = 50;
+
 /**
- * The session queue of the conversation's last result from a stateful server (tools named
- * `<prefix>…`), read from its transcript: every result that came from a session names the queue of
- * the worker holding it. `undefined` when there is none, or when the last result did not come from
- * a session (the worker holding it was gone): the next call then opens a new session.
+ * The session queue named by the conversation's latest result of this server's tools, if any. It
+ * reads the transcript backwards, a page at a time, so a long conversation costs a query or two, and
+ * fetches a stored result from the payload store only when it is the one that decides.
  */
 export async function findSessionQueue(
   client: Client,
   conversationId: string,
   toolPrefix: string,
 ): Promise<string | undefined> {
-  const messages = await client.workflow.getHandle(conversationId).query<Message[]>('transcript');
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index];
-    if (message?.role !== 'toolResult' || !message.toolName.startsWith(toolPrefix)) continue;
-    const mcp = message.details.mcp as { sessionQueue?: unknown } | undefined;
-    return typeof mcp?.sessionQueue === 'string' ? mcp.sessionQueue : undefined;
+  const handle = client.workflow.getHandle(conversationId);
+  let end = (await handle.query(transcriptQuery)).total;
+  while (end > 0) {
+    const from = Math.max(0, end - ENTRIES_PER_PAGE);
+    const entries = (await handle.query(transcriptQuery, from)).messages.slice(0, end - from);
+    for (let index = entries.length - 1; index >= 0; index--) {
+      const entry = entries[index];
+      if (entry?.role !== 'toolResult' || !entry.toolName.startsWith(toolPrefix)) continue;
+      const message = await resolved(client, entry);
+      const mcp =
+        message.role === 'toolResult' ? (message.details.mcp as { sessionQueue?: unknown }) : undefined;
+      return typeof mcp?.sessionQueue === 'string' ? mcp.sessionQueue : undefined;
+    }
+    end = from;
   }
   return undefined;
+}
+
+async function resolved(client: Client, entry: TranscriptEntry): Promise<Message> {
+  const { stored, ...message } = entry;
+  const store = stored ? ContentStore.of(client.options.loadedDataConverter) : undefined;
+  return stored && store ? store.get<Message>(stored) : (message as Message);
 }

@@ -1,6 +1,7 @@
-import ivm from 'isolated-vm';
+import type ivm from 'isolated-vm';
 import pLimit from 'p-limit';
 import { describeThrown } from '../thrown.ts';
+import { isolatedVm } from './isolatedVm.ts';
 
 /** File reads and fetches one sandboxed call may have running at once; the rest wait their turn. */
 const MAX_RUNNING_HOST_CALLS = 8;
@@ -18,8 +19,9 @@ export type BridgeOutcome = { ok: true; value: unknown } | { ok: false; message:
  */
 export function bridgeFactory(): (run: (...args: unknown[]) => Promise<unknown>) => ivm.Reference {
   const limit = pLimit(MAX_RUNNING_HOST_CALLS);
+  const { Reference } = isolatedVm();
   return (run) =>
-    new ivm.Reference((...args: unknown[]): Promise<string> => {
+    new Reference((...args: unknown[]): Promise<string> => {
       if (limit.pendingCount >= MAX_WAITING_HOST_CALLS) {
         return Promise.resolve(
           failed(
@@ -36,7 +38,8 @@ export function bridgeFactory(): (run: (...args: unknown[]) => Promise<unknown>)
 
 /** A host function the isolate calls without waiting (logs, progress): whatever it throws is dropped. */
 export function fireAndForget(run: (value: unknown) => void): ivm.Reference {
-  return new ivm.Reference((value: unknown) => {
+  const { Reference } = isolatedVm();
+  return new Reference((value: unknown) => {
     try {
       run(value);
     } catch {

@@ -1,19 +1,13 @@
-import type IsolatedVm from 'isolated-vm';
-import { requireOptional } from '../optionalDependency.ts';
 import { ToolError } from '../toolResult.ts';
 import { bridgeFactory, fireAndForget } from './bridge.ts';
 import { CHECK_BUDGET_MS, remainingCheckBudgetMs } from './checkBudget.ts';
 import { fetchIfAllowed, readAllowedFile } from './hostBridges.ts';
+import { isolatedVm } from './isolatedVm.ts';
 import { SANDBOX_PRELUDE } from './prelude.ts';
 import type { SandboxSettings } from './settings.ts';
 
 /** Validation and preparation hold up PREPARE of their whole batch, so each gets a short leash. */
 const CHECK_TIMEOUT_CAP_MS = 1_000;
-
-/** isolated-vm compiles a native addon on install, so only applications running written tools install it. */
-function isolatedVm(): typeof IsolatedVm {
-  return requireOptional('isolated-vm', 'Running written tools', 'isolated-vm@5.0.4');
-}
 
 export interface AsyncSandboxCall {
   /** JavaScript defining the tool's functions (its TypeScript already transpiled). */
