@@ -17,9 +17,20 @@ describe('replaying recorded conversation histories', () => {
     for (const file of files) {
       const history = JSON.parse(await readFile(`${FIXTURES}${file}`, 'utf8'));
       await expect(
-        Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history, file),
+        Worker.runReplayHistory(
+          { workflowBundle: await workflowBundle() },
+          history,
+          recordedWorkflowId(history),
+        ),
         file,
       ).resolves.toBeUndefined();
     }
   });
 });
+
+/** The id the conversation ran under: a sub-agent's child workflow id is derived from its parent's. */
+function recordedWorkflowId(history: {
+  events: { workflowExecutionStartedEventAttributes?: { workflowId?: string } }[];
+}): string | undefined {
+  return history.events[0]?.workflowExecutionStartedEventAttributes?.workflowId;
+}
