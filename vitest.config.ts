@@ -1,6 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { useSourcesForPackageImports } from './test/support/sourceCondition.ts';
+
+const resolve = useSourcesForPackageImports();
 
 export default defineConfig({
+  resolve,
+  ssr: { resolve },
   test: {
     globalSetup: ['test/support/globalSetup.ts'],
     setupFiles: ['test/support/workerLog.ts'],

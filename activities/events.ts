@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
-import type { ConversationEvent } from '../src/types.ts';
+import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
+import type { ConversationEvent } from '../src/contract/types.ts';
 import { messageOf } from './prepare.ts';
 
 /** How often buffered events travel to the workflow: one signal per interval, whatever the token rate. */

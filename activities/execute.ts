@@ -1,10 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { toolErrorMessage, toolResultMessage } from '../src/messages.ts';
-import type { ExecuteToolInput, ExecuteToolOutput } from '../src/protocol.ts';
-import type { ToolRegistry } from '../src/registry.ts';
-import { firstLine, resultText, textContent } from '../src/toolResult.ts';
-import { limitToolResult } from '../src/toolResultLimit.ts';
+import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import type { ExecuteToolInput, ExecuteToolOutput } from '../src/contract/protocol.ts';
+import { firstLine, resultText, textContent } from '../src/contract/toolResult.ts';
+import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import type {
   AfterToolCallContext,
   AfterToolCallResult,
@@ -12,13 +11,14 @@ import type {
   AgentEventSink,
   AgentHooks,
   AgentToolResult,
-} from '../src/types.ts';
+} from '../src/contract/types.ts';
+import type { ToolRegistry } from '../src/worker/registry.ts';
+import { runWithToolCall } from '../src/worker/toolCallContext.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { messageOf } from './prepare.ts';
 import { limitProgress } from './progress.ts';
 import { summarizeToolCall } from './summary.ts';
-import { runWithToolCall } from './toolCallContext.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;

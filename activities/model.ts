@@ -1,18 +1,18 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
-import { classifyModelError } from '../src/model/errors.ts';
-import { formatMessages, formatTools } from '../src/model/formatMessages.ts';
-import { parseAssistantMessage } from '../src/model/parseReply.ts';
-import type { ResolvedModelSettings } from '../src/model/settings.ts';
 import type {
   ActivityEvents,
   CallModelInput,
   CallModelOutput,
   PreparedToolCall,
   PrepareToolCallsInput,
-} from '../src/protocol.ts';
-import type { ToolRegistry } from '../src/registry.ts';
+} from '../src/contract/protocol.ts';
+import { classifyModelError } from '../src/worker/model/errors.ts';
+import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
+import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
+import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import type { ToolRegistry } from '../src/worker/registry.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';

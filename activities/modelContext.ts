@@ -1,9 +1,9 @@
 import type { Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
-import type { StoredContent } from '../src/transcript.ts';
-import { entryBytes, type TranscriptEntry } from '../src/transcript.ts';
-import type { Message } from '../src/types.ts';
-import { modelContextQuery } from '../workflows/definitions.ts';
+import { modelContextQuery } from '../src/contract/definitions.ts';
+import type { StoredContent } from '../src/contract/transcript.ts';
+import { entryBytes, type TranscriptEntry } from '../src/contract/transcript.ts';
+import type { Message } from '../src/contract/types.ts';
 import type { StoredMessages } from './storedMessages.ts';
 
 interface CachedTranscript {

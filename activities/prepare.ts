@@ -1,11 +1,11 @@
-import { toolErrorMessage } from '../src/messages.ts';
-import type { PreparedToolCall, PrepareToolCallsInput } from '../src/protocol.ts';
-import type { ToolRegistry } from '../src/registry.ts';
-import { withCheckBudget } from '../src/sandbox/checkBudget.ts';
-import { describeThrown } from '../src/thrown.ts';
-import type { AgentHooks, AgentTool, AgentToolCall, ToolArguments } from '../src/types.ts';
-import type { ArgumentValidator } from '../src/validation.ts';
-import { resolveToolPolicy } from './policy.ts';
+import { toolErrorMessage } from '../src/contract/messages.ts';
+import type { PreparedToolCall, PrepareToolCallsInput } from '../src/contract/protocol.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
+import { resolveToolPolicy } from '../src/contract/toolPolicy.ts';
+import type { AgentHooks, AgentTool, AgentToolCall, ToolArguments } from '../src/contract/types.ts';
+import type { ToolRegistry } from '../src/worker/registry.ts';
+import { withCheckBudget } from '../src/worker/sandbox/checkBudget.ts';
+import type { ArgumentValidator } from '../src/worker/validation.ts';
 import { summarizeToolCall } from './summary.ts';
 
 export interface PrepareDependencies {

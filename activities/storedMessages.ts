@@ -2,9 +2,14 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { StorageDriverTargetInfo } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
-import { ContentStore, storedKey } from '../src/storage/contentStore.ts';
-import { entryBytes, INLINE_MESSAGE_BYTES, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
-import type { Message } from '../src/types.ts';
+import {
+  entryBytes,
+  INLINE_MESSAGE_BYTES,
+  storedOutline,
+  type TranscriptEntry,
+} from '../src/contract/transcript.ts';
+import type { Message } from '../src/contract/types.ts';
+import { ContentStore, storedKey } from '../src/infrastructure/storage/contentStore.ts';
 
 /** Resolved stored messages a worker keeps in memory, across conversations. */
 export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;

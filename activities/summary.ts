@@ -1,4 +1,4 @@
-import type { ToolArguments } from '../src/types.ts';
+import type { ToolArguments } from '../src/contract/types.ts';
 
 const SUMMARY_LIMIT = 120;
 

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AgentTool } from '../src/types.ts';
+import type { AgentTool } from '../src/contract/types.ts';
 
 /** Milliseconds the slow tool of the parallel benchmark takes. */
 export const SLOW_TOOL_MS = 200;

@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { payloadStorage } from '../src/storage/payloadStorage.ts';
-import { createAgentWorker } from '../src/worker.ts';
+import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
+import { createAgentWorker } from '../src/worker/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
 import { crashTool, largeResultTool, noopTool, slowTool } from './tools.ts';
 

@@ -7,4 +7,7 @@ import { createRequire } from 'node:module';
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 rmSync('dist', { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-copyFileSync('src/codec/failureConverter.cjs', 'dist/src/codec/failureConverter.cjs');
+copyFileSync(
+  'src/infrastructure/codec/failureConverter.cjs',
+  'dist/src/infrastructure/codec/failureConverter.cjs',
+);

@@ -2,8 +2,27 @@
  * `yiem-agent`: what clients and tool files use. It loads no worker code (native bridge, sandbox,
  * validator, MCP client); the worker side is `yiem-agent/worker`.
  */
-export { currentToolCall } from '../activities/toolCallContext.ts';
+
 export { conversationWorkflow } from '../workflows/conversation.ts';
+export type { ServeCallbacksOptions } from './client/callbackClient.ts';
+export {
+  AgentClient,
+  type AgentClientOptions,
+  Conversation,
+  type ConversationLimits,
+  type ConversationListing,
+  type StartConversationOptions,
+} from './client/client.ts';
+export type { FollowEventsOptions } from './client/conversationEvents.ts';
+export type { TranscriptRange } from './client/transcriptReader.ts';
+export {
+  agentTool,
+  type CallbackToolSpec,
+  callbackTool,
+  DEFAULT_CALLBACK_TIMEOUT,
+  handoffTool,
+  handoffToolName,
+} from './contract/agents.ts';
 export {
   callbackResultUpdate,
   cancelUpdate,
@@ -14,24 +33,21 @@ export {
   promptUpdate,
   statusQuery,
   transcriptQuery,
-} from '../workflows/definitions.ts';
+} from './contract/definitions.ts';
+export { MCP_NAME_SEPARATOR, mcpToolName } from './contract/mcpToolName.ts';
+export type { AgentActivities } from './contract/protocol.ts';
 export {
-  agentTool,
-  type CallbackToolSpec,
-  callbackTool,
-  DEFAULT_CALLBACK_TIMEOUT,
-  handoffTool,
-  handoffToolName,
-} from './agents.ts';
-export type { ServeCallbacksOptions } from './callbackClient.ts';
-export {
-  AgentClient,
-  type AgentClientOptions,
-  Conversation,
-  type ConversationLimits,
-  type ConversationListing,
-  type StartConversationOptions,
-} from './client.ts';
+  CONVERSATION_STATUSES,
+  type ConversationSearchStatus,
+  YIEM_AGENT,
+  YIEM_STATUS,
+  YIEM_TURNS,
+} from './contract/searchAttributes.ts';
+export { DEFAULT_TASK_QUEUE } from './contract/taskQueue.ts';
+export { resultText, ToolError, textContent, textResult } from './contract/toolResult.ts';
+export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './contract/toolResultLimit.ts';
+export type { StoredContent, TranscriptEntry, TranscriptPage } from './contract/transcript.ts';
+export type * from './contract/types.ts';
 export {
   type AesGcmCodecOptions,
   AesGcmPayloadCodec,
@@ -45,36 +61,20 @@ export {
   type RunningCodecServer,
   startCodecServer,
   UNENCRYPTED_REFUSED,
-} from './codec/index.ts';
+} from './infrastructure/codec/index.ts';
 export {
   DEFAULT_TEMPORAL_ADDRESS,
   DEFAULT_TEMPORAL_NAMESPACE,
   type ResolvedTemporalConnection,
   resolveTemporalConnection,
   type TemporalConnectionSettings,
-} from './connection.ts';
-export type { FollowEventsOptions } from './conversationEvents.ts';
-export { MCP_NAME_SEPARATOR, mcpToolName } from './mcp/tools.ts';
-export type { ModelSettings } from './model/settings.ts';
-export type { AgentActivities } from './protocol.ts';
-export {
-  CONVERSATION_STATUSES,
-  type ConversationSearchStatus,
-  YIEM_AGENT,
-  YIEM_STATUS,
-  YIEM_TURNS,
-} from './searchAttributes.ts';
-export { FileStorageDriver } from './storage/fileDriver.ts';
+} from './infrastructure/connection.ts';
+export { FileStorageDriver } from './infrastructure/storage/fileDriver.ts';
 export {
   DEFAULT_PAYLOAD_THRESHOLD_BYTES,
   type PayloadStorageOptions,
   payloadStorage,
   payloadStorageFromEnv,
-} from './storage/payloadStorage.ts';
-export { DEFAULT_TASK_QUEUE } from './taskQueue.ts';
-export { resultText, ToolError, textContent, textResult } from './toolResult.ts';
-export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './toolResultLimit.ts';
-export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './tracing.ts';
-export type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
-export type { TranscriptRange } from './transcriptReader.ts';
-export type * from './types.ts';
+} from './infrastructure/storage/payloadStorage.ts';
+export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './infrastructure/tracing.ts';
+export { currentToolCall } from './worker/toolCallContext.ts';

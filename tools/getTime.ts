@@ -1,5 +1,5 @@
-import { ToolError, textResult } from '../src/toolResult.ts';
-import type { AgentTool, AgentToolResult, ToolArguments, ToolLoadContext } from '../src/types.ts';
+import type { AgentTool, AgentToolResult, ToolArguments, ToolLoadContext } from 'yiem-agent';
+import { ToolError, textResult } from 'yiem-agent';
 
 const MISSING_ARGUMENT = "Missing required argument: provide at least one of 'timezone' or 'city'";
 

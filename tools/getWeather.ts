@@ -1,11 +1,5 @@
-import { ToolError, textResult } from '../src/toolResult.ts';
-import type {
-  AgentTool,
-  AgentToolResult,
-  OnPartialResult,
-  ToolArguments,
-  ToolLoadContext,
-} from '../src/types.ts';
+import type { AgentTool, AgentToolResult, OnPartialResult, ToolArguments, ToolLoadContext } from 'yiem-agent';
+import { ToolError, textResult } from 'yiem-agent';
 
 const DEFAULT_GEOCODING_URL = 'https://geocoding-api.open-meteo.com';
 const DEFAULT_FORECAST_URL = 'https://api.open-meteo.com';

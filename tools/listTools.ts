@@ -1,5 +1,5 @@
-import { textResult } from '../src/toolResult.ts';
-import type { AgentTool, ToolInfo, ToolLoadContext } from '../src/types.ts';
+import type { AgentTool, ToolInfo, ToolLoadContext } from 'yiem-agent';
+import { textResult } from 'yiem-agent';
 
 /** One line per tool, so a multi-line description is folded onto its line. */
 function toolLine(tool: ToolInfo): string {

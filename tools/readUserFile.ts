@@ -1,5 +1,5 @@
-import { callbackTool } from '../src/agents.ts';
-import type { AgentTool } from '../src/types.ts';
+import type { AgentTool } from 'yiem-agent';
+import { callbackTool } from 'yiem-agent';
 
 /**
  * The built-in callback tool: it has no body on the worker. `yiem chat` (or any client that serves

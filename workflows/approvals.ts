@@ -1,12 +1,13 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition } from '@temporalio/workflow';
-import type { ApprovalDecision, ApprovalOutcome, PendingApproval, ToolArguments } from '../src/types.ts';
+import type { ApprovalPolicy } from '../src/contract/settings.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  PendingApproval,
+  ToolArguments,
+} from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
-
-export interface ApprovalPolicy {
-  timeout: string | undefined;
-  onTimeout: 'approve' | 'deny';
-}
 
 export interface ApprovalRequest {
   /** Unique in the conversation (the call's activity id), unlike the model's tool call id. */

@@ -1,10 +1,15 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
-import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
-import type { AgentActivities, PreparedToolCall } from '../src/protocol.ts';
-import { textContent } from '../src/toolResult.ts';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/toolResultLimit.ts';
-import type { CallbackAnswer, CallbackToolResult, PendingCallback, ToolRunner } from '../src/types.ts';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
+import { textContent } from '../src/contract/toolResult.ts';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/toolResultLimit.ts';
+import type {
+  CallbackAnswer,
+  CallbackToolResult,
+  PendingCallback,
+  ToolRunner,
+} from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 

@@ -8,17 +8,6 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ConversationCarryOver, PendingMessage } from '../src/protocol.ts';
-import { type TranscriptEntry, transcriptPage } from '../src/transcript.ts';
-import type {
-  ApprovalDecision,
-  ConversationOptions,
-  ConversationStatus,
-  ConversationSummary,
-  TurnResult,
-} from '../src/types.ts';
-import { Approvals } from './approvals.ts';
-import { CallbackCalls } from './callbackTools.ts';
 import {
   callbackResultUpdate,
   cancelUpdate,
@@ -32,10 +21,25 @@ import {
   subAgentApprovalSignal,
   toolsUpdate,
   transcriptQuery,
-} from './definitions.ts';
+} from '../src/contract/definitions.ts';
+import type { ConversationCarryOver, PendingMessage } from '../src/contract/protocol.ts';
+import {
+  conversationOptionsProblem,
+  resolveConversationSettings,
+  userTextProblem,
+} from '../src/contract/settings.ts';
+import { type TranscriptEntry, transcriptPage } from '../src/contract/transcript.ts';
+import type {
+  ApprovalDecision,
+  ConversationOptions,
+  ConversationStatus,
+  ConversationSummary,
+  TurnResult,
+} from '../src/contract/types.ts';
+import { Approvals } from './approvals.ts';
+import { CallbackCalls } from './callbackTools.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
-import { conversationOptionsProblem, resolveConversationSettings, userTextProblem } from './settings.ts';
 import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
 import { toolRunners } from './toolRunners.ts';
 import { runTurn, workerDefaultModel, workerTools } from './turn.ts';

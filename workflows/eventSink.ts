@@ -1,10 +1,6 @@
-import { proxySinks, type Sinks } from '@temporalio/workflow';
-import type { AgentEvent } from '../src/types.ts';
-
-/** The worker's `eventSink`, reached from workflow code for calls the workflow runs itself. */
-export interface AgentEventSinks extends Sinks {
-  yiemAgentEvents: { emit(event: AgentEvent): void };
-}
+import { proxySinks } from '@temporalio/workflow';
+import type { AgentEventSinks } from '../src/contract/protocol.ts';
+import type { AgentEvent } from '../src/contract/types.ts';
 
 const { yiemAgentEvents } = proxySinks<AgentEventSinks>();
 

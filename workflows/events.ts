@@ -3,12 +3,16 @@ import {
   type PollInput,
   type PollResult,
   WorkflowStream,
-  type WorkflowStreamState,
   type WorkflowTopicHandle,
   workflowStreamPollUpdate,
 } from '@temporalio/workflow-streams/workflow';
-import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/protocol.ts';
-import type { ConversationEvent } from '../src/types.ts';
+import {
+  type ActivityEvents,
+  type ConversationEventBody,
+  EVENTS_TOPIC,
+  type EventLogCarryOver,
+} from '../src/contract/protocol.ts';
+import type { ConversationEvent } from '../src/contract/types.ts';
 
 /** At most this many of the latest events, and this many bytes of them, travel to the next run. */
 const MAX_CARRIED_EVENTS = 500;
@@ -20,14 +24,6 @@ const MAX_LOG_BYTES = 1024 * 1024;
  * the activity that the same workflow task schedules must already see it.
  */
 const FOLLOWER_GRACE_MS = 10_000;
-
-/** What the event log hands to the next run when the conversation continues as new. */
-export interface EventLogCarryOver {
-  stream: WorkflowStreamState;
-  seq: number;
-  /** When a follower last polled the previous run: followers' polls land on the new run a moment later. */
-  followedAt?: number;
-}
 
 /**
  * The conversation's event log: a workflow stream that clients follow by polling Update. Long

@@ -5,7 +5,7 @@ import {
   YIEM_AGENT,
   YIEM_STATUS,
   YIEM_TURNS,
-} from '../src/searchAttributes.ts';
+} from '../src/contract/searchAttributes.ts';
 
 /**
  * Keeps `YiemStatus` and `YiemTurns` current, upserting only the attributes that changed (the client

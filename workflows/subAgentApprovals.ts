@@ -1,7 +1,7 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
-import type { SubAgentApprovalMessage } from '../src/protocol.ts';
-import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/types.ts';
-import { forwardedDecisionSignal, subAgentApprovalSignal } from './definitions.ts';
+import { forwardedDecisionSignal, subAgentApprovalSignal } from '../src/contract/definitions.ts';
+import type { SubAgentApprovalMessage } from '../src/contract/protocol.ts';
+import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 
 /**

@@ -1,17 +1,17 @@
 import { CancellationScope, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
-import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/messages.ts';
-import type { ConversationCarryOver, PreparedToolCall } from '../src/protocol.ts';
-import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/searchAttributes.ts';
-import { textContent } from '../src/toolResult.ts';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import type { ConversationCarryOver, PreparedToolCall } from '../src/contract/protocol.ts';
+import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
+import type { ConversationSettings } from '../src/contract/settings.ts';
+import { textContent } from '../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
   ConversationOptions,
   ConversationSummary,
   ToolResultMessage,
   ToolRunner,
-} from '../src/types.ts';
+} from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
-import type { ConversationSettings } from './settings.ts';
 import type { ForwardedApprovals } from './subAgentApprovals.ts';
 import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 

@@ -1,5 +1,5 @@
-import type { PreparedToolCall } from '../src/protocol.ts';
-import type { ToolExecutionMode } from '../src/types.ts';
+import type { PreparedToolCall } from '../src/contract/protocol.ts';
+import type { ToolExecutionMode } from '../src/contract/types.ts';
 
 /**
  * Which prepared calls start together. Each group is a list of indices into the batch; groups run one

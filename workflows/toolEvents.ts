@@ -1,5 +1,5 @@
-import { firstLine, resultText } from '../src/toolResult.ts';
-import type { ToolResultMessage } from '../src/types.ts';
+import { firstLine, resultText } from '../src/contract/toolResult.ts';
+import type { ToolResultMessage } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 
 /** A tool call's outcome as the turn needs it. */

@@ -1,7 +1,7 @@
-import { toolResultMessage } from '../src/messages.ts';
-import type { PreparedToolCall } from '../src/protocol.ts';
-import { textContent } from '../src/toolResult.ts';
-import type { AgentDefinition, ToolRunner } from '../src/types.ts';
+import { toolResultMessage } from '../src/contract/messages.ts';
+import type { PreparedToolCall } from '../src/contract/protocol.ts';
+import { textContent } from '../src/contract/toolResult.ts';
+import type { AgentDefinition, ToolRunner } from '../src/contract/types.ts';
 import type { CallbackCalls } from './callbackTools.ts';
 import { emitAgentEvent } from './eventSink.ts';
 import { runSubAgent, type SubAgentContext } from './subAgents.ts';

@@ -7,19 +7,19 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import { toolCancelledMessage, toolErrorMessage } from '../src/messages.ts';
-import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/protocol.ts';
-import { resultText } from '../src/toolResult.ts';
-import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/transcript.ts';
+import { toolCancelledMessage, toolErrorMessage } from '../src/contract/messages.ts';
+import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
+import type { ConversationSettings } from '../src/contract/settings.ts';
+import { resultText } from '../src/contract/toolResult.ts';
+import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type {
   ApprovalOutcome,
   AssistantMessage,
   ToolInfo,
   ToolResultMessage,
   TurnResult,
-} from '../src/types.ts';
+} from '../src/contract/types.ts';
 import type { ApprovalRequest } from './approvals.ts';
-import type { ConversationSettings } from './settings.ts';
 import { planExecutionGroups } from './toolBatch.ts';
 import type { ToolRunners } from './toolRunners.ts';
 

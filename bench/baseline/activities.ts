@@ -1,8 +1,8 @@
 import { createOpenAIClient } from '../../activities/model.ts';
-import { formatMessages } from '../../src/model/formatMessages.ts';
-import { parseAssistantMessage } from '../../src/model/parseReply.ts';
-import { type ModelSettings, resolveModelSettings } from '../../src/model/settings.ts';
-import type { AssistantMessage, Message } from '../../src/types.ts';
+import type { AssistantMessage, Message, ModelSettings } from '../../src/contract/types.ts';
+import { formatMessages } from '../../src/worker/model/formatMessages.ts';
+import { parseAssistantMessage } from '../../src/worker/model/parseReply.ts';
+import { resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 /** The baseline's model call: the whole context travels in the activity input, so into history. */
 export interface BaselineActivities {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Conversation } from '../../src/client.ts';
+import type { Conversation } from '../../src/client/client.ts';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';

@@ -1,5 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { AgentClient } from '../../src/client.ts';
+import type { AgentClient } from '../../src/client/client.ts';
 import { baselinePromptUpdate } from '../baseline/workflow.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { historyBytes } from '../history.ts';

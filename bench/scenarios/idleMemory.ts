@@ -1,4 +1,4 @@
-import type { AgentClient, Conversation } from '../../src/client.ts';
+import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import { MB, timed } from '../stats.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';

@@ -1,4 +1,4 @@
-import type { AgentClient } from '../../src/client.ts';
+import type { AgentClient } from '../../src/client/client.ts';
 import { encodedBytes, largestPayload, storedHistory } from '../history.ts';
 import { largeTurnAnswer, largeTurnText } from '../scriptedReplies.ts';
 import { type Summary, summarize } from '../stats.ts';

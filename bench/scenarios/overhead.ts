@@ -1,4 +1,4 @@
-import type { AgentClient, Conversation } from '../../src/client.ts';
+import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';

@@ -1,4 +1,4 @@
-import type { AgentClient } from '../../src/client.ts';
+import type { AgentClient } from '../../src/client/client.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { lastToolBatch } from '../history.ts';
 import { createPiAgent } from '../piAgent.ts';

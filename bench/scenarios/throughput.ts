@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { AgentClient, Conversation } from '../../src/client.ts';
+import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import { MB, type Summary, summarize } from '../stats.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';

@@ -1,4 +1,4 @@
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { startWorkerProcess } from '../workerHandle.ts';

@@ -1,4 +1,4 @@
-import type { AgentClient } from '../../src/client.ts';
+import type { AgentClient } from '../../src/client/client.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
 import { sendOk } from './overhead.ts';
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Creates the namespace yiem uses and the search attributes its workflows write (the same ones
-# `yiem server` registers on the dev server: YIEM_SEARCH_ATTRIBUTES in src/server/devServer.ts).
+# `yiem server` registers on the dev server: YIEM_SEARCH_ATTRIBUTES in src/infrastructure/server/devServer.ts).
 # `npm run test:cluster` runs it too, with the CLI in TEMPORAL_CLI.
 set -eu
 

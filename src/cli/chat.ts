@@ -1,5 +1,5 @@
-import type { AgentClient, Conversation } from '../client.ts';
-import type { ConversationEventItem, ToolExecutionMode } from '../types.ts';
+import type { AgentClient, Conversation } from '../client/client.ts';
+import type { ConversationEventItem, ToolExecutionMode } from '../contract/types.ts';
 import { conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';

@@ -1,6 +1,6 @@
-import { codecFromEnv } from '../codec/dataConverter.ts';
-import { startCodecServer } from '../codec/index.ts';
-import { payloadStorageFromEnv } from '../storage/payloadStorage.ts';
+import { codecFromEnv } from '../infrastructure/codec/dataConverter.ts';
+import { startCodecServer } from '../infrastructure/codec/index.ts';
+import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.ts';
 
 export interface CodecServerFlags {
   host: string;

@@ -1,10 +1,15 @@
 import path from 'node:path';
 import type { LogEntry } from '@temporalio/worker';
-import { AgentClient } from '../client.ts';
-import { loadMcpConfig } from '../mcp/config.ts';
-import type { ConversationSearchStatus } from '../searchAttributes.ts';
-import { type DevServer, defaultDataDir, startDevServer, waitForServer } from '../server/index.ts';
-import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../types.ts';
+import { AgentClient } from '../client/client.ts';
+import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
+import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../contract/types.ts';
+import {
+  type DevServer,
+  defaultDataDir,
+  startDevServer,
+  waitForServer,
+} from '../infrastructure/server/index.ts';
+import { loadMcpConfig } from '../worker/mcp/config.ts';
 import { runChat } from './chat.ts';
 import {
   type ConnectionConfig,
@@ -191,10 +196,12 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
  * The worker side, loaded only by the commands that run a worker (the others start faster), with the
  * worker's log at WARN: its INFO lines (webpack stats, state changes) would bury everything else.
  */
-async function loadWorker(logFunction?: (entry: LogEntry) => void): Promise<typeof import('../worker.ts')> {
+async function loadWorker(
+  logFunction?: (entry: LogEntry) => void,
+): Promise<typeof import('../worker/worker.ts')> {
   const [{ DefaultLogger, Runtime }, worker] = await Promise.all([
     import('@temporalio/worker'),
-    import('../worker.ts'),
+    import('../worker/worker.ts'),
   ]);
   Runtime.install({ logger: new DefaultLogger('WARN', logFunction) });
   return worker;

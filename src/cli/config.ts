@@ -1,4 +1,4 @@
-import { resolveTemporalConnection } from '../connection.ts';
+import { resolveTemporalConnection } from '../infrastructure/connection.ts';
 
 /** Where the CLI finds Temporal and which task queue it uses: flags first, then the environment. */
 export interface ConnectionFlags {

@@ -1,6 +1,6 @@
-import type { ConversationListing } from '../client.ts';
-import { resultText } from '../toolResult.ts';
-import type { AgentEvent, Message, TurnResult } from '../types.ts';
+import type { ConversationListing } from '../client/client.ts';
+import { resultText } from '../contract/toolResult.ts';
+import type { AgentEvent, Message, TurnResult } from '../contract/types.ts';
 
 /** A transcript as a person reads it. */
 export function formatTranscript(messages: readonly Message[]): string {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { CONVERSATION_STATUSES } from '../searchAttributes.ts';
+import { CONVERSATION_STATUSES } from '../contract/searchAttributes.ts';
 import { codecServerCommand } from './codecServer.ts';
 import {
   approveCommand,

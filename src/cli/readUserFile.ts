@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
-import type { CallbackHandler } from '../types.ts';
+import type { CallbackHandler } from '../contract/types.ts';
 
 /** The most a read returns to the model. */
 const MAX_BYTES = 64 * 1024;

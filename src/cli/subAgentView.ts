@@ -1,6 +1,6 @@
-import type { AgentClient } from '../client.ts';
-import { firstLine, resultText } from '../toolResult.ts';
-import type { ConversationEventItem } from '../types.ts';
+import type { AgentClient } from '../client/client.ts';
+import { firstLine, resultText } from '../contract/toolResult.ts';
+import type { ConversationEventItem } from '../contract/types.ts';
 
 /**
  * Follows a sub-agent's child conversation while it works, printing its tool calls with its name in

@@ -1,4 +1,4 @@
-import type { ConversationEventItem, PendingApproval, TurnResult } from '../types.ts';
+import type { ConversationEventItem, PendingApproval, TurnResult } from '../contract/types.ts';
 import { formatTurnResult } from './format.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];

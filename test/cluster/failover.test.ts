@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { type LocalCluster, startLocalCluster } from './localCluster.ts';
 import type { TemporalNode } from './temporalNode.ts';

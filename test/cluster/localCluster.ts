@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ensureTemporalCli, waitForServer } from '../../src/server/index.ts';
+import { ensureTemporalCli, waitForServer } from '../../src/infrastructure/server/index.ts';
 import { startPrivatePostgres } from './postgres.ts';
 import { startTcpProxy } from './tcpProxy.ts';
 import { nodePorts, type TemporalNode, temporalNode } from './temporalNode.ts';

@@ -4,8 +4,8 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019.js';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/server/devServer.ts';
-import { YIEM_SEARCH_ATTRIBUTES } from '../../src/server/index.ts';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/infrastructure/server/devServer.ts';
+import { YIEM_SEARCH_ATTRIBUTES } from '../../src/infrastructure/server/index.ts';
 import { SHARED_SETUP } from '../cluster/localCluster.ts';
 import { checkYiemCommandLine, ROOT } from './support.ts';
 

@@ -1,8 +1,13 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Conversation } from '../../src/client.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ConversationEventItem, ToolArguments, ToolResultMessage } from '../../src/types.ts';
+import type { Conversation } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type {
+  AgentTool,
+  ConversationEventItem,
+  ToolArguments,
+  ToolResultMessage,
+} from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 

@@ -1,10 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
-import { AesGcmPayloadCodec, encryptedDataConverter, UNENCRYPTED_REFUSED } from '../../src/codec/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
+import {
+  AesGcmPayloadCodec,
+  encryptedDataConverter,
+  UNENCRYPTED_REFUSED,
+} from '../../src/infrastructure/codec/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const echo: AgentTool = {

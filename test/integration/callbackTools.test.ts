@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { callbackTool } from '../../src/agents.ts';
-import type { Conversation } from '../../src/client.ts';
-import type { ConversationEventItem, ToolResultMessage } from '../../src/types.ts';
+import type { Conversation } from '../../src/client/client.ts';
+import { callbackTool } from '../../src/contract/agents.ts';
+import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { activityGate } from '../support/activityGate.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';

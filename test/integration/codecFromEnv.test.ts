@@ -1,8 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import { type AgentWorker, createAgentWorker } from '../../src/worker.ts';
+import { type AgentWorker, createAgentWorker } from '../../src/worker/worker.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 
 describe('encryption configured by the environment alone', () => {

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec } from '../../src/codec/index.ts';
+import { AesGcmPayloadCodec } from '../../src/infrastructure/codec/index.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
 const key = { id: 'k1', key: randomBytes(32) };

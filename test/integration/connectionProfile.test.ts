@@ -3,9 +3,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import { createAgentWorker } from '../../src/worker.ts';
+import { createAgentWorker } from '../../src/worker/worker.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 
 describe('worker and client configured by a Temporal config profile', () => {

@@ -5,17 +5,17 @@ import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, Message } from '../../src/contract/types.ts';
 import {
   AesGcmPayloadCodec,
   type CodecKey,
   encryptedDataConverter,
   type RunningCodecServer,
   startCodecServer,
-} from '../../src/codec/index.ts';
-import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/server/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, Message } from '../../src/types.ts';
+} from '../../src/infrastructure/codec/index.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 
 const SECRETS = {

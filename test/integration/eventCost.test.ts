@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Conversation } from '../../src/client.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
+import type { Conversation } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** Reports progress for a second: longer than an attempt may hold its events back when followed. */

@@ -1,6 +1,6 @@
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Conversation } from '../../src/client.ts';
+import type { Conversation } from '../../src/client/client.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const MESSAGE_BYTES = 1_000;

@@ -2,9 +2,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import type { ScriptedReply, ScriptedToolCall } from '../../src/testing/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const BYSTANDER = 'bystander';

@@ -8,10 +8,13 @@ import { encodedBytes, largestPayload, storedHistory } from '../../bench/history
 import { benchReply, largeResultTag, largeTurnAnswer, largeTurnText } from '../../bench/scriptedReplies.ts';
 import { largeResultText } from '../../bench/tools.ts';
 import { type MemoryUsage, startWorkerProcess, type WorkerHandle } from '../../bench/workerHandle.ts';
-import { AgentClient } from '../../src/client.ts';
-import { DEFAULT_PAYLOAD_THRESHOLD_BYTES, payloadStorage } from '../../src/storage/payloadStorage.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import type { ToolResultMessage } from '../../src/contract/types.ts';
+import {
+  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  payloadStorage,
+} from '../../src/infrastructure/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { ToolResultMessage } from '../../src/types.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 
 const TURNS = 300;

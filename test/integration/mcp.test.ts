@@ -4,9 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
-import { createAgentWorker } from '../../src/worker.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
+import { createAgentWorker } from '../../src/worker/worker.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 import { scheduledActivities } from '../support/history.ts';
 import {

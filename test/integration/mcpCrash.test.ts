@@ -3,9 +3,9 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient, type Conversation } from '../../src/client.ts';
+import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import type { McpServerConfig, ToolResultMessage } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { McpServerConfig, ToolResultMessage } from '../../src/types.ts';
 import { everythingServer, startHttpCounter } from '../support/mcpServers.ts';
 import {
   type CrashBench,

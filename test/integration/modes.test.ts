@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolExecutionMode, ToolResultMessage } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolExecutionMode, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 interface Span {

@@ -5,16 +5,19 @@ import path from 'node:path';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { largestPayload, storedHistory } from '../../bench/history.ts';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, Message, ToolResultMessage } from '../../src/contract/types.ts';
 import {
   AesGcmPayloadCodec,
   encryptedDataConverter,
   type RunningCodecServer,
   startCodecServer,
-} from '../../src/codec/index.ts';
-import { DEFAULT_PAYLOAD_THRESHOLD_BYTES, payloadStorage } from '../../src/storage/payloadStorage.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, Message, ToolResultMessage } from '../../src/types.ts';
+} from '../../src/infrastructure/codec/index.ts';
+import {
+  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  payloadStorage,
+} from '../../src/infrastructure/storage/payloadStorage.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const USER_SECRET = 'USER-SECRET-tourmaline';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ToolError, textContent, textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolArguments, ToolResultMessage } from '../../src/types.ts';
+import { ToolError, textContent, textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolArguments, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scheduledActivities } from '../support/history.ts';
 

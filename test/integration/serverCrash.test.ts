@@ -3,10 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
-import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/server/index.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import type { ToolResultMessage } from '../../src/contract/types.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { ToolResultMessage } from '../../src/types.ts';
 import {
   type CrashBench,
   createCrashBench,

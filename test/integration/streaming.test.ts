@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
 import { activityGate } from '../support/activityGate.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import type { ToolResultMessage } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { ToolResultMessage } from '../../src/types.ts';
 import { scriptAgents, systemPromptOf } from '../support/agentScript.ts';
 import {
   type CrashBench,

@@ -1,14 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agentTool, handoffTool } from '../../src/agents.ts';
-import type { Conversation } from '../../src/client.ts';
-import type { RecordedRequest } from '../../src/testing/index.ts';
-import { textResult } from '../../src/toolResult.ts';
+import type { Conversation } from '../../src/client/client.ts';
+import { agentTool, handoffTool } from '../../src/contract/agents.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
   AgentTool,
   ConversationEventItem,
   ToolResultMessage,
-} from '../../src/types.ts';
+} from '../../src/contract/types.ts';
+import type { RecordedRequest } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { offeredTools, scriptAgents, systemPromptOf } from '../support/agentScript.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ToolCallInfo } from '../../src/contract/types.ts';
 import { currentToolCall } from '../../src/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool, ToolCallInfo } from '../../src/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** What `currentToolCall()` returned on each attempt. */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../../src/toolResultLimit.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../../src/contract/toolResultLimit.ts';
+import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const dump: AgentTool = {

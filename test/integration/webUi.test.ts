@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/server/index.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** Debian's Chromium (`apt-get install chromium`); the test never downloads a browser. */

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../src/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
+import type { ToolCallInfo, ToolResultMessage } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { ToolCallInfo, ToolResultMessage } from '../../src/types.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import {
   type CrashBench,

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { AgentClient, type AgentClientOptions } from '../../src/client.ts';
+import { AgentClient, type AgentClientOptions } from '../../src/client/client.ts';
+import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/types.ts';
-import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker.ts';
+import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
 /** The workflow bundle, built once per test file process. */

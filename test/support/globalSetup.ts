@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { ensureTemporalCli, startDevServer, waitForServer } from '../../src/server/index.ts';
+import { ensureTemporalCli, startDevServer, waitForServer } from '../../src/infrastructure/server/index.ts';
 
 const EXTERNAL_SERVER_TIMEOUT_MS = 10_000;
 

@@ -8,11 +8,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { currentToolCall } from '../../activities/toolCallContext.ts';
-import { agentTool } from '../../src/agents.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool } from '../../src/types.ts';
-import { createAgentWorker } from '../../src/worker.ts';
+import { agentTool } from '../../src/contract/agents.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
+import { currentToolCall } from '../../src/worker/toolCallContext.ts';
+import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];

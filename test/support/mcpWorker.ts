@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { loadMcpConfig } from '../../src/mcp/config.ts';
-import { createAgentWorker } from '../../src/worker.ts';
+import { loadMcpConfig } from '../../src/worker/mcp/config.ts';
+import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const env = (name: string): string => {
   const value = process.env[name];

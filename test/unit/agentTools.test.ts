@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { agentTool, callbackTool, handoffTool } from '../../src/agents.ts';
 import { isSensitivePath } from '../../src/cli/readUserFile.ts';
-import { createAgentWorker } from '../../src/worker.ts';
+import { agentTool, callbackTool, handoffTool } from '../../src/contract/agents.ts';
+import { createAgentWorker } from '../../src/worker/worker.ts';
 
 describe('agent, handoff and callback tools', () => {
   const researcher = {

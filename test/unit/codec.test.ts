@@ -10,7 +10,7 @@ import {
   codecKeysFromEnv,
   parseCodecKeys,
   UNENCRYPTED_REFUSED,
-} from '../../src/codec/index.ts';
+} from '../../src/infrastructure/codec/index.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 const value = { secret: 'plain words' };

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectionConfig } from '../../src/cli/config.ts';
-import { resolveTemporalConnection } from '../../src/connection.ts';
+import { resolveTemporalConnection } from '../../src/infrastructure/connection.ts';
 
 // HOME points nowhere so a developer's own ~/.config/temporalio/temporal.toml cannot leak in.
 const bare = { HOME: '/nonexistent' };

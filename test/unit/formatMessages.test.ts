@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { formatMessages, formatTools } from '../../src/model/formatMessages.ts';
-import { textResult } from '../../src/toolResult.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentTool,
   AssistantMessage,
   Message,
   ToolResultMessage,
   UserMessage,
-} from '../../src/types.ts';
+} from '../../src/contract/types.ts';
+import { formatMessages, formatTools } from '../../src/worker/model/formatMessages.ts';
 
 const user = (content: string): UserMessage => ({ role: 'user', content, timestamp: 1 });
 

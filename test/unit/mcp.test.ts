@@ -2,10 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadMcpConfig } from '../../src/mcp/config.ts';
-import { mcpToolResult } from '../../src/mcp/result.ts';
-import { mcpToolName } from '../../src/mcp/tools.ts';
-import { ToolError } from '../../src/toolResult.ts';
+import { mcpToolName } from '../../src/contract/mcpToolName.ts';
+import { ToolError } from '../../src/contract/toolResult.ts';
+import { loadMcpConfig } from '../../src/worker/mcp/config.ts';
+import { mcpToolResult } from '../../src/worker/mcp/result.ts';
 
 describe('MCP config files', () => {
   let dir: string;

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { requireOptional } from '../../src/optionalDependency.ts';
+import { requireOptional } from '../../src/infrastructure/optionalDependency.ts';
 
 it('names the feature and what to install when a package a feature needs is missing', () => {
   expect(() =>

@@ -2,9 +2,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listToolFiles, loadTools, ToolRegistry } from '../../src/registry.ts';
-import { textResult } from '../../src/toolResult.ts';
-import type { AgentTool } from '../../src/types.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
+import { loadTools, ToolRegistry } from '../../src/worker/registry.ts';
+import { listToolFiles } from '../../src/worker/toolFiles.ts';
 
 let dir: string;
 

@@ -1,10 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_CONTEXT_BYTES, DEFAULT_MODEL, resolveModelSettings } from '../../src/model/settings.ts';
 import {
   conversationOptionsProblem,
   resolveConversationSettings,
   userTextProblem,
-} from '../../workflows/settings.ts';
+} from '../../src/contract/settings.ts';
+import {
+  DEFAULT_MAX_CONTEXT_BYTES,
+  DEFAULT_MODEL,
+  resolveModelSettings,
+} from '../../src/worker/model/settings.ts';
 
 describe('userTextProblem', () => {
   it('accepts an ordinary message', () => {

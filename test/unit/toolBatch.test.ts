@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOOL_POLICY } from '../../activities/policy.ts';
-import type { PreparedToolCall } from '../../src/protocol.ts';
+import type { PreparedToolCall } from '../../src/contract/protocol.ts';
+import { DEFAULT_TOOL_POLICY } from '../../src/contract/toolPolicy.ts';
 import { planExecutionGroups } from '../../workflows/toolBatch.ts';
 
 let counter = 0;

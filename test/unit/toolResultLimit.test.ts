@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { textResult } from '../../src/toolResult.ts';
-import { limitToolResult } from '../../src/toolResultLimit.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import { limitToolResult } from '../../src/contract/toolResultLimit.ts';
 
 const bytes = (text: string): number => new TextEncoder().encode(text).length;
 

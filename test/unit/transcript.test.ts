@@ -7,8 +7,8 @@ import {
   storedOutline,
   type TranscriptEntry,
   transcriptPage,
-} from '../../src/transcript.ts';
-import type { AssistantMessage, ToolResultMessage } from '../../src/types.ts';
+} from '../../src/contract/transcript.ts';
+import type { AssistantMessage, ToolResultMessage } from '../../src/contract/types.ts';
 
 const user = (text: string): TranscriptEntry => ({ role: 'user', content: text, timestamp: 1 });
 const reply = (text: string): AssistantMessage => ({

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TurnView } from '../../src/cli/turnView.ts';
-import type { ConversationEvent, ConversationEventItem, PendingApproval } from '../../src/types.ts';
+import type { ConversationEvent, ConversationEventItem, PendingApproval } from '../../src/contract/types.ts';
 
 function captured(): { output: Writable; text: () => string } {
   let text = '';

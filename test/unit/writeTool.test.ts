@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolRegistry } from '../../src/registry.ts';
-import { sandboxedTool } from '../../src/sandbox/sandboxedTool.ts';
-import { resolveSandboxSettings } from '../../src/sandbox/settings.ts';
-import { wrapCode } from '../../src/selfWriting/templates.ts';
-import { writeFileOnce } from '../../src/selfWriting/writeFileOnce.ts';
-import { createWriteTool } from '../../src/selfWriting/writeTool.ts';
-import type { AgentTool, ToolArguments } from '../../src/types.ts';
-import { ArgumentValidator } from '../../src/validation.ts';
+import type { AgentTool, ToolArguments } from '../../src/contract/types.ts';
+import { ToolRegistry } from '../../src/worker/registry.ts';
+import { sandboxedTool } from '../../src/worker/sandbox/sandboxedTool.ts';
+import { resolveSandboxSettings } from '../../src/worker/sandbox/settings.ts';
+import { wrapCode } from '../../src/worker/selfWriting/templates.ts';
+import { writeFileOnce } from '../../src/worker/selfWriting/writeFileOnce.ts';
+import { createWriteTool } from '../../src/worker/selfWriting/writeTool.ts';
+import { ArgumentValidator } from '../../src/worker/validation.ts';
 
 const noPartials = (): void => {};
 

@@ -1,0 +1,114 @@
+/**
+ * Who may import whom (docs/ARCHITECTURE.md, "Roles"). `npm run lint` runs it, so a wrong-way
+ * import fails CI. Type-only imports count: a type that crosses a boundary couples the two sides too.
+ */
+const WORKFLOW_SAFE_PACKAGES = '^node_modules/@temporalio/(workflow|common|workflow-streams)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'An import cycle makes load order matter and hides which module owns what.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'contract-imports-only-contract',
+      comment:
+        'src/contract/ is the workflow-safe contract: types, message definitions, settings, limits. It imports nothing else of the project.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'contract-is-workflow-safe',
+      comment:
+        'Workflow code imports the contract, so it may use no Node.js module and only workflow-safe packages.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: {
+        dependencyTypes: ['core', 'npm', 'npm-peer', 'npm-dev', 'npm-optional'],
+        pathNot: WORKFLOW_SAFE_PACKAGES,
+      },
+    },
+    {
+      name: 'workflows-import-only-contract',
+      comment:
+        'Workflow code is deterministic: it imports only the contract, itself and @temporalio/workflow.',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: { path: '^(src|activities|tools)/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'workflows-are-workflow-safe',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: {
+        dependencyTypes: ['core', 'npm', 'npm-peer', 'npm-dev', 'npm-optional'],
+        pathNot: WORKFLOW_SAFE_PACKAGES,
+      },
+    },
+    {
+      name: 'activities-never-import-workflows',
+      comment: 'Activities run on the worker; they reach the workflow only through the contract.',
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: '^(workflows|src/client|src/cli)/' },
+    },
+    {
+      name: 'worker-never-imports-workflows-or-client',
+      comment: 'The worker bundles workflows/ by path; it never imports workflow code or the client.',
+      severity: 'error',
+      from: { path: '^src/worker/' },
+      to: { path: '^(workflows|src/client|src/cli)/' },
+    },
+    {
+      name: 'client-never-imports-worker',
+      comment: 'A client loads no worker code: no activities, no worker, no workflow code.',
+      severity: 'error',
+      from: { path: '^src/client/' },
+      to: { path: '^(activities|workflows|src/worker|src/cli)/' },
+    },
+    {
+      name: 'infrastructure-imports-only-contract',
+      comment: 'Connection, codec, storage, server and tracing serve every role and depend on none.',
+      severity: 'error',
+      from: { path: '^src/infrastructure/' },
+      to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/(contract|infrastructure)/' },
+    },
+    {
+      name: 'client-entry-loads-no-worker-code',
+      comment:
+        '`yiem-agent` is what clients and tool files import. Of the worker it re-exports only currentToolCall, which depends on nothing but node:async_hooks.',
+      severity: 'error',
+      from: { path: '^src/index\\.ts$' },
+      to: { path: '^(activities|src/worker|src/cli)/', pathNot: '^src/worker/toolCallContext\\.ts$' },
+    },
+    {
+      name: 'testing-imports-nothing',
+      comment:
+        '`yiem-agent/testing` (the scripted model) stands alone, so a test can use it without the framework.',
+      severity: 'error',
+      from: { path: '^src/testing/' },
+      to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/testing/' },
+    },
+    {
+      name: 'builtin-tools-import-the-package',
+      comment: "Built-in tools import what a user's tool imports: `yiem-agent`, never an internal path.",
+      severity: 'error',
+      from: { path: '^tools/' },
+      to: { path: '^(src|workflows|activities)/', dependencyTypes: ['local'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['yiem-source', 'import', 'types', 'default'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

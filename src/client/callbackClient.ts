@@ -1,0 +1,78 @@
+import type {
+  CallbackHandler,
+  CallbackToolResult,
+  ConversationEventItem,
+  ConversationStatus,
+  PendingCallback,
+} from '../contract/types.ts';
+import type { FollowEventsOptions } from './conversationEvents.ts';
+
+/** What serving callbacks needs of a conversation (a `Conversation` has it). */
+export interface CallbackConversation {
+  eventOffset(): Promise<number>;
+  status(): Promise<ConversationStatus>;
+  events(options?: FollowEventsOptions): AsyncIterable<ConversationEventItem>;
+  answerCallback(callId: string, result: CallbackToolResult): Promise<void>;
+}
+
+/** Options of `Conversation.serveCallbacks`. */
+export interface ServeCallbacksOptions {
+  /** Stops serving; the returned promise then resolves. */
+  signal?: AbortSignal;
+  /** Told about a result that could not be handed back (e.g. another client answered first, or it timed out). */
+  onError?: (error: Error, call: PendingCallback) => void;
+}
+
+/**
+ * Answers the conversation's callback tool calls with `handlers` (by tool name): the calls already
+ * waiting when it starts, then each one requested, until the conversation ends or `signal` aborts.
+ * Calls of tools without a handler are left to other clients.
+ */
+export async function serveCallbacks(
+  conversation: CallbackConversation,
+  handlers: Record<string, CallbackHandler>,
+  options: ServeCallbacksOptions = {},
+): Promise<void> {
+  const seen = new Set<string>();
+  const running: Promise<void>[] = [];
+  const serve = (call: PendingCallback): void => {
+    const handler = handlers[call.toolName];
+    if (!handler || seen.has(call.callId)) return;
+    seen.add(call.callId);
+    running.push(runHandler(conversation, handler, call, options));
+  };
+  // Read after the offset: a call requested in between is seen twice and served once.
+  const offset = await conversation.eventOffset();
+  for (const call of (await conversation.status()).pendingCallbacks) serve(call);
+  const events = conversation.events({
+    fromOffset: offset,
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  for await (const event of events) {
+    if (event.type === 'callbackRequested') serve(event.callback);
+  }
+  await Promise.all(running);
+}
+
+async function runHandler(
+  conversation: CallbackConversation,
+  handler: CallbackHandler,
+  call: PendingCallback,
+  options: ServeCallbacksOptions,
+): Promise<void> {
+  let result: CallbackToolResult;
+  try {
+    result = await handler(call.args, call);
+  } catch (error) {
+    result = { text: `${call.toolName} failed on the client: ${messageOf(error)}`, isError: true };
+  }
+  try {
+    await conversation.answerCallback(call.callId, result);
+  } catch (error) {
+    options.onError?.(error instanceof Error ? error : new Error(String(error)), call);
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

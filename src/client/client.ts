@@ -1,0 +1,322 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import {
+  type ConversationWorkflow,
+  callbackResultUpdate,
+  cancelUpdate,
+  decideToolCallUpdate,
+  endSignal,
+  postSignal,
+  promptUpdate,
+  statusQuery,
+  toolsUpdate,
+} from '../contract/definitions.ts';
+import {
+  type ConversationSearchStatus,
+  YIEM_AGENT,
+  YIEM_STATUS,
+  YIEM_TURNS,
+} from '../contract/searchAttributes.ts';
+import {
+  CONVERSATION_WORKFLOW_TASK_TIMEOUT,
+  conversationOptionsProblem,
+  MAX_MESSAGE_BYTES_LIMIT,
+  resolveConversationSettings,
+  userTextProblem,
+} from '../contract/settings.ts';
+import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  CallbackHandler,
+  CallbackToolResult,
+  ConversationEventItem,
+  ConversationOptions,
+  ConversationStatus,
+  ConversationSummary,
+  Message,
+  ToolInfo,
+  TurnResult,
+} from '../contract/types.ts';
+import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
+import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
+
+/** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
+export interface AgentClientOptions extends TemporalConnectionSettings {
+  /** A Temporal client to reuse; otherwise one is made from the connection settings. */
+  client?: Client;
+  /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
+  taskQueue?: string;
+  /**
+   * Must match the workers' (the same payload store and keys), e.g.
+   * `encryptedDataConverter(codec, payloadStorage())`. Default: `dataConverterFromEnv`, like the
+   * worker. Only used without `client`; a given `client` needs the same converter.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
+  tracing?: TracingOptions;
+}
+
+export interface StartConversationOptions extends ConversationOptions {
+  /** The conversation id, which is also its workflow id. Default: `conversation-<uuid>`. */
+  id?: string;
+  /** The title the Temporal Web UI shows for it. Default: the agent and the system prompt's start. */
+  title?: string;
+  /** The `YiemAgent` search attribute. Default: the task queue. */
+  agent?: string;
+}
+
+/** One row of `AgentClient.listConversations`. */
+export interface ConversationListing {
+  id: string;
+  status: string | undefined;
+  turns: number | undefined;
+  agent: string | undefined;
+  startTime: Date;
+  /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
+  executionStatus: string;
+}
+
+const TITLE_LENGTH = 80;
+
+/** Starts and finds conversations. Every call goes through the Temporal client. */
+export class AgentClient {
+  readonly client: Client;
+  readonly taskQueue: string;
+
+  constructor(options: AgentClientOptions = {}) {
+    this.client = options.client ?? newTemporalClient(options);
+    this.taskQueue =
+      options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  }
+
+  /** Starts a conversation workflow; fails if a conversation with that id already exists. */
+  async startConversation(options: StartConversationOptions): Promise<Conversation> {
+    const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
+    const invalid = conversationOptionsProblem(conversationOptions);
+    if (invalid) throw new Error(invalid);
+    const start = (searchable: boolean) =>
+      this.client.workflow.start<ConversationWorkflow>('conversationWorkflow', {
+        workflowId: id,
+        taskQueue: this.taskQueue,
+        args: [conversationOptions],
+        staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
+        workflowTaskTimeout: CONVERSATION_WORKFLOW_TASK_TIMEOUT,
+        ...(searchable
+          ? {
+              typedSearchAttributes: [
+                { key: YIEM_STATUS, value: 'idle' },
+                { key: YIEM_TURNS, value: 0 },
+                { key: YIEM_AGENT, value: agent ?? this.taskQueue },
+              ],
+            }
+          : {}),
+      });
+    // A namespace without yiem's search attributes still runs conversations, just unsearchable ones.
+    const handle = await start(true).catch((error: unknown) => {
+      if (!isUnregisteredSearchAttribute(error)) throw error;
+      return start(false);
+    });
+    return new Conversation(handle, {
+      maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
+    });
+  }
+
+  /** Conversations on this client's namespace, newest first, optionally only those in one status. */
+  async listConversations(
+    options: { status?: ConversationSearchStatus; limit?: number } = {},
+  ): Promise<ConversationListing[]> {
+    const clauses = ["WorkflowType = 'conversationWorkflow'"];
+    if (options.status) clauses.push(`YiemStatus = '${options.status}'`);
+    const listings: ConversationListing[] = [];
+    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      const attributes = execution.typedSearchAttributes;
+      listings.push({
+        id: execution.workflowId,
+        status: attributes.get(YIEM_STATUS),
+        turns: attributes.get(YIEM_TURNS),
+        agent: attributes.get(YIEM_AGENT),
+        startTime: execution.startTime,
+        executionStatus: execution.status.name,
+      });
+      if (listings.length >= (options.limit ?? 100)) break;
+    }
+    return listings;
+  }
+
+  /**
+   * A handle on an existing conversation (no call is made until it is used). Give the conversation's
+   * `maxMessageBytes` if it set one, so that oversized messages are refused here rather than by it.
+   */
+  getConversation(id: string, limits: ConversationLimits = {}): Conversation {
+    return new Conversation(this.client.workflow.getHandle<ConversationWorkflow>(id), limits);
+  }
+
+  /** Closes the connection this client opened. */
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+}
+
+function newTemporalClient(options: AgentClientOptions): Client {
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
+  return new Client({
+    connection: Connection.lazy(connectionOptions),
+    namespace,
+    ...(dataConverter ? { dataConverter } : {}),
+    plugins: tracingPlugins(options.tracing),
+  });
+}
+
+/** What a client knows of a conversation's limits, to refuse a message before it is sent. */
+export interface ConversationLimits {
+  /** The conversation's `maxMessageBytes`. Default: the largest any conversation accepts. */
+  maxMessageBytes?: number;
+}
+
+/** One conversation: send messages, read its transcript and status, end it. */
+export class Conversation {
+  readonly handle: WorkflowHandle<ConversationWorkflow>;
+  readonly #maxMessageBytes: number;
+
+  constructor(handle: WorkflowHandle<ConversationWorkflow>, limits: ConversationLimits = {}) {
+    this.handle = handle;
+    this.#maxMessageBytes = limits.maxMessageBytes ?? MAX_MESSAGE_BYTES_LIMIT;
+  }
+
+  get id(): string {
+    return this.handle.workflowId;
+  }
+
+  /**
+   * Sends a message and waits for the result of the turn that consumed it. A message that is not a
+   * non-empty string within the conversation's size limit is refused before anything is sent.
+   */
+  async send(text: string): Promise<TurnResult> {
+    this.#checkMessage(text);
+    return this.handle.executeUpdate(promptUpdate, { args: [text] });
+  }
+
+  /**
+   * Posts a message without waiting; it joins the next model call of this conversation. Refused here,
+   * like `send`, when it is empty or too large: the conversation would drop it without a word.
+   */
+  async post(text: string): Promise<void> {
+    this.#checkMessage(text);
+    await this.handle.signal(postSignal, text);
+  }
+
+  #checkMessage(text: string): void {
+    const problem = userTextProblem(text, this.#maxMessageBytes);
+    if (problem) throw new Error(problem);
+  }
+
+  /**
+   * Cancels the running turn: its tools are told to stop (`signal.aborted`), calls that did not finish
+   * get a "cancelled" result, and the turn's `send` resolves with status `cancelled`. The conversation
+   * then takes the next message. Resolves with whether a turn was running.
+   */
+  cancel(): Promise<boolean> {
+    return this.handle.executeUpdate(cancelUpdate);
+  }
+
+  /**
+   * The transcript so far, or the part of it `range` names, with every message whole: the client
+   * reads it a page at a time and fetches large messages from the payload store, so it needs the
+   * workers' data converter (the same payload store and keys).
+   */
+  messages(range: TranscriptRange = {}): Promise<Message[]> {
+    return readTranscript(this.handle, range);
+  }
+
+  status(): Promise<ConversationStatus> {
+    return this.handle.query(statusQuery);
+  }
+
+  /**
+   * The conversation's events as they happen: turn starts and ends, streamed text, tool progress and
+   * approvals. Ends when the conversation ends or `signal` aborts; resume after a disconnect with
+   * `fromOffset: lastItem.offset + 1`.
+   */
+  events(options: FollowEventsOptions = {}): AsyncGenerator<ConversationEventItem, void, undefined> {
+    return followEvents(this.handle, options);
+  }
+
+  /** The tools the conversation's workers serve. */
+  tools(): Promise<ToolInfo[]> {
+    return this.handle.executeUpdate(toolsUpdate);
+  }
+
+  /** The offset the next event will have: follow from here to see only what happens from now on. */
+  eventOffset(): Promise<number> {
+    return this.handle.query<number>('__temporal_workflow_stream_offset');
+  }
+
+  /**
+   * Lets a tool call that waits for approval run. `approvalId` is the pending approval's
+   * `approvalId`, or its tool call id while no other waiting call has the same one. Throws when
+   * nothing waiting matches, or the call was settled meanwhile (by its timeout).
+   */
+  approve(approvalId: string): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: true });
+  }
+
+  /** Refuses a tool call that waits for approval (named as for `approve`); the model gets the reason. */
+  deny(approvalId: string, reason?: string): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: false, ...(reason ? { reason } : {}) });
+  }
+
+  #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {
+    return withValidatorMessage(this.handle.executeUpdate(decideToolCallUpdate, { args: [decision] }));
+  }
+
+  /**
+   * Runs the callback tools of this conversation on this client: `handlers` by tool name, until the
+   * conversation ends or `options.signal` aborts. A handler's throw reaches the model as an error result.
+   */
+  serveCallbacks(handlers: Record<string, CallbackHandler>, options?: ServeCallbacksOptions): Promise<void> {
+    return serveCallbacks(this, handlers, options);
+  }
+
+  /** Hands back one callback tool call's result. Throws when no call with that id waits (any more). */
+  answerCallback(callId: string, result: CallbackToolResult): Promise<void> {
+    return withValidatorMessage(
+      this.handle.executeUpdate(callbackResultUpdate, { args: [{ callId, result }] }),
+    );
+  }
+
+  /** Ends the conversation after its pending messages, and waits until it has ended. */
+  async end(): Promise<ConversationSummary> {
+    await this.handle.signal(endSignal);
+    return this.handle.result();
+  }
+}
+
+/** An Update's validator reason is what the caller can act on, not the Update wrapper. */
+async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
+  try {
+    return await update;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
+    throw error;
+  }
+}
+
+function defaultTitle(agent: string, systemPrompt: string): string {
+  const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
+  const title = `${agent} · ${prompt}`;
+  return title.length <= TITLE_LENGTH ? title : `${title.slice(0, TITLE_LENGTH - 1)}…`;
+}
+
+function isUnregisteredSearchAttribute(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
+  );
+}

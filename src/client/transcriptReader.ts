@@ -1,0 +1,52 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import { transcriptQuery } from '../contract/definitions.ts';
+import type { TranscriptEntry } from '../contract/transcript.ts';
+import type { Message } from '../contract/types.ts';
+import { ContentStore } from '../infrastructure/storage/contentStore.ts';
+
+/** Which messages of a transcript to read, by index. */
+export interface TranscriptRange {
+  /** Default 0. */
+  fromIndex?: number;
+  /** Default: every message from `fromIndex` on. */
+  limit?: number;
+}
+
+/** Stored messages fetched at once. */
+const PARALLEL_READS = 8;
+
+/** Reads a conversation's transcript page by page and resolves its stored messages. */
+export async function readTranscript(handle: WorkflowHandle, range: TranscriptRange): Promise<Message[]> {
+  const from = Math.max(0, range.fromIndex ?? 0);
+  const end = range.limit === undefined ? Number.POSITIVE_INFINITY : from + Math.max(0, range.limit);
+  const entries: TranscriptEntry[] = [];
+  while (from + entries.length < end) {
+    const index = from + entries.length;
+    // The first page is asked without arguments: a query without payloads reads even from a worker
+    // that lacks the key this client would encrypt them with (keys rotate readers first).
+    const page = await (index === 0 ? handle.query(transcriptQuery) : handle.query(transcriptQuery, index));
+    entries.push(...page.messages.slice(0, end - from - entries.length));
+    if (page.messages.length === 0 || from + entries.length >= page.total) break;
+  }
+  const store = ContentStore.of(handle.client.options.loadedDataConverter);
+  const messages: Message[] = new Array(entries.length);
+  for (let start = 0; start < entries.length; start += PARALLEL_READS) {
+    const batch = entries.slice(start, start + PARALLEL_READS);
+    const resolved = await Promise.all(batch.map((entry) => resolveEntry(entry, store)));
+    resolved.forEach((message, offset) => {
+      messages[start + offset] = message;
+    });
+  }
+  return messages;
+}
+
+async function resolveEntry(entry: TranscriptEntry, store: ContentStore | undefined): Promise<Message> {
+  const { stored, ...message } = entry;
+  if (!stored) return message as Message;
+  if (!store) {
+    throw new Error(
+      'This conversation keeps large messages in a payload store, and this client has none: give it the data converter of the workers (see README, "Storage")',
+    );
+  }
+  return store.get<Message>(stored);
+}

@@ -1,0 +1,75 @@
+/**
+ * The conversation workflow's public messages. Exported from the package so that the plain Temporal
+ * client can talk to a conversation as well as `AgentClient` does.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ConversationCarryOver, ModelContext, SubAgentApprovalMessage } from './protocol.ts';
+import type { TranscriptPage } from './transcript.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  CallbackAnswer,
+  ConversationOptions,
+  ConversationStatus,
+  ConversationSummary,
+  ToolInfo,
+  TurnResult,
+} from './types.ts';
+
+/** Sends a user message and resolves with the result of the turn that consumed it. */
+export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
+
+/** Posts a user message without waiting; it joins the next model call. */
+export const postSignal = defineSignal<[text: string]>('post');
+
+/**
+ * Cancels the running turn: its activities are cancelled, unfinished tool calls get a "cancelled"
+ * result, and the turn ends with status `cancelled`. Resolves with whether a turn was running.
+ */
+export const cancelUpdate = defineUpdate<boolean>('cancel');
+
+/** Ends the conversation once the running turn and pending messages are done. */
+export const endSignal = defineSignal('end');
+
+/**
+ * A page of the transcript from an index on (default 0), at most `maxBytes` (default 512 KB) of
+ * entries. Large messages come as outlines with a `stored` reference into the payload store:
+ * `Conversation.messages()` reads every page and resolves them.
+ */
+export const transcriptQuery = defineQuery<TranscriptPage, [fromIndex?: number, maxBytes?: number]>(
+  'transcript',
+);
+
+/** State, turn number and the last turn's result. */
+export const statusQuery = defineQuery<ConversationStatus>('status');
+
+/** The system prompt and a page of the transcript from an index on: how model calls read their context. */
+export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number, maxBytes?: number]>(
+  'modelContext',
+);
+
+/** Approves or denies a tool call that waits for approval, by approval id (or an unambiguous tool call id). */
+export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(
+  'decideToolCall',
+);
+
+/** The tools the conversation's workers serve (asked of a worker, so it is current). */
+export const toolsUpdate = defineUpdate<ToolInfo[]>('tools');
+
+/** Hands back the result of a callback tool call (see `Conversation.serveCallbacks`). */
+export const callbackResultUpdate = defineUpdate<void, [answer: CallbackAnswer]>('callbackResult');
+
+/** From a sub-agent's conversation to its parent: an approval it waits for, or how one was settled. */
+export const subAgentApprovalSignal = defineSignal<[message: SubAgentApprovalMessage]>('subAgentApproval');
+
+/** From a parent to its sub-agent: the decision a person made on the parent about the sub-agent's call. */
+export const forwardedDecisionSignal = defineSignal<[decision: ApprovalDecision]>('forwardedDecision');
+
+/**
+ * The conversation workflow's signature, for clients that type their handles without importing
+ * workflow code. `workflows/index.ts` checks that the workflow has it.
+ */
+export type ConversationWorkflow = (
+  options: ConversationOptions,
+  carried?: ConversationCarryOver,
+) => Promise<ConversationSummary>;

@@ -1,0 +1,203 @@
+/**
+ * The data that passes between the conversation workflow and its activities. Plain data only: it is
+ * recorded in Temporal history.
+ */
+import type { Sinks } from '@temporalio/workflow';
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
+import type {
+  ActivityPolicy,
+  AgentDefinition,
+  AgentEvent,
+  AgentToolCall,
+  ApprovalOutcome,
+  AssistantMessage,
+  ConversationEvent,
+  EventOrigin,
+  JsonSchema,
+  PendingApproval,
+  ToolArguments,
+  ToolInfo,
+  ToolResultMessage,
+  ToolRunner,
+  TurnResult,
+} from './types.ts';
+
+/** A user message waiting for the next turn. */
+export interface PendingMessage {
+  id: number;
+  text: string;
+  timestamp: number;
+  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
+  awaited: boolean;
+}
+
+/** What a conversation hands to its next run when it continues as new. */
+export interface ConversationCarryOver {
+  /** Large messages travel as references (see `TranscriptEntry`), so this stays small. */
+  messages: TranscriptEntry[];
+  /** Posted messages no turn has consumed yet. */
+  pending: PendingMessage[];
+  nextMessageId: number;
+  turn: number;
+  lastTurn: TurnResult | null;
+  ending: boolean;
+  /** The event log's position and unread tail; absent in runs from before events existed. */
+  events?: EventLogCarryOver;
+  /** The agent a handoff made active. */
+  agent?: AgentDefinition;
+  /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
+  parentConversation?: string;
+}
+
+/**
+ * A model call carries a reference to its context, not the context: the activity reads the first
+ * `messageCount` messages from the workflow, so each message enters history once.
+ */
+export interface CallModelInput {
+  conversationId: string;
+  turn: number;
+  messageCount: number;
+  /** The conversation's first run id: names its transcript across continue-as-new (for caches). */
+  transcriptId?: string;
+  /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
+  storeIndices?: number[];
+  model?: string;
+  /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
+  /** The active agent (after a handoff): its system prompt replaces the conversation's. */
+  agent?: AgentDefinition;
+  /** The names of the tools the model is offered; absent: every registered tool. */
+  tools?: string[];
+}
+
+/**
+ * Events an activity attempt produced before it went live. A short attempt sends no signal: its
+ * events travel in its result and the workflow publishes them, in order and with their origin, before
+ * it acts on the result. `messageText` stands for the attempt's text deltas, which the workflow
+ * rebuilds from the message so that the text is not recorded twice.
+ */
+export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messageText' }))[];
+
+/**
+ * A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd
+ * in the same activity (one activity and one workflow task fewer per batch than a PREPARE of its own).
+ * `stored` is set when the reply itself is large: the transcript keeps its outline.
+ * `storedMessages` are the references of the messages of `storeIndices`.
+ */
+export type CallModelOutput = AssistantMessage & {
+  events?: ActivityEvents;
+  prepared?: PreparedToolCall[];
+  stored?: StoredContent;
+  storedMessages?: { index: number; stored: StoredContent }[];
+};
+
+/** What the model-call activity reads from the workflow (through a query) to build the request: a page. */
+export interface ModelContext extends TranscriptPage {
+  systemPrompt: string;
+}
+
+export interface PrepareToolCallsInput {
+  conversationId: string;
+  turn: number;
+  toolCalls: AgentToolCall[];
+  /** The names of the tools the model was offered; a call of any other is refused. Absent: every tool. */
+  tools?: string[];
+}
+
+/** The outcome of PREPARE for one call: ready to execute, or already answered with an error. */
+export type PreparedToolCall =
+  | {
+      kind: 'ready';
+      toolCallId: string;
+      toolName: string;
+      args: ToolArguments;
+      parallel: boolean;
+      policy: ResolvedToolPolicy;
+      /** One line for the Temporal UI: the tool and its arguments. */
+      summary: string;
+      /** Set when a person must approve the call first: why. */
+      approval?: { reason: string };
+      /** Where the execution is scheduled when the tool declares its own task queue. */
+      taskQueue?: string;
+      /** Set when the call runs as a sub-agent, a handoff or on a client instead of in `executeTool`. */
+      runner?: ToolRunner;
+    }
+  | { kind: 'immediate'; message: ToolResultMessage };
+
+/** A tool's policy with every default filled in. */
+export interface ResolvedToolPolicy {
+  startToCloseTimeout: string;
+  heartbeatTimeout: string;
+  scheduleToStartTimeout?: string;
+  retry: Required<NonNullable<ActivityPolicy['retry']>>;
+}
+
+export interface ExecuteToolInput {
+  conversationId: string;
+  turn: number;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  /** The attempt on which a thrown error becomes an error result instead of a retry. */
+  maximumAttempts: number;
+  /**
+   * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
+   * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
+   */
+  followed?: boolean;
+}
+
+export interface ExecuteToolOutput {
+  /** A large result is in the payload store; the transcript keeps its outline (see `TranscriptEntry`). */
+  message: ToolResultMessage & { stored?: StoredContent };
+  terminate: boolean;
+  events?: ActivityEvents;
+}
+
+/** The activities the conversation workflow schedules, by name. */
+export interface AgentActivities {
+  callModel(input: CallModelInput): Promise<CallModelOutput>;
+  executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** The worker's default model name, so that the Web UI can name the model of every model call. */
+  defaultModel(): Promise<string>;
+  /** The tools the worker serves, for clients that want to show them. */
+  listTools(): Promise<ToolInfo[]>;
+  /** Checks a client's callback result against the tool's output schema: `null`, or what is wrong. */
+  checkCallbackOutput(input: {
+    toolName: string;
+    schema: JsonSchema;
+    output: unknown;
+  }): Promise<string | null>;
+}
+
+/** What a sub-agent's conversation tells its parent about its approvals (by signal). */
+export type SubAgentApprovalMessage =
+  | { kind: 'requested'; conversationId: string; approval: PendingApproval }
+  | { kind: 'resolved'; conversationId: string; outcome: ApprovalOutcome };
+
+/** The workflow stream topic every conversation event is published on. */
+export const EVENTS_TOPIC = 'events';
+
+/** A conversation event without its origin; publishers add turn, attempt and sequence number. */
+export type ConversationEventBody = ConversationEvent extends infer Event
+  ? Event extends ConversationEvent
+    ? Omit<Event, keyof EventOrigin>
+    : never
+  : never;
+
+/** What the event log hands to the next run when the conversation continues as new. */
+export interface EventLogCarryOver {
+  stream: WorkflowStreamState;
+  seq: number;
+  /** When a follower last polled the previous run: followers' polls land on the new run a moment later. */
+  followedAt?: number;
+}
+
+/** The worker's `eventSink`, reached from workflow code for calls the workflow runs itself. */
+export interface AgentEventSinks extends Sinks {
+  yiemAgentEvents: { emit(event: AgentEvent): void };
+}

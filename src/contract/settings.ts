@@ -1,0 +1,125 @@
+import { refusedPayloadReason } from './refusedPayload.ts';
+import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from './types.ts';
+
+/** A conversation's options with every default filled in. */
+/** How long a tool call waits for a person, and what happens when nobody answers. */
+export interface ApprovalPolicy {
+  timeout: string | undefined;
+  onTimeout: 'approve' | 'deny';
+}
+
+export interface ConversationSettings {
+  systemPrompt: string;
+  toolExecution: ToolExecutionMode;
+  model: string | undefined;
+  maxModelCallsPerTurn: number;
+  maxMessageBytes: number;
+  modelPolicy: ActivityPolicy;
+  approval: ApprovalPolicy;
+  /** `undefined`: continue as new only when Temporal suggests it. */
+  maxTurnsPerRun: number | undefined;
+  /** The tools offered to the model; `undefined`: every registered tool. */
+  tools: string[] | undefined;
+}
+
+export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
+  return {
+    systemPrompt: options.systemPrompt ?? '',
+    toolExecution: options.toolExecution ?? 'parallel',
+    model: options.model,
+    maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
+    maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    tools: options.tools,
+    maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
+    modelPolicy: {
+      startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
+      heartbeatTimeout: options.modelPolicy?.heartbeatTimeout ?? '30 seconds',
+      retry: {
+        maximumAttempts: 5,
+        initialInterval: '1 second',
+        backoffCoefficient: 2,
+        maximumInterval: '30 seconds',
+        ...options.modelPolicy?.retry,
+      },
+    },
+    approval: { timeout: options.approvalTimeout, onTimeout: options.onApprovalTimeout ?? 'deny' },
+  };
+}
+
+/**
+ * How long a worker may hold one of a conversation's workflow tasks. A worker that dies holding one
+ * delays its conversation by this much (Temporal's default is 10 s); conversation workflow tasks do
+ * no I/O and finish in milliseconds, so a short timeout costs nothing.
+ */
+export const CONVERSATION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
+
+/**
+ * The largest `maxMessageBytes` a conversation may set: a message travels in one Temporal payload,
+ * whose limit is 2 MB by default, next to the rest of its request.
+ */
+export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
+
+/** Why the conversation cannot start with `options`, in one line, or `null` when it can. */
+export function conversationOptionsProblem(options: unknown): string | null {
+  const refused = refusedPayloadReason(options);
+  if (refused) return refused;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    return 'Invalid conversation options: they must be an object such as { systemPrompt: "..." }';
+  }
+  const given = options as Record<string, unknown>;
+  const problems: string[] = [];
+  const check = (field: string, valid: (value: unknown) => boolean, expected: string): void => {
+    const value = given[field];
+    if (value !== undefined && !valid(value))
+      problems.push(`${field} must be ${expected}, got ${shown(value)}`);
+  };
+  const isName = (value: unknown) => typeof value === 'string' && value.trim() !== '';
+  const isCount = (value: unknown) => Number.isInteger(value) && (value as number) >= 1;
+  check(
+    'systemPrompt',
+    (value) => typeof value === 'string' && utf8Bytes(value) <= MAX_MESSAGE_BYTES_LIMIT,
+    `a string of at most ${MAX_MESSAGE_BYTES_LIMIT} bytes`,
+  );
+  check(
+    'toolExecution',
+    (value) => value === 'sequential' || value === 'parallel',
+    '"sequential" or "parallel"',
+  );
+  check('model', isName, 'a model name');
+  check('maxModelCallsPerTurn', isCount, 'a whole number of at least 1');
+  check(
+    'maxMessageBytes',
+    (value) => isCount(value) && (value as number) <= MAX_MESSAGE_BYTES_LIMIT,
+    `a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`,
+  );
+  check('maxTurnsPerRun', isCount, 'a whole number of at least 1');
+  check('tools', (value) => Array.isArray(value) && value.every(isName), 'a list of tool names');
+  check('approvalTimeout', isName, "a duration such as '10 minutes'");
+  check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
+  check(
+    'modelPolicy',
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    'an object',
+  );
+  return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
+}
+
+function utf8Bytes(text: string): number {
+  return new TextEncoder().encode(text).length;
+}
+
+function shown(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 79)}…` : json;
+}
+
+/** Why a user message cannot be accepted, or `null` when it can. */
+export function userTextProblem(text: unknown, maxBytes: number): string | null {
+  const refused = refusedPayloadReason(text);
+  if (refused) return refused;
+  if (typeof text !== 'string') return 'A message must be a string';
+  if (text.trim() === '') return 'A message must not be empty';
+  const bytes = utf8Bytes(text);
+  if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
+  return null;
+}

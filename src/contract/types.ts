@@ -1,0 +1,646 @@
+/**
+ * The public contract of yiem-agent: tools, their results, hooks, events and transcript messages.
+ *
+ * The tool contract is the YiemAgent seed's (`agentTool`, `agentToolResult`, `textContent`), in
+ * TypeScript. Types used inside workflow code must stay plain data (no functions, no classes) so that
+ * they serialise into Temporal history unchanged.
+ */
+
+/** A JSON Schema (MCP format) describing a tool's arguments. */
+export type JsonSchema = Record<string, unknown>;
+
+/** Plain JSON-like arguments a tool receives after preparation and validation. */
+export type ToolArguments = Record<string, unknown>;
+
+/** A block of text in a tool result or a message. */
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+
+/** Token accounting reported by a model or a tool that spends tokens itself. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+}
+
+/** What a tool's `execute` returns (the seed's `agentToolResult`). */
+export interface AgentToolResult {
+  /** What the model reads as the tool result. */
+  content: TextContent[];
+  /** Structured data for the application and the UI; the model never sees it. */
+  details: Record<string, unknown>;
+  /** Tokens the tool spent, if it called a model itself. */
+  usage: Usage | null;
+  /**
+   * Asks to end the turn after the current batch of tool calls, without another model call. The turn
+   * ends only when every call of the batch asks to (as in the seed and pi-agent-core); a call
+   * answered in PREPARE, denied, failed or cancelled does not. The turn's reply is then the results' text.
+   */
+  terminate: boolean;
+}
+
+/**
+ * Streams progress while a tool runs. Each call heartbeats the tool's activity and reaches the
+ * worker's event sink as a `toolExecutionUpdate` event. The value must be JSON-serialisable.
+ */
+export type OnPartialResult = (partial: Record<string, unknown>) => void;
+
+/**
+ * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
+ *
+ * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
+ *   another worker. `currentToolCall()` gives the attempt number and an idempotency key that is
+ *   also unique across turns (models may reuse ids).
+ * - `args` have been prepared and validated (JSON Schema defaults applied).
+ * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
+ * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
+ *   tool's retry policy and reaches the model as an error result when retries run out.
+ */
+export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
+  toolCallId: string,
+  args: TArgs,
+  signal: AbortSignal | undefined,
+  onPartialResult: OnPartialResult,
+) => AgentToolResult | Promise<AgentToolResult>;
+
+/**
+ * The tool call being executed, as `currentToolCall()` returns it inside a tool's `execute`.
+ */
+export interface ToolCallInfo {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  /** 1 on the first attempt; higher when the call is retried (a thrown error, a lost worker). */
+  attempt: number;
+  /**
+   * The same on every attempt of this call and different for every other call, even when a model
+   * reuses a tool call id in a later turn: pass it to services that deduplicate requests.
+   */
+  idempotencyKey: string;
+}
+
+/** How an activity is timed and retried. Durations are Temporal duration strings (`'30 seconds'`). */
+export interface ActivityPolicy {
+  /** Longest a single attempt may run. Default `'5 minutes'`. */
+  startToCloseTimeout?: string;
+  /** A live tool heartbeats at least this often; a dead worker is noticed within it. Default `'30 seconds'`. */
+  heartbeatTimeout?: string;
+  /**
+   * Longest a tool call may wait on its task queue for a worker to take it (tools only). Default: no
+   * limit. Stateful MCP servers set it (default `'30 seconds'`) so a call pinned to a dead worker fails.
+   */
+  scheduleToStartTimeout?: string;
+  /** Retries for thrown errors and lost workers. Defaults: 3 attempts, 1 s first interval, doubling. */
+  retry?: {
+    maximumAttempts?: number;
+    initialInterval?: string;
+    backoffCoefficient?: number;
+    maximumInterval?: string;
+  };
+}
+
+/** A tool the agent can call (the seed's `agentTool`). */
+export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
+  /** Unique identifier the model calls it by, e.g. `getWeather`. */
+  name: string;
+  /** Human-readable name, e.g. `Weather Lookup`. */
+  label: string;
+  /** What the tool does; shown to the model. */
+  description: string;
+  /** JSON Schema of the arguments; validated in full by ajv unless `validateRequiredArgs` is given. */
+  inputSchema: JsonSchema;
+  execute: ToolExecute<TArgs>;
+  /**
+   * Transforms raw arguments before validation (e.g. renames a legacy field). Must be pure; a throw
+   * becomes an error result to the model. It may return a promise (written tools' checks run in
+   * their sandbox, off the worker's event loop).
+   */
+  prepareArguments?: (args: ToolArguments) => ToolArguments | Promise<ToolArguments>;
+  /**
+   * Replaces the default JSON Schema validation. Return `null`/`undefined` to pass, or an error
+   * message that goes back to the model so it can retry with corrected arguments. It may return a
+   * promise.
+   */
+  validateRequiredArgs?: (
+    args: ToolArguments,
+  ) => string | null | undefined | Promise<string | null | undefined>;
+  /** Whether this tool may run concurrently with others in parallel mode. */
+  parallelToolExecute: boolean;
+  /** Timeouts and retries of this tool's activity. */
+  policy?: ActivityPolicy;
+  /**
+   * When true, every call waits for a person to approve it (`Conversation.approve`) before it runs; a
+   * denial reaches the model as an error result with the reason.
+   */
+  requiresApproval?: boolean;
+  /**
+   * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
+   * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
+   */
+  taskQueue?: string;
+  /**
+   * Picks the task queue of one call in PREPARE, instead of `taskQueue` (`undefined`: `taskQueue`). MCP
+   * tools of stateful servers use it to send a conversation's calls to the worker holding its session.
+   */
+  taskQueueFor?: (call: { conversationId: string; toolCallId: string }) => Promise<string | undefined>;
+  /**
+   * Where the call runs instead of `execute` in an activity: a sub-agent's child conversation, a
+   * handoff, or an attached client. Set by `agentTool`, `handoffTool` and `callbackTool`; leave it out
+   * for ordinary tools.
+   */
+  runner?: ToolRunner;
+}
+
+/** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
+export interface ToolLoadContext {
+  /** Every registered tool, in registration order, at the time of the call. */
+  listTools(): ToolInfo[];
+  /**
+   * Builds a tool whose code runs only inside this worker's sandbox. Files written by `writeTool`
+   * call it: their code is data to the worker, never imported or run by it. Every `ToolRegistry`
+   * provides it; it is optional only so that hand-made contexts (e.g. in tests) need not.
+   */
+  sandboxedTool?(spec: WrittenToolSpec): AgentTool;
+}
+
+/** The shape of a tool module: a `getTool()` export, as in the seed. */
+export interface ToolModule {
+  getTool(context: ToolLoadContext): AgentTool | Promise<AgentTool>;
+}
+
+/** Name, label and description of a tool: what `listTools` and clients show. */
+export interface ToolInfo {
+  name: string;
+  label: string;
+  description: string;
+}
+
+/** One tool call the model asked for (the seed's `agentToolCall`). */
+export interface AgentToolCall {
+  type: 'function';
+  id: string;
+  name: string;
+  /** Parsed arguments; `{}` when they could not be parsed. */
+  arguments: ToolArguments;
+  /** Why the arguments could not be parsed, with the raw text; PREPARE turns it into an error result. */
+  argumentsError?: string;
+}
+
+/** How the tool calls of one model reply are scheduled. */
+export type ToolExecutionMode = 'sequential' | 'parallel';
+
+export interface UserMessage {
+  role: 'user';
+  content: string;
+  timestamp: number;
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  /** The reply text; empty when the model only called tools. */
+  content: string;
+  toolCalls: AgentToolCall[];
+  model: string;
+  usage: Usage | null;
+  stopReason: 'stop' | 'toolCalls' | 'length' | 'other';
+  timestamp: number;
+}
+
+export interface ToolResultMessage {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: TextContent[];
+  details: Record<string, unknown>;
+  isError: boolean;
+  timestamp: number;
+}
+
+/** One entry of a conversation's transcript. The transcript is append-only. */
+export type Message = UserMessage | AssistantMessage | ToolResultMessage;
+
+/** Passed to `beforeToolCall` once a call has been found and its arguments validated. */
+export interface BeforeToolCallContext {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  tool: AgentTool;
+}
+
+/**
+ * Returning `{ block: true, reason }` stops the call; the reason goes back to the model. Returning
+ * `{ requireApproval: true, reason }` makes the call wait for a person's approval; the reason is shown
+ * to them.
+ */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  requireApproval?: boolean;
+  reason?: string;
+}
+
+/** Passed to `afterToolCall` once `execute` has returned or thrown. */
+export interface AfterToolCallContext {
+  conversationId: string;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** Fields `afterToolCall` may replace in the result the model receives. */
+export type AfterToolCallResult = Partial<AgentToolResult> & { isError?: boolean };
+
+/**
+ * Worker-side hooks around every tool call. They run inside activities, so they may do I/O; they
+ * must not depend on running on a particular worker.
+ */
+export interface AgentHooks {
+  /**
+   * Runs in PREPARE, after validation and before any execution is scheduled. Return `{ block: true }`
+   * to stop the call: it then never reaches `execute` and emits no `toolExecutionStart`.
+   */
+  beforeToolCall?: (
+    context: BeforeToolCallContext,
+  ) => BeforeToolCallResult | undefined | Promise<BeforeToolCallResult | undefined>;
+  /**
+   * Runs in FINALIZE, after `execute`. Whatever it returns replaces the matching fields of the result
+   * (content, details, usage, terminate, isError). If it throws, the result becomes an error naming
+   * the hook's error (as in pi-agent-core); the tool is not run again.
+   */
+  afterToolCall?: (
+    context: AfterToolCallContext,
+  ) => AfterToolCallResult | undefined | Promise<AfterToolCallResult | undefined>;
+}
+
+/** Events a worker reports to its `eventSink` while tools run. */
+export type AgentEvent =
+  | {
+      type: 'toolExecutionStart';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      args: ToolArguments;
+      attempt: number;
+    }
+  | {
+      type: 'toolExecutionUpdate';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      partialResult: Record<string, unknown>;
+      attempt: number;
+    }
+  | {
+      type: 'toolExecutionEnd';
+      conversationId: string;
+      toolCallId: string;
+      toolName: string;
+      result: AgentToolResult;
+      isError: boolean;
+      attempt: number;
+      /**
+       * True when this attempt failed and Temporal runs the call again: `result` is this attempt's
+       * error, and the next attempt emits its own `toolExecutionStart` and `toolExecutionEnd`. Every
+       * start gets an end, except when the worker itself dies during the attempt.
+       */
+      willRetry: boolean;
+    };
+
+/**
+ * Receives every event on the worker that produced it. It must not throw and should return quickly;
+ * an error it throws is logged and ignored so that a broken sink never fails a tool call.
+ */
+export type AgentEventSink = (event: AgentEvent) => void;
+
+/** How a turn ended. */
+export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached' | 'cancelled';
+
+/** The outcome of one turn: what `prompt` returns to the caller. */
+export interface TurnResult {
+  turn: number;
+  status: TurnStatus;
+  /** The final assistant text, or the tool results' text when a tool terminated the turn. */
+  reply: string;
+  /** Why the turn failed or stopped early, in words a user can act on. */
+  error?: string;
+}
+
+/** What a client sees of a conversation without reading the transcript. */
+export interface ConversationStatus {
+  state: 'idle' | 'running' | 'ended';
+  turn: number;
+  messageCount: number;
+  pendingMessages: number;
+  toolExecution: ToolExecutionMode;
+  lastTurn: TurnResult | null;
+  /** Tool calls waiting for a person's approval, oldest first; a sub-agent's too (see `PendingApproval.subAgent`). */
+  pendingApprovals: PendingApproval[];
+  /** Callback tool calls waiting for a client's result, oldest first. */
+  pendingCallbacks: PendingCallback[];
+  /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
+  agent: string | null;
+}
+
+/** The input a conversation workflow starts with. */
+export interface ConversationOptions {
+  systemPrompt: string;
+  toolExecution?: ToolExecutionMode;
+  /** Overrides the worker's default model name for this conversation. */
+  model?: string;
+  /** Model calls allowed in one turn before it stops with `limitReached`. Default 25. */
+  maxModelCallsPerTurn?: number;
+  /** Largest user message accepted, in bytes (UTF-8). Default 100 000. */
+  maxMessageBytes?: number;
+  /**
+   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a heartbeat every 10 s with a
+   * 30 s heartbeat timeout (so a dead worker is noticed within it), 5 attempts from 1 s, doubling.
+   */
+  modelPolicy?: ActivityPolicy;
+  /** How long a tool call waits for approval (a Temporal duration string). Default: no limit. */
+  approvalTimeout?: string;
+  /** What an approval that times out becomes. Default `'deny'`. */
+  onApprovalTimeout?: 'approve' | 'deny';
+  /**
+   * Turns after which the conversation continues as a new workflow run (same conversation id, same
+   * transcript), so its history stays small. It also does so whenever Temporal suggests it. Default:
+   * only when Temporal suggests it.
+   */
+  maxTurnsPerRun?: number;
+  /** The names of the registered tools this conversation's model is offered. Default: every tool. */
+  tools?: string[];
+}
+
+/** What the conversation workflow returns when it ends. */
+export interface ConversationSummary {
+  turns: number;
+  messageCount: number;
+  /** The last turn's result: a sub-agent's reply. */
+  lastTurn?: TurnResult | null;
+}
+
+/** A tool call waiting for a person to approve or deny it. */
+export interface PendingApproval {
+  /**
+   * What to answer it by: unique in the conversation, unlike `toolCallId` (models may repeat an id,
+   * even within one batch). It is the call's activity id, `tool-<turn>-<toolCallId>` (with `-2`,
+   * `-3`… for a repeated id), as the Web UI shows it.
+   */
+  approvalId: string;
+  turn: number;
+  /** The model's id for the call. */
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  /** Why approval is needed: the tool's flag or `beforeToolCall`'s reason. */
+  reason: string;
+  /** When it was requested, milliseconds since the epoch. */
+  requestedAt: number;
+  /** When the timeout policy applies, if there is a timeout. */
+  expiresAt?: number;
+  /**
+   * Set when a sub-agent's call waits: `approvalId` is then `<child conversation id>/<the child's
+   * approval id>`, the key to approve it by on this (the parent's) conversation, and this names the
+   * agent that asks (a sub-agent's own sub-agent, too), its conversation and its tool call id there.
+   */
+  subAgent?: { agent: string; conversationId: string; toolCallId: string };
+}
+
+/** A person's answer to a pending approval (the `decideToolCall` Update's argument). */
+export interface ApprovalDecision {
+  /**
+   * The waiting call's `approvalId`. Its `toolCallId` is accepted too while no other waiting call
+   * has the same one; otherwise the decision is refused with the approval ids to choose from.
+   */
+  approvalId: string;
+  approve: boolean;
+  /** Shown to the model with a denial. */
+  reason?: string;
+}
+
+/**
+ * How an approval was settled. Settled once: a decision that comes after the timeout policy applied
+ * is refused, and one that arrives together with the timeout (in one workflow task) wins over it.
+ */
+export interface ApprovalOutcome {
+  approvalId: string;
+  toolCallId: string;
+  approved: boolean;
+  /**
+   * `'person'` when decided through the Update, `'timeout'` when the timeout policy applied,
+   * `'cancelled'` when the turn was cancelled while the call waited.
+   */
+  decidedBy: 'person' | 'timeout' | 'cancelled';
+  reason?: string;
+}
+
+/**
+ * Where an event came from: the turn, the attempt of the activity that produced it (1 for events the
+ * workflow itself publishes), and its sequence number within that attempt. A retried model call
+ * starts again at `seq` 0 with a higher `attempt`, so clients can discard the partial text of the
+ * failed attempt.
+ */
+export interface EventOrigin {
+  turn: number;
+  attempt: number;
+  seq: number;
+}
+
+/** What a conversation publishes while it runs, in order. Follow it with `Conversation.events()`. */
+export type ConversationEvent = EventOrigin &
+  (
+    | { type: 'turnStart' }
+    | { type: 'messageStart'; model: string }
+    /** Text the model produced since the previous delta of the same attempt (batched). */
+    | { type: 'textDelta'; text: string }
+    /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
+    | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
+    | {
+        type: 'toolStart';
+        toolCallId: string;
+        toolName: string;
+        summary: string;
+        /** Set when the call runs as a sub-agent: its child conversation, to follow for detail. */
+        subAgent?: { agent: string; conversationId: string };
+      }
+    | { type: 'toolProgress'; toolCallId: string; toolName: string; partialResult: Record<string, unknown> }
+    /** A tool call's attempt ended; with `willRetry` it failed and runs again (a new `toolStart`). */
+    | {
+        type: 'toolEnd';
+        toolCallId: string;
+        toolName: string;
+        isError: boolean;
+        willRetry: boolean;
+        text: string;
+      }
+    | { type: 'approvalRequested'; approval: PendingApproval }
+    | { type: 'approvalResolved'; outcome: ApprovalOutcome }
+    /** A callback tool's call waits for an attached client's result (`Conversation.serveCallbacks`). */
+    | { type: 'callbackRequested'; callback: PendingCallback }
+    /** The model's calls from now on use this agent's system prompt, tools and model. */
+    | { type: 'handoff'; from: string | null; to: string }
+    | { type: 'turnEnd'; result: TurnResult }
+  );
+
+/** An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`. */
+export type ConversationEventItem = ConversationEvent & { offset: number };
+/**
+ * A tool written by `writeTool`, as its file hands it to `ToolLoadContext.sandboxedTool`. The sources
+ * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.
+ */
+export interface WrittenToolSpec {
+  name: string;
+  label: string;
+  description: string;
+  inputSchema: JsonSchema;
+  parallelToolExecute: boolean;
+  /** `async function execute(toolCallId, args, signal, onPartialResult) { …executeCode… }` */
+  executeSource: string;
+  /** `function validate(args) { …validateCode… }`, or null for the JSON Schema validation. */
+  validateSource: string | null;
+  /** `function prepare(args) { …prepareCode… }`, or null. */
+  prepareSource: string | null;
+}
+
+/**
+ * The limits written tools run under. Each call gets a fresh V8 isolate (isolated-vm): no `require`,
+ * no `process`, no child processes, no file system or network beyond what these options grant.
+ */
+export interface SandboxOptions {
+  /** Longest one call may run; a call still running is killed. Default 10 000 ms. */
+  timeoutMs?: number;
+  /** Heap limit of one call, in MB (at least 8); a call that needs more is killed. Default 64. */
+  memoryMb?: number;
+  /** Files and directories the tools' `readFile(path)` may read. Default: none. */
+  fsAllowlist?: string[];
+  /** Whether the tools' `fetch(url)` may reach the network. Default false. */
+  allowNetwork?: boolean;
+}
+
+/** Turns on `writeTool` for a worker (it is off by default). */
+export interface SelfWritingOptions extends SandboxOptions {
+  /**
+   * Where `writeTool` writes `<name>.ts`. The worker re-reads it before every model call and tool call,
+   * so tools written here, by this worker or any other sharing the directory, work without a restart.
+   */
+  toolsDir: string;
+}
+
+/**
+ * One MCP server whose tools a worker offers to the model beside its own, as `<server>__<tool>`
+ * (see `AgentWorkerOptions.mcpServers` and `yiem worker --mcp FILE`). Give `command` for a server the
+ * worker starts as a child process (stdio), or `url` for a streamable-HTTP server.
+ */
+export interface McpServerConfig {
+  /** The program of a stdio server, e.g. `npx`. */
+  command?: string;
+  /** Its arguments, e.g. `["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]`. */
+  args?: string[];
+  /** Extra environment of a stdio server (on top of PATH, HOME and the like). */
+  env?: Record<string, string>;
+  /** Working directory of a stdio server. Default: the worker's. */
+  cwd?: string;
+  /** The endpoint of a streamable-HTTP server, e.g. `http://127.0.0.1:3001/mcp`. */
+  url?: string;
+  /** HTTP headers sent with every request to `url`, e.g. `Authorization`. */
+  headers?: Record<string, string>;
+  /**
+   * `'shared'` (default): a stateless server; each worker keeps one connection and any worker runs any
+   * call. `'conversation'`: a stateful server; each conversation gets its own session, held by one
+   * worker, and its calls run on that worker (see the README's _MCP servers_ section).
+   */
+  session?: 'shared' | 'conversation';
+  /** Timeouts and retries of this server's tool calls, as for any tool. */
+  policy?: ActivityPolicy;
+  /** `true`: every call waits for approval; a list: calls of these tools (MCP names) do. */
+  requiresApproval?: boolean | string[];
+  /** Whether its tools may run concurrently with others in parallel mode. Default true. */
+  parallel?: boolean;
+  /** Offer only these tools (MCP names). Default: all the server lists. */
+  tools?: string[];
+}
+/**
+ * An agent a conversation can call as a tool (`agentTool`) or hand the conversation to
+ * (`handoffTool`). Plain data: it travels in history to the child conversation or the next model call.
+ */
+export interface AgentDefinition {
+  /** 1-64 letters, digits, `_` or `-`: the agent tool's name, e.g. `researcher`. */
+  name: string;
+  /** What the agent is good for; the calling model reads it as the tool's description. */
+  description: string;
+  systemPrompt: string;
+  /** Names of tools registered on the worker that this agent's model is offered. Default: none. */
+  tools?: string[];
+  /** The model this agent's calls go to. Default: the calling conversation's model. */
+  model?: string;
+  /** Model calls a sub-agent may make for one task. Default: the calling conversation's limit. */
+  maxModelCallsPerTurn?: number;
+}
+
+/** Where a tool's call runs when it is not an `execute` in an activity (`AgentTool.runner`). */
+export type ToolRunner =
+  /** A child conversation workflow with the agent's prompt and tools; its reply is the result. */
+  | { kind: 'subAgent'; agent: AgentDefinition }
+  /** The turn continues with the agent's prompt and tools; so do later turns. */
+  | { kind: 'handoff'; agent: AgentDefinition }
+  /**
+   * An attached client runs it (`Conversation.serveCallbacks`); the workflow waits for the result
+   * durably, up to `timeout` (a Temporal duration string), and checks `output` against `outputSchema`.
+   */
+  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema };
+
+/** A callback tool call waiting for a client. */
+export interface PendingCallback {
+  /** Unique per call in this conversation: what the result is sent with. */
+  callId: string;
+  turn: number;
+  toolCallId: string;
+  toolName: string;
+  args: ToolArguments;
+  requestedAt: number;
+  /** When the call gives up with an error to the model. */
+  expiresAt: number;
+}
+
+/** What a client hands back for a callback tool call. */
+export interface CallbackToolResult {
+  /** What the model reads. Default: `output` as JSON. */
+  text?: string;
+  /** Structured result, checked against the tool's `outputSchema`; kept in the result's details. */
+  output?: unknown;
+  /** The call failed on the client; the model reads `text` as the error. */
+  isError?: boolean;
+}
+
+/** The `callbackResult` Update's argument. */
+export interface CallbackAnswer {
+  callId: string;
+  result: CallbackToolResult;
+}
+
+/** Runs a callback tool on the client. A throw reaches the model as an error result with its message. */
+export type CallbackHandler = (
+  args: ToolArguments,
+  call: PendingCallback,
+) => CallbackToolResult | Promise<CallbackToolResult>;
+
+/** Where and how the worker reaches the model. Lives on the worker only: none of it enters history. */
+export interface ModelSettings {
+  /** An OpenAI-compatible Chat Completions endpoint. Default: env `OPENAI_BASE_URL`, else OpenAI's. */
+  baseURL?: string;
+  /** Default: env `OPENAI_API_KEY`. Local endpoints that need no key get a placeholder. */
+  apiKey?: string;
+  /** Default model name: env `YIEM_MODEL`, else `gpt-4o-mini`. A conversation may override it. */
+  model?: string;
+  /** How long one HTTP request may take before it counts as a timeout (retried). Default 60 000 ms. */
+  timeoutMs?: number;
+  /**
+   * The context window, in bytes of message JSON: a model call sends the latest turns that fit, never
+   * cutting into a turn, and always the current turn whole. The transcript itself keeps everything.
+   * Default: env `YIEM_MAX_CONTEXT_BYTES`, else 1 MB.
+   */
+  maxContextBytes?: number;
+}

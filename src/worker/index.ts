@@ -1,0 +1,15 @@
+/** `yiem-agent/worker`: what runs conversations (workers, the plugin, tools, MCP, self-writing). */
+export { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
+export { loadMcpConfig } from './mcp/config.ts';
+export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
+export { loadTools, ToolRegistry } from './registry.ts';
+export { enableSelfWriting } from './selfWriting/writeTool.ts';
+export { listToolFiles } from './toolFiles.ts';
+export { ArgumentValidator } from './validation.ts';
+export {
+  type AgentWorker,
+  type AgentWorkerOptions,
+  BUILTIN_TOOLS_DIR,
+  createAgentWorker,
+  DEFAULT_TASK_QUEUE,
+} from './worker.ts';

@@ -1,0 +1,41 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { mcpToolName } from '../../contract/mcpToolName.ts';
+import type {
+  AgentTool,
+  AgentToolResult,
+  McpServerConfig,
+  OnPartialResult,
+  ToolArguments,
+} from '../../contract/types.ts';
+
+/** Runs one call of an MCP tool; the source decides which connection or session it goes to. */
+export type McpToolRunner = (
+  mcpToolName: string,
+  args: ToolArguments,
+  signal: AbortSignal | undefined,
+  onPartialResult: OnPartialResult,
+) => Promise<AgentToolResult>;
+
+/** An MCP tool as an agent tool: the server's schema, the server's policy, the runner as its body. */
+export function mcpAgentTool(
+  server: string,
+  config: McpServerConfig,
+  tool: Tool,
+  run: McpToolRunner,
+  taskQueueFor?: AgentTool['taskQueueFor'],
+): AgentTool {
+  const { $schema: _dialect, ...inputSchema } = tool.inputSchema as Record<string, unknown>;
+  const approval = config.requiresApproval;
+  return {
+    name: mcpToolName(server, tool.name),
+    label: `${server}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,
+    description: tool.description || `${tool.name} (MCP server ${server})`,
+    // ajv validates by draft-07; the dialect a server names is dropped rather than refused.
+    inputSchema,
+    parallelToolExecute: config.parallel ?? true,
+    ...(config.policy ? { policy: config.policy } : {}),
+    requiresApproval: approval === true || (Array.isArray(approval) && approval.includes(tool.name)),
+    ...(taskQueueFor ? { taskQueueFor } : {}),
+    execute: (_toolCallId, args, signal, onPartialResult) => run(tool.name, args, signal, onPartialResult),
+  };
+}

@@ -1,0 +1,123 @@
+import { fileURLToPath } from 'node:url';
+import { Context } from '@temporalio/activity';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { InjectedSinks, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
+import { safeSink } from '../../activities/execute.ts';
+import { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
+import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
+import type { McpServerConfig } from '../contract/types.ts';
+import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
+import { McpToolSource } from './mcp/source.ts';
+
+/** `.ts` when running from the sources, `.js` from the built package. */
+const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/** The module that exports `conversationWorkflow`, for workers that bundle it themselves. */
+export const AGENT_WORKFLOWS_PATH = fileURLToPath(
+  new URL(`../../workflows/index${MODULE_EXTENSION}`, import.meta.url),
+);
+
+/** What `AgentPlugin` adds besides the activities. */
+export interface AgentPluginOptions {
+  /** Whether it adds the conversation workflow (when the worker brings none). Default true. */
+  workflows?: boolean;
+  /**
+   * MCP servers whose tools this worker offers as `<server>__<tool>`, by server name. They are started
+   * when the worker runs (or by `startMcpServers()`), and stopped with it.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
+  mcpSessionIdleMs?: number;
+}
+
+/**
+ * Adds yiem's activities (model call, PREPARE, EXECUTE) to any Temporal worker, and its workflows
+ * when the worker brings none of its own. A worker with its own workflows module should re-export
+ * `conversationWorkflow` from it. With `workflows: false` it adds only the activities, for a worker
+ * on a tool's dedicated task queue. Model calls read their context through the worker's own client.
+ */
+export class AgentPlugin extends SimplePlugin {
+  readonly activities: AgentActivities;
+  readonly #mcp: McpToolSource | undefined;
+  #sessionQueue: string | undefined;
+  #workerOptions: WorkerOptions | undefined;
+  readonly #sinks: InjectedSinks<AgentEventSinks>;
+
+  constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
+    const activities = createAgentActivities(dependencies);
+    super({
+      name: 'yiem-agent',
+      activities,
+      ...(options.workflows === false
+        ? {}
+        : { workflowsPath: (ownPath: string | undefined) => ownPath ?? AGENT_WORKFLOWS_PATH }),
+    });
+    this.activities = activities;
+    const servers = options.mcpServers ?? {};
+    this.#mcp =
+      Object.keys(servers).length === 0
+        ? undefined
+        : new McpToolSource(servers, {
+            registry: dependencies.registry,
+            getClient: dependencies.getClient ?? (async () => Context.current().client),
+            sessionQueue: () => this.#sessionQueue,
+            ...(options.mcpSessionIdleMs ? { sessionIdleMs: options.mcpSessionIdleMs } : {}),
+            ...(dependencies.log ? { log: dependencies.log } : {}),
+          });
+    // Sub-agent, handoff and callback calls run in the workflow; their events reach the sink too.
+    const emit = safeSink(dependencies.eventSink, dependencies.log ?? console.warn);
+    this.#sinks = {
+      yiemAgentEvents: { emit: { fn: (_info, event) => emit(event), callDuringReplay: false } },
+    };
+  }
+
+  /**
+   * Starts the MCP servers and registers their tools now, so a server that does not start fails the
+   * worker's start-up with a clear error. Running the worker does it too.
+   */
+  async startMcpServers(): Promise<void> {
+    try {
+      await this.#mcp?.start();
+    } catch (error) {
+      await this.closeMcpServers();
+      throw error;
+    }
+  }
+
+  /** Stops the MCP servers and closes their sessions; running the worker does it when the worker stops. */
+  async closeMcpServers(): Promise<void> {
+    await this.#mcp?.close();
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    this.#workerOptions = options;
+    if (this.#mcp?.hasStatefulServers) this.#sessionQueue ??= sessionQueueName(options.taskQueue);
+    const configured = { ...super.configureWorker(options), sinks: { ...options.sinks, ...this.#sinks } };
+    // A prebuilt bundle brings the worker's workflows: no path goes beside it.
+    return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
+  }
+
+  override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    const configured = super.configureReplayWorker(options);
+    return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
+  }
+
+  override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    if (!this.#mcp) return super.runWorker(worker, next);
+    try {
+      await this.#mcp.start();
+      const sessionQueue = this.#sessionQueue;
+      if (!sessionQueue) return await super.runWorker(worker, next);
+      const { connection, namespace, dataConverter } = this.#workerOptions ?? {};
+      await runWithSessionWorker(worker, next, {
+        sessionQueue,
+        executeTool: this.activities.executeTool,
+        ...(connection ? { connection } : {}),
+        ...(namespace ? { namespace } : {}),
+        ...(dataConverter ? { dataConverter } : {}),
+      });
+    } finally {
+      await this.closeMcpServers();
+    }
+  }
+}

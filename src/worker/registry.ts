@@ -1,0 +1,189 @@
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { AgentTool, SandboxOptions, ToolInfo, ToolLoadContext, ToolModule } from '../contract/types.ts';
+import { sandboxedTool } from './sandbox/sandboxedTool.ts';
+import { resolveSandboxSettings } from './sandbox/settings.ts';
+import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
+import { listToolFiles } from './toolFiles.ts';
+import { WatchedToolDirectory } from './watchedDirectory.ts';
+
+/** What a tool name may be: what model APIs accept as a function name. */
+export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/** Where a registered tool came from, for error messages about duplicates. */
+interface RegisteredTool {
+  tool: AgentTool;
+  source: string;
+}
+
+/** Something that registers tools of its own and brings them up to date when asked. */
+export interface ToolSource {
+  refresh(): Promise<void>;
+}
+
+/** The tools one worker can run, by name, in registration order. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, RegisteredTool>();
+  readonly #unavailable = new Map<string, string>();
+  readonly #watched: WatchedToolDirectory[] = [];
+  readonly #sources: ToolSource[] = [];
+  #refreshing: Promise<void> = Promise.resolve();
+
+  /** What tool files' `getTool(context)` receive. */
+  readonly context: ToolLoadContext;
+
+  /**
+   * `sandbox`: the limits written tools loaded into this registry run under. writeTool is refused
+   * with a clear reason until it is registered (see `enableSelfWriting`).
+   */
+  constructor(options: { sandbox?: SandboxOptions } = {}) {
+    const sandbox = resolveSandboxSettings(options.sandbox);
+    this.context = {
+      listTools: () => this.list(),
+      sandboxedTool: (spec) => sandboxedTool(spec, sandbox),
+    };
+    this.markUnavailable('writeTool', WRITE_TOOL_DISABLED);
+  }
+
+  /**
+   * Adds one tool. A name that is already registered is an error naming both sources, so two tools
+   * can never shadow each other silently.
+   */
+  registerTool(tool: AgentTool, source = 'registerTool()'): void {
+    assertToolShape(tool, source);
+    const existing = this.#tools.get(tool.name);
+    if (existing) {
+      throw new Error(
+        `Duplicate tool name "${tool.name}": registered by ${existing.source} and again by ${source}`,
+      );
+    }
+    this.#tools.set(tool.name, { tool, source });
+  }
+
+  /** Loads every tool file in `dir` in alphabetical order and registers each; returns the new tools. */
+  async loadTools(dir: string): Promise<AgentTool[]> {
+    const loaded: AgentTool[] = [];
+    for (const file of await listToolFiles(dir)) {
+      const tool = await importTool(file, this.context);
+      this.registerTool(tool, file);
+      loaded.push(tool);
+    }
+    return loaded;
+  }
+
+  /**
+   * Loads the tools of `dir` now and again whenever it changes: `refresh()` re-reads it, so tools that
+   * appear there (written by any worker sharing it) join and tools removed from it leave, without a
+   * restart. A file that fails to load is logged and skipped until it changes.
+   */
+  async watchTools(dir: string): Promise<void> {
+    this.#watched.push(new WatchedToolDirectory(resolve(dir), this));
+    await this.refresh();
+  }
+
+  /**
+   * Brings watched directories up to date. Cheap when nothing changed (one directory listing and a
+   * stat per file); passes run one after another, so a caller always sees changes made before it called.
+   */
+  refresh(): Promise<void> {
+    if (this.#watched.length === 0 && this.#sources.length === 0) return Promise.resolve();
+    this.#refreshing = this.#refreshing.then(async () => {
+      for (const directory of this.#watched) await directory.refresh();
+      for (const source of this.#sources) await source.refresh();
+    });
+    return this.#refreshing;
+  }
+
+  /** Adds tools kept up to date from elsewhere (MCP servers): `refresh()` refreshes them too. */
+  addSource(source: ToolSource): void {
+    this.#sources.push(source);
+  }
+
+  /** Imports one tool file and calls its `getTool(context)`. */
+  importTool(file: string): Promise<AgentTool> {
+    return importTool(file, this.context);
+  }
+
+  /** Removes a tool, e.g. one whose file was deleted from a watched directory. */
+  unregisterTool(name: string): void {
+    this.#tools.delete(name);
+  }
+
+  /**
+   * Marks a tool name that this worker knows but does not offer, with the reason a model calling it
+   * should read instead of "not found" (e.g. writeTool on a worker that does not allow it).
+   */
+  markUnavailable(name: string, reason: string): void {
+    this.#unavailable.set(name, reason);
+  }
+
+  /** Why a tool this worker does not offer is unavailable, if it was marked so. */
+  unavailableReason(name: string): string | undefined {
+    return this.#tools.has(name) ? undefined : this.#unavailable.get(name);
+  }
+
+  get(name: string): AgentTool | undefined {
+    return this.#tools.get(name)?.tool;
+  }
+
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  tools(): AgentTool[] {
+    return [...this.#tools.values()].map((entry) => entry.tool);
+  }
+
+  list(): ToolInfo[] {
+    return this.tools().map(({ name, label, description }) => ({ name, label, description }));
+  }
+
+  names(): string[] {
+    return [...this.#tools.keys()];
+  }
+}
+
+/** Loads the tool files of `dir` (the seed's `loadTools("src/tools")`) into a fresh registry. */
+export async function loadTools(dir: string): Promise<AgentTool[]> {
+  return new ToolRegistry().loadTools(dir);
+}
+
+async function importTool(file: string, context: ToolLoadContext): Promise<AgentTool> {
+  const module = (await importModule(file)) as Partial<ToolModule>;
+  if (typeof module.getTool !== 'function') {
+    throw new Error(
+      `Tool file ${file} does not export a getTool() function (a helper module's name starts with _)`,
+    );
+  }
+  return module.getTool(context);
+}
+
+/**
+ * TypeScript tool files go through tsx so that a worker started from plain JavaScript can still load
+ * them; every call yields a fresh module, which is what reloading a changed tool needs.
+ */
+async function importModule(file: string): Promise<unknown> {
+  if (file.endsWith('.ts') || file.endsWith('.mts')) {
+    const { tsImport } = await import('tsx/esm/api');
+    return tsImport(pathToFileURL(file).href, import.meta.url);
+  }
+  return import(pathToFileURL(file).href);
+}
+
+function assertToolShape(tool: AgentTool, source: string): void {
+  const missing = (['name', 'label', 'description'] as const).filter(
+    (field) => typeof tool?.[field] !== 'string' || tool[field] === '',
+  );
+  if (missing.length > 0) throw new Error(`Tool from ${source} lacks ${missing.join(', ')}`);
+  if (typeof tool.execute !== 'function')
+    throw new Error(`Tool "${tool.name}" from ${source} has no execute()`);
+  if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
+    throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
+  }
+  if (!TOOL_NAME_PATTERN.test(tool.name)) {
+    throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);
+  }
+  if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {
+    throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
+  }
+}

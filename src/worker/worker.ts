@@ -1,0 +1,188 @@
+import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
+import type {
+  AgentEventSink,
+  AgentHooks,
+  AgentTool,
+  McpServerConfig,
+  ModelSettings,
+  SelfWritingOptions,
+} from '../contract/types.ts';
+import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
+import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
+import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { resolveModelSettings } from './model/settings.ts';
+import { AgentPlugin } from './plugin.ts';
+import { ToolRegistry } from './registry.ts';
+import { enableSelfWriting } from './selfWriting/writeTool.ts';
+
+export { DEFAULT_TASK_QUEUE };
+
+/** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
+export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools/', import.meta.url));
+
+/**
+ * How a worker connects (address, namespace, API key, TLS, profile: see
+ * {@link TemporalConnectionSettings}), what it runs, and with which tools.
+ */
+export interface AgentWorkerOptions extends TemporalConnectionSettings {
+  /** A connection to reuse; otherwise one is opened from the connection settings. */
+  connection?: NativeConnection;
+  /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
+  taskQueue?: string;
+  /**
+   * Whether this worker runs conversation workflows. Default true. A worker for a tool's dedicated
+   * task queue (`AgentTool.taskQueue`) sets it to false and runs only that queue's tool activities.
+   */
+  workflows?: boolean;
+  /**
+   * How payloads are converted, encoded and stored, e.g. {@link encryptedDataConverter}. Default:
+   * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (`.yiem/payloads`), encrypted
+   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set. Workers and clients of one namespace
+   * must use the same. Without `externalStorage` every message stays inline, and a conversation
+   * stops at Temporal's 2 MB payload limit.
+   */
+  dataConverter?: DataConverter;
+  /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
+  tracing?: TracingOptions;
+  /** Tools to register by hand (the seed's `registerTool`). */
+  tools?: AgentTool[];
+  /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
+  toolsDir?: string | string[];
+  /** Whether getWeather, getTime, listTools and readUserFile (run by `yiem chat`) are registered first. Default true. */
+  builtinTools?: boolean;
+  model?: ModelSettings;
+  hooks?: AgentHooks;
+  eventSink?: AgentEventSink;
+  /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
+  maxToolResultBytes?: number;
+  /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
+  workflowBundle?: { code: string };
+  /**
+   * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
+   * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
+   * restart by every worker that watches the same directory.
+   */
+  selfWriting?: SelfWritingOptions;
+  /**
+   * MCP servers whose tools the worker offers beside its own, as `<server>__<tool>`, by server name
+   * (`yiem worker --mcp FILE` reads them from a file, see `loadMcpConfig`). They start with the worker,
+   * which fails to start when one does not.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
+  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
+  mcpSessionIdleMs?: number;
+  /** Any other Temporal worker option, e.g. concurrency limits. */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+/** A running agent worker and the registry it serves tools from. */
+export interface AgentWorker {
+  worker: Worker;
+  registry: ToolRegistry;
+  taskQueue: string;
+  /** Runs until `shutdown()`; resolves when the worker has stopped. */
+  run(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
+export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
+  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+  const env = options.env ?? process.env;
+  const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  const tracing = tracingPlugins(options.tracing);
+  const registry = await buildRegistry(options);
+  const ownsConnection = !options.connection;
+  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
+
+  const plugin = new AgentPlugin(
+    {
+      registry,
+      model: resolveModelSettings(options.model),
+      ...(options.hooks ? { hooks: options.hooks } : {}),
+      ...(options.eventSink ? { eventSink: options.eventSink } : {}),
+      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+    },
+    {
+      workflows: options.workflows ?? true,
+      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+      ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
+    },
+  );
+  let worker: Worker;
+  try {
+    await plugin.startMcpServers();
+    worker = await Worker.create({
+      connection,
+      namespace,
+      taskQueue,
+      ...(options.workflowBundle && options.workflows !== false
+        ? { workflowBundle: options.workflowBundle }
+        : {}),
+      ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
+      ...options.workerOptions,
+      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+    });
+  } catch (error) {
+    await plugin.closeMcpServers();
+    if (ownsConnection) await connection.close();
+    throw error;
+  }
+
+  let running: Promise<void> | undefined;
+  const run = (): Promise<void> => {
+    running ??= worker.run().finally(async () => {
+      if (ownsConnection) await connection.close();
+    });
+    return running;
+  };
+  return {
+    worker,
+    registry,
+    taskQueue,
+    run,
+    async shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      // A worker that never ran still started its MCP servers.
+      await plugin.closeMcpServers();
+    },
+  };
+}
+
+/** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
+function workerDataConverter(converter: DataConverter): DataConverter {
+  if (!converter.payloadCodecs) return converter;
+  return { ...converter, payloadCodecs: converter.payloadCodecs.map(refusingUnencrypted) };
+}
+
+async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
+  const { selfWriting } = options;
+  const registry = new ToolRegistry(selfWriting ? { sandbox: selfWriting } : {});
+  if (options.builtinTools ?? true) await registry.loadTools(BUILTIN_TOOLS_DIR);
+  const dirs = options.toolsDir === undefined ? [] : [options.toolsDir].flat();
+  for (const dir of dirs) await registry.loadTools(dir);
+  for (const tool of options.tools ?? []) registry.registerTool(tool);
+  if (selfWriting) await enableSelfWriting(registry, selfWriting.toolsDir);
+  assertAgentToolsRegistered(registry);
+  return registry;
+}
+
+/** An agent given a tool this worker does not have would silently work without it: refuse to start. */
+function assertAgentToolsRegistered(registry: ToolRegistry): void {
+  for (const tool of registry.tools()) {
+    const { runner } = tool;
+    if (runner?.kind !== 'subAgent' && runner?.kind !== 'handoff') continue;
+    const missing = (runner.agent.tools ?? []).filter((name) => !registry.has(name));
+    if (missing.length > 0) {
+      throw new Error(
+        `Agent "${runner.agent.name}" (tool "${tool.name}") is given tools this worker does not register: ${missing.join(', ')}`,
+      );
+    }
+  }
+}
