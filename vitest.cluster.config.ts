@@ -1,16 +1,14 @@
 import { defineConfig } from 'vitest/config';
-import { useSourcesForPackageImports } from './test/support/sourceCondition.ts';
-
-const resolve = useSourcesForPackageImports();
+import { PACKAGE_SOURCES_ALIAS, SOURCE_CONDITION_FLAG } from './test/support/sourceCondition.ts';
 
 /** `npm run test:cluster`: the tests against a real multi-node Temporal cluster (test/cluster/). */
 export default defineConfig({
-  resolve,
-  ssr: { resolve },
+  resolve: { alias: PACKAGE_SOURCES_ALIAS },
   test: {
     include: ['test/cluster/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    execArgv: [SOURCE_CONDITION_FLAG],
   },
 });

@@ -1,11 +1,8 @@
 import { defineConfig } from 'vitest/config';
-import { useSourcesForPackageImports } from './test/support/sourceCondition.ts';
-
-const resolve = useSourcesForPackageImports();
+import { PACKAGE_SOURCES_ALIAS, SOURCE_CONDITION_FLAG } from './test/support/sourceCondition.ts';
 
 export default defineConfig({
-  resolve,
-  ssr: { resolve },
+  resolve: { alias: PACKAGE_SOURCES_ALIAS },
   test: {
     globalSetup: ['test/support/globalSetup.ts'],
     setupFiles: ['test/support/workerLog.ts'],
@@ -15,5 +12,6 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    execArgv: [SOURCE_CONDITION_FLAG],
   },
 });

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 /** tsx's loader by URL, so a CLI started in any folder (a test's temporary one) finds it. */
 const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
@@ -8,6 +9,7 @@ const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta
  * and always test the code as it is: `spawn(process.execPath, [...YIEM_FROM_SOURCES, 'list'])`.
  */
 export const YIEM_FROM_SOURCES = [
+  SOURCE_CONDITION_FLAG,
   '--import',
   TSX_LOADER,
   fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)),

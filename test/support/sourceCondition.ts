@@ -1,15 +1,21 @@
-import { defaultServerConditions } from 'vite';
+import { fileURLToPath } from 'node:url';
 
 /**
- * The package's `yiem-source` export condition: files that import `yiem-agent` by name (the built-in
- * tools, as a user's tool does) get the sources instead of the build in dist/, in the test run and in
- * every process it starts (NODE_OPTIONS is inherited).
+ * Files that import `yiem-agent` by name (the built-in tools, as a user's tool does) get the sources
+ * instead of the build in dist/: Vite through an alias, and Node (tool files loaded through tsx, the
+ * CLI and workers the tests start from the sources) through the package's `yiem-source` export
+ * condition. Only the processes that run the sources get it, never an installed package under test.
  */
-export const SOURCE_CONDITION = 'yiem-source';
+export const SOURCE_CONDITION_FLAG = '--conditions=yiem-source';
 
-export function useSourcesForPackageImports(): { conditions: string[] } {
-  const flag = `--conditions=${SOURCE_CONDITION}`;
-  const current = process.env.NODE_OPTIONS ?? '';
-  if (!current.includes(flag)) process.env.NODE_OPTIONS = `${current} ${flag}`.trim();
-  return { conditions: [SOURCE_CONDITION, ...defaultServerConditions] };
-}
+export const PACKAGE_SOURCES_ALIAS = [
+  { find: /^yiem-agent$/, replacement: fileURLToPath(new URL('../../src/index.ts', import.meta.url)) },
+  {
+    find: /^yiem-agent\/(worker|testing)$/,
+    replacement: fileURLToPath(new URL('../../src/$1/index.ts', import.meta.url)),
+  },
+  {
+    find: /^yiem-agent\/workflows$/,
+    replacement: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
+  },
+];

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { workflowBundle } from './agentHarness.ts';
+import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 const ENTRY = fileURLToPath(new URL('./markerWorker.ts', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
@@ -55,7 +56,7 @@ export async function startWorkerProcess(options: {
   /** More environment for the worker script. */
   env?: Record<string, string>;
 }): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', options.entry ?? ENTRY], {
+  const child = spawn(process.execPath, [SOURCE_CONDITION_FLAG, '--import', 'tsx', options.entry ?? ENTRY], {
     env: {
       ...process.env,
       ...options.env,
