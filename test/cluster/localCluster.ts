@@ -12,6 +12,9 @@ import { nodePorts, type TemporalNode, temporalNode } from './temporalNode.ts';
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_READY_TIMEOUT_MS = 90_000;
+/** Up to how long shards may take to settle: a SIGKILLed node is only declared dead after a few seconds. */
+const SHARD_SETTLE_TIMEOUT_MS = 90_000;
+const SHARD_POLL_MS = 100;
 
 /** The compose stack's set-up files, which this cluster uses too (test/deploy/compose.test.ts checks it). */
 export const SHARED_SETUP = {
@@ -43,8 +46,8 @@ export async function installClusterTools(): Promise<ClusterTools> {
 export interface LocalClusterOptions {
   /**
    * Ports: PostgreSQL at base+432, the proxy at base+233, node N at base+N*1000+(233…939). Shards
-   * go to nodes by a hash ring over their addresses, so the ports decide the split: with the default,
-   * 20100, two nodes own two of 4 shards each.
+   * go to nodes by a hash ring over their addresses, so the ports decide the split (with the default,
+   * 20100, two nodes own two of 4 shards each); tests ask the nodes who owns what instead of relying on it.
    */
   portBase?: number;
   nodes?: number;
@@ -58,8 +61,14 @@ export interface LocalCluster {
   nodes: TemporalNode[];
   /** Starts a stopped or killed node again and waits until its frontend answers. */
   restart(node: TemporalNode): Promise<void>;
-  /** Waits until `node` has acquired a history shard at `since` (epoch ms) or later. */
-  waitForShards(node: TemporalNode, since?: number): Promise<void>;
+  numHistoryShards: number;
+  /**
+   * Waits until the running nodes have settled the shards among them: each owns at least one, and
+   * each shard has exactly one owner. Returns each running node's shards.
+   */
+  waitForShardSplit(): Promise<Map<TemporalNode, number[]>>;
+  /** Waits until `node` owns every shard; returns when it was first seen to (epoch ms, polled every 100 ms). */
+  waitForAllShards(node: TemporalNode): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -69,6 +78,7 @@ export interface LocalCluster {
  */
 export async function startLocalCluster(options: LocalClusterOptions = {}): Promise<LocalCluster> {
   const base = options.portBase ?? 20_100;
+  const numHistoryShards = options.numHistoryShards ?? 4;
   const tools = await installClusterTools();
   const cliPath = await ensureTemporalCli();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'yiem-cluster-'));
@@ -100,7 +110,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
         ports: nodePorts(base, index + 1),
         postgresPort: postgres.port,
         postgresUser: postgres.user,
-        numHistoryShards: options.numHistoryShards ?? 4,
+        numHistoryShards,
         dynamicConfigFile: path.join(ROOT, SHARED_SETUP.dynamicConfigFile),
         clusterAddress: `127.0.0.1:${proxyPort}`,
       }),
@@ -135,15 +145,54 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
     for (const node of nodes) {
       await waitForServer(`127.0.0.1:${node.ports.frontend}`, NODE_READY_TIMEOUT_MS);
     }
-    const waitForShards = async (node: TemporalNode, since = 0) => {
-      const deadline = Date.now() + NODE_READY_TIMEOUT_MS;
-      while (!(await node.shardAcquisitions()).some((acquired) => acquired.at >= since)) {
-        if (Date.now() > deadline)
-          throw new Error(`${node.name} owns no history shard (log: ${node.logFile})`);
-        await new Promise((resolve) => setTimeout(resolve, 250));
+    /**
+     * Polls `settled`, which throws saying what it saw until things are as it wants, until it returns;
+     * the timeout's error names `what` and the last thing seen.
+     */
+    const waitUntil = async <T>(what: string, settled: () => Promise<T>): Promise<T> => {
+      const deadline = Date.now() + SHARD_SETTLE_TIMEOUT_MS;
+      for (;;) {
+        try {
+          return await settled();
+        } catch (error) {
+          if (Date.now() > deadline) {
+            const logs = nodes.map((node) => node.logFile).join(', ');
+            throw new Error(
+              `${what} within ${SHARD_SETTLE_TIMEOUT_MS} ms (${(error as Error).message}; logs: ${logs})`,
+            );
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, SHARD_POLL_MS));
       }
     };
-    return { address: proxy.address, nodes, restart: startNode, waitForShards, close };
+    const waitForShardSplit = () =>
+      waitUntil('the running nodes did not split the history shards among them', async () => {
+        const running = nodes.filter((node) => node.running);
+        const owners = new Map(
+          await Promise.all(running.map(async (node) => [node, await node.ownedShards()] as const)),
+        );
+        const owned = [...owners.values()].flat().sort((a, b) => a - b);
+        const description = running.map((node) => `${node.name} owns [${owners.get(node)?.join(', ')}]`);
+        const everyShardOnce =
+          owned.length === numHistoryShards && owned.every((shard, i) => shard === i + 1);
+        if (everyShardOnce && [...owners.values()].every((shards) => shards.length > 0)) return owners;
+        throw new Error(description.join(', '));
+      });
+    const waitForAllShards = (node: TemporalNode) =>
+      waitUntil(`${node.name} did not take over every history shard`, async () => {
+        const shards = await node.ownedShards();
+        if (shards.length === numHistoryShards) return Date.now();
+        throw new Error(`${node.name} owns [${shards.join(', ')}]`);
+      });
+    return {
+      address: proxy.address,
+      nodes,
+      numHistoryShards,
+      restart: startNode,
+      waitForShardSplit,
+      waitForAllShards,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ownedShards } from './shardOwnership.ts';
 
 /** Ports of one node; membership ports stay below 32768, the stock PostgreSQL schema stores them as SMALLINT. */
 export interface NodePorts {
@@ -99,12 +100,14 @@ export interface TemporalNode {
   ports: NodePorts;
   logFile: string;
   readonly process: ChildProcess | undefined;
+  /** Started and not exited. */
+  readonly running: boolean;
   start(): Promise<void>;
   /** SIGKILL: the node vanishes without handing anything over. Returns when it has exited. */
   kill(): Promise<number>;
   stop(): Promise<void>;
-  /** When this node logged "Acquired shard" for each shard (epoch ms), from its log. */
-  shardAcquisitions(): Promise<{ shardId: number; at: number }[]>;
+  /** The history shards this node holds now, as its history service answers. */
+  ownedShards(): Promise<number[]>;
 }
 
 export function temporalNode(serverBin: string, dir: string, name: string, config: NodeConfig): TemporalNode {
@@ -118,6 +121,9 @@ export function temporalNode(serverBin: string, dir: string, name: string, confi
     logFile,
     get process() {
       return child;
+    },
+    get running() {
+      return child !== undefined && child.exitCode === null && child.signalCode === null;
     },
     async start() {
       await writeFile(configFile, nodeConfigYaml(config));
@@ -137,21 +143,14 @@ export function temporalNode(serverBin: string, dir: string, name: string, confi
       return killedAt;
     },
     async stop() {
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
+      if (!node.running) return;
+      child?.kill('SIGTERM');
       const timer = setTimeout(() => child?.kill('SIGKILL'), 10_000);
       await exited;
       clearTimeout(timer);
     },
-    async shardAcquisitions() {
-      const text = await readFile(logFile, 'utf8').catch(() => '');
-      const acquired: { shardId: number; at: number }[] = [];
-      for (const line of text.split('\n')) {
-        if (!line.includes('"Acquired shard"')) continue;
-        const entry = JSON.parse(line) as { ts: string; 'shard-id': number };
-        acquired.push({ shardId: entry['shard-id'], at: Date.parse(entry.ts) });
-      }
-      return acquired;
+    ownedShards() {
+      return ownedShards(`127.0.0.1:${config.ports.history}`);
     },
   };
   return node;
