@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  type WorkflowHandle,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import {
   type ConversationWorkflow,
@@ -200,7 +206,13 @@ export class Conversation {
    */
   async send(text: string): Promise<TurnResult> {
     this.#checkMessage(text);
-    return this.handle.executeUpdate(promptUpdate, { args: [text] });
+    // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
+    // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
+    const update = await this.handle.startUpdate(promptUpdate, {
+      args: [text],
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    return update.result();
   }
 
   /**
