@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import type { ConversationEvent } from '../src/contract/types.ts';
-import { messageOf } from './prepare.ts';
 
 /** How often buffered events travel to the workflow: one signal per interval, whatever the token rate. */
 const BATCH_INTERVAL = '250 milliseconds';
@@ -77,7 +77,7 @@ export function activityEventPublisher(
     try {
       await stream?.[Symbol.asyncDispose]();
     } catch (error) {
-      warn(`Could not publish conversation events: ${messageOf(error)}`);
+      warn(`Could not publish conversation events: ${describeThrown(error)}`);
     }
   };
 

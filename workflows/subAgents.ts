@@ -3,6 +3,7 @@ import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../sr
 import type { ConversationCarryOver, PreparedToolCall } from '../src/contract/protocol.ts';
 import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
@@ -79,11 +80,7 @@ export async function runSubAgent(
     const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
     message = cancelled
       ? toolCancelledMessage(toolCallId, toolName)
-      : toolErrorMessage(
-          toolCallId,
-          toolName,
-          `Agent ${agent.name} failed: ${error instanceof Error ? error.message : String(error)}`,
-        );
+      : toolErrorMessage(toolCallId, toolName, `Agent ${agent.name} failed: ${describeThrown(error)}`);
   } finally {
     context.forwarded.childEnded(workflowId);
   }

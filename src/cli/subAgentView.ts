@@ -1,4 +1,5 @@
 import type { AgentClient } from '../client/client.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import { firstLine, resultText } from '../contract/toolResult.ts';
 import type { ConversationEventItem } from '../contract/types.ts';
 
@@ -30,8 +31,7 @@ export async function followSubAgent(
       );
     }
   } catch (error) {
-    if (!signal.aborted)
-      print(`${prefix} (could not follow: ${error instanceof Error ? error.message : String(error)})`);
+    if (!signal.aborted) print(`${prefix} (could not follow: ${describeThrown(error)})`);
   }
 }
 

@@ -26,6 +26,7 @@ import {
   userTextProblem,
 } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -315,7 +316,7 @@ function defaultTitle(agent: string, systemPrompt: string): string {
 }
 
 function isUnregisteredSearchAttribute(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   return (
     /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
   );

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
+import { describeThrown } from '../../contract/thrown.ts';
 import type { AgentToolCall, AssistantMessage, ToolArguments, Usage } from '../../contract/types.ts';
 
 /**
@@ -88,7 +89,7 @@ export function parseArguments(
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = describeThrown(error);
       return refuse(
         `Arguments for "${toolName}" are not valid JSON (${reason}). Received: ${shortened(raw)}`,
       );
