@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
-import { firstLine, resultText, textContent } from '../src/contract/toolResult.ts';
+import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import type {
   AfterToolCallContext,
@@ -77,7 +77,7 @@ export async function executeTool(
       toolName,
       isError,
       willRetry,
-      text: firstLine(resultText(result.content)),
+      text: toolEndText(result.content),
     });
   };
   const stopHeartbeats = heartbeatWhileRunning(context);

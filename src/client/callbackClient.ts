@@ -70,6 +70,6 @@ async function runHandler(
   try {
     await conversation.answerCallback(call.callId, result);
   } catch (error) {
-    options.onError?.(error instanceof Error ? error : new Error(String(error)), call);
+    options.onError?.(error instanceof Error ? error : new Error(describeThrown(error)), call);
   }
 }

@@ -12,6 +12,7 @@ import {
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
+import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
@@ -21,12 +22,12 @@ import {
 import {
   CONVERSATION_WORKFLOW_TASK_TIMEOUT,
   conversationOptionsProblem,
-  MAX_MESSAGE_BYTES_LIMIT,
   resolveConversationSettings,
   userTextProblem,
 } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import { describeThrown } from '../contract/thrown.ts';
+import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -82,8 +83,6 @@ export interface ConversationListing {
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
 }
-
-const TITLE_LENGTH = 80;
 
 /** Starts and finds conversations. Every call goes through the Temporal client. */
 export class AgentClient {
@@ -312,7 +311,7 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
 function defaultTitle(agent: string, systemPrompt: string): string {
   const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
   const title = `${agent} · ${prompt}`;
-  return title.length <= TITLE_LENGTH ? title : `${title.slice(0, TITLE_LENGTH - 1)}…`;
+  return truncate(title, CONVERSATION_TITLE_CHARS);
 }
 
 function isUnregisteredSearchAttribute(error: unknown): boolean {
