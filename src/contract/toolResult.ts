@@ -2,7 +2,7 @@ import { TOOL_END_TEXT_CHARS } from './limits.ts';
 import { firstLine } from './truncate.ts';
 import type { AgentToolResult, TextContent } from './types.ts';
 
-/** A text block (the seed's `textContent`). */
+/** A text block. */
 export function textContent(text: string): TextContent {
   return { type: 'text', text };
 }
