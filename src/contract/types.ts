@@ -101,7 +101,7 @@ export interface ActivityPolicy {
   };
 }
 
-/** A tool the agent can call. */
+/** A tool the agent can call (the seed's `agentTool`). */
 export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   /** Unique identifier the model calls it by, e.g. `getWeather`. */
   name: string;
