@@ -1,8 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { MAX_HELD_BACK_EVENT_BYTES } from '../src/contract/limits.ts';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import type { ConversationEvent } from '../src/contract/types.ts';
-import { messageOf } from './prepare.ts';
 
 /** How often buffered events travel to the workflow: one signal per interval, whatever the token rate. */
 const BATCH_INTERVAL = '250 milliseconds';
@@ -15,8 +16,6 @@ const MAX_RETRY_DURATION = '20 seconds';
  * arrives, at most this much later than it would have live.
  */
 const LIVE_AFTER_MS = 500;
-/** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
-const MAX_HELD_BACK_BYTES = 256 * 1024;
 /**
  * With nobody following, events go live only after this long and then travel once per this interval:
  * a follower who attaches during a long call sees them at most this late, and nobody pays four
@@ -77,7 +76,7 @@ export function activityEventPublisher(
     try {
       await stream?.[Symbol.asyncDispose]();
     } catch (error) {
-      warn(`Could not publish conversation events: ${messageOf(error)}`);
+      warn(`Could not publish conversation events: ${describeThrown(error)}`);
     }
   };
 
@@ -90,7 +89,7 @@ export function activityEventPublisher(
       }
       heldBack.push(full);
       heldBackBytes += JSON.stringify(full).length;
-      if (heldBackBytes > MAX_HELD_BACK_BYTES) goLive();
+      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) goLive();
     },
     async finish() {
       clearTimeout(liveTimer);

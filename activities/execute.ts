@@ -2,7 +2,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { ExecuteToolInput, ExecuteToolOutput } from '../src/contract/protocol.ts';
-import { firstLine, resultText, textContent } from '../src/contract/toolResult.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
+import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import type {
   AfterToolCallContext,
@@ -16,7 +17,6 @@ import type { ToolRegistry } from '../src/worker/registry.ts';
 import { runWithToolCall } from '../src/worker/toolCallContext.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
-import { messageOf } from './prepare.ts';
 import { limitProgress } from './progress.ts';
 import { summarizeToolCall } from './summary.ts';
 
@@ -77,7 +77,7 @@ export async function executeTool(
       toolName,
       isError,
       willRetry,
-      text: firstLine(resultText(result.content)),
+      text: toolEndText(result.content),
     });
   };
   const stopHeartbeats = heartbeatWhileRunning(context);
@@ -103,10 +103,10 @@ export async function executeTool(
       // Aborted: the turn was cancelled (no retry), or the attempt timed out or its worker is
       // shutting down (retried while attempts remain).
       const why = aborted
-        ? `Tool "${toolName}" was stopped (${messageOf(reason)}): ${messageOf(error)}`
+        ? `Tool "${toolName}" was stopped (${describeThrown(reason)}): ${describeThrown(error)}`
         : undefined;
       const willRetry = aborted
-        ? messageOf(reason) !== 'CANCELLED' && !lastAttempt(attempt, input.maximumAttempts)
+        ? describeThrown(reason) !== 'CANCELLED' && !lastAttempt(attempt, input.maximumAttempts)
         : true;
       end(failureResult(toolName, error, attempt, why), true, willRetry);
       await published.abandon();
@@ -142,8 +142,8 @@ async function finalize(
   } catch (error) {
     return {
       result: {
-        content: [textContent(`afterToolCall failed for "${context.toolName}": ${messageOf(error)}`)],
-        details: { error: messageOf(error) },
+        content: [textContent(`afterToolCall failed for "${context.toolName}": ${describeThrown(error)}`)],
+        details: { error: describeThrown(error) },
         usage: null,
         terminate: false,
       },
@@ -172,8 +172,8 @@ function lastAttempt(attempt: number, maximumAttempts: number): boolean {
 function failureResult(toolName: string, error: unknown, attempt: number, text?: string): AgentToolResult {
   const retried = attempt > 1 ? ` (after ${attempt} attempts)` : '';
   return {
-    content: [textContent(text ?? `Tool "${toolName}" failed${retried}: ${messageOf(error)}`)],
-    details: { ...detailsOf(error), error: messageOf(error), attempt },
+    content: [textContent(text ?? `Tool "${toolName}" failed${retried}: ${describeThrown(error)}`)],
+    details: { ...detailsOf(error), error: describeThrown(error), attempt },
     usage: null,
     terminate: false,
   };
@@ -202,7 +202,7 @@ export function safeSink(sink: AgentEventSink | undefined, log: (message: string
     try {
       sink(event);
     } catch (error) {
-      log(`eventSink threw on ${event.type}: ${messageOf(error)}`);
+      log(`eventSink threw on ${event.type}: ${describeThrown(error)}`);
     }
   };
 }

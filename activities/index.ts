@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/contract/types.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';

@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
 import { modelContextQuery } from '../src/contract/definitions.ts';
+import { DEFAULT_TRANSCRIPT_CACHE_BYTES } from '../src/contract/limits.ts';
 import type { StoredContent } from '../src/contract/transcript.ts';
 import { entryBytes, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type { Message } from '../src/contract/types.ts';
@@ -11,9 +12,6 @@ interface CachedTranscript {
   entries: TranscriptEntry[];
   bytes: number;
 }
-
-/** Transcript entries (outlines and small messages) a worker keeps, across conversations. */
-export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 16 * 1024 * 1024;
 
 export interface ModelContextRequest {
   workflowId: string;

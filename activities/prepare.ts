@@ -61,7 +61,7 @@ async function prepareToolCall(
       ? await tool.prepareArguments(structuredClone(call.arguments))
       : structuredClone(call.arguments);
   } catch (error) {
-    return refuse(`prepareArguments of "${tool.name}" failed: ${messageOf(error)}`);
+    return refuse(`prepareArguments of "${tool.name}" failed: ${describeThrown(error)}`);
   }
 
   const invalid = await validateArguments(deps.validator, tool, args);
@@ -84,14 +84,14 @@ async function prepareToolCall(
       );
     if (decision?.requireApproval) approvalReason = decision.reason ?? 'beforeToolCall asked for approval';
   } catch (error) {
-    return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${messageOf(error)}`);
+    return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${describeThrown(error)}`);
   }
 
   let taskQueue = tool.taskQueue;
   try {
     taskQueue = (await tool.taskQueueFor?.({ conversationId, toolCallId: call.id })) ?? taskQueue;
   } catch (error) {
-    return refuse(`Tool call "${tool.name}" could not be routed: ${messageOf(error)}`);
+    return refuse(`Tool call "${tool.name}" could not be routed: ${describeThrown(error)}`);
   }
 
   return {
@@ -133,10 +133,6 @@ async function validateArguments(
     if (!problem) return null;
     return `Invalid arguments for tool "${tool.name}": ${problem}\nReceived arguments: ${JSON.stringify(args)}`;
   } catch (error) {
-    return `Could not validate the arguments of tool "${tool.name}": ${messageOf(error)}`;
+    return `Could not validate the arguments of tool "${tool.name}": ${describeThrown(error)}`;
   }
-}
-
-export function messageOf(error: unknown): string {
-  return describeThrown(error);
 }

@@ -2,17 +2,10 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { StorageDriverTargetInfo } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
-import {
-  entryBytes,
-  INLINE_MESSAGE_BYTES,
-  storedOutline,
-  type TranscriptEntry,
-} from '../src/contract/transcript.ts';
+import { DEFAULT_MESSAGE_CACHE_BYTES, INLINE_MESSAGE_BYTES } from '../src/contract/limits.ts';
+import { entryBytes, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type { Message } from '../src/contract/types.ts';
 import { ContentStore, storedKey } from '../src/infrastructure/storage/contentStore.ts';
-
-/** Resolved stored messages a worker keeps in memory, across conversations. */
-export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
 
 /**
  * Puts large messages into the payload store (the one of the worker's data converter) and reads

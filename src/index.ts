@@ -34,6 +34,7 @@ export {
   statusQuery,
   transcriptQuery,
 } from './contract/definitions.ts';
+export { DEFAULT_MAX_TOOL_RESULT_BYTES, DEFAULT_PAYLOAD_THRESHOLD_BYTES } from './contract/limits.ts';
 export { MCP_NAME_SEPARATOR, mcpToolName } from './contract/mcpToolName.ts';
 export type { AgentActivities } from './contract/protocol.ts';
 export {
@@ -45,7 +46,6 @@ export {
 } from './contract/searchAttributes.ts';
 export { DEFAULT_TASK_QUEUE } from './contract/taskQueue.ts';
 export { resultText, ToolError, textContent, textResult } from './contract/toolResult.ts';
-export { DEFAULT_MAX_TOOL_RESULT_BYTES } from './contract/toolResultLimit.ts';
 export type { StoredContent, TranscriptEntry, TranscriptPage } from './contract/transcript.ts';
 export type * from './contract/types.ts';
 export {
@@ -71,7 +71,6 @@ export {
 } from './infrastructure/connection.ts';
 export { FileStorageDriver } from './infrastructure/storage/fileDriver.ts';
 export {
-  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
   type PayloadStorageOptions,
   payloadStorage,
   payloadStorageFromEnv,

@@ -1,15 +1,16 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
 import { textContent } from '../src/contract/toolResult.ts';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/toolResultLimit.ts';
 import type {
   CallbackAnswer,
   CallbackToolResult,
   PendingCallback,
   ToolRunner,
 } from '../src/contract/types.ts';
+import { utf8Bytes } from '../src/contract/utf8.ts';
 import type { ConversationEvents } from './events.ts';
 import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 
@@ -50,7 +51,7 @@ export class CallbackCalls {
     }
     const { text } = answer.result;
     if (text !== undefined && typeof text !== 'string') return 'A callback result’s text must be a string';
-    const bytes = new TextEncoder().encode(JSON.stringify(answer.result)).length;
+    const bytes = utf8Bytes(JSON.stringify(answer.result));
     if (bytes > DEFAULT_MAX_TOOL_RESULT_BYTES) {
       return `A callback result may have at most ${DEFAULT_MAX_TOOL_RESULT_BYTES} bytes; this one has ${bytes}`;
     }

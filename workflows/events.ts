@@ -6,6 +6,7 @@ import {
   type WorkflowTopicHandle,
   workflowStreamPollUpdate,
 } from '@temporalio/workflow-streams/workflow';
+import { MAX_CARRIED_EVENT_BYTES, MAX_CARRIED_EVENTS, MAX_EVENT_LOG_BYTES } from '../src/contract/limits.ts';
 import {
   type ActivityEvents,
   type ConversationEventBody,
@@ -14,11 +15,6 @@ import {
 } from '../src/contract/protocol.ts';
 import type { ConversationEvent } from '../src/contract/types.ts';
 
-/** At most this many of the latest events, and this many bytes of them, travel to the next run. */
-const MAX_CARRIED_EVENTS = 500;
-const MAX_CARRIED_BYTES = 256 * 1024;
-/** The log a run keeps in memory; older events are dropped at the end of a turn. */
-const MAX_LOG_BYTES = 1024 * 1024;
 /**
  * A follower counts as present this long after its last poll returned: it polls again at once, but
  * the activity that the same workflow task schedules must already see it.
@@ -133,7 +129,7 @@ export class ConversationEvents {
     const state = this.#stream.getState();
     const keepFrom = Math.max(
       state.log.length - MAX_CARRIED_EVENTS,
-      firstWithin(state.log, MAX_CARRIED_BYTES),
+      firstWithin(state.log, MAX_CARRIED_EVENT_BYTES),
     );
     return {
       stream: { ...state, log: state.log.slice(keepFrom), base_offset: state.base_offset + keepFrom },
@@ -155,7 +151,7 @@ export class ConversationEvents {
     const sizes = live.log.map((entry) => ({
       data: { length: base64Length(entry.payload.data?.length ?? 0) },
     }));
-    const keepFrom = firstWithin(sizes, MAX_LOG_BYTES);
+    const keepFrom = firstWithin(sizes, MAX_EVENT_LOG_BYTES);
     if (keepFrom > 0) this.#stream.truncate(live.baseOffset + keepFrom);
   }
 }

@@ -1,6 +1,7 @@
 import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@temporalio/workflow';
 import { forwardedDecisionSignal, subAgentApprovalSignal } from '../src/contract/definitions.ts';
 import type { SubAgentApprovalMessage } from '../src/contract/protocol.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 
@@ -30,7 +31,7 @@ export class ParentLink {
     void CancellationScope.nonCancellable(() =>
       getExternalWorkflowHandle(this.#parentId).signal(subAgentApprovalSignal, message),
     ).catch((error: unknown) =>
-      log.warn('Could not tell the parent about an approval', { error: String(error) }),
+      log.warn('Could not tell the parent about an approval', { error: describeThrown(error) }),
     );
   }
 }

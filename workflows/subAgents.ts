@@ -1,9 +1,12 @@
 import { CancellationScope, isCancellation, startChild, workflowInfo } from '@temporalio/workflow';
+import { SUB_AGENT_SUMMARY_CHARS } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { ConversationCarryOver, PreparedToolCall } from '../src/contract/protocol.ts';
 import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
+import { truncate } from '../src/contract/truncate.ts';
 import type {
   AgentDefinition,
   ConversationOptions,
@@ -23,8 +26,6 @@ export interface SubAgentContext {
   events: ConversationEvents;
   forwarded: ForwardedApprovals;
 }
-
-const SUMMARY_LENGTH = 80;
 
 /**
  * Runs an agent tool's call as a child conversation workflow (the same workflow type, so the Web UI
@@ -79,11 +80,7 @@ export async function runSubAgent(
     const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
     message = cancelled
       ? toolCancelledMessage(toolCallId, toolName)
-      : toolErrorMessage(
-          toolCallId,
-          toolName,
-          `Agent ${agent.name} failed: ${error instanceof Error ? error.message : String(error)}`,
-        );
+      : toolErrorMessage(toolCallId, toolName, `Agent ${agent.name} failed: ${describeThrown(error)}`);
   } finally {
     context.forwarded.childEnded(workflowId);
   }
@@ -148,5 +145,5 @@ function childSearchAttributes(agent: AgentDefinition) {
 
 function cut(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
-  return line.length <= SUMMARY_LENGTH ? line : `${line.slice(0, SUMMARY_LENGTH - 1)}…`;
+  return truncate(line, SUB_AGENT_SUMMARY_CHARS);
 }

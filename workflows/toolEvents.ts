@@ -1,4 +1,4 @@
-import { firstLine, resultText } from '../src/contract/toolResult.ts';
+import { toolEndText } from '../src/contract/toolResult.ts';
 import type { ToolResultMessage } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 
@@ -16,6 +16,6 @@ export function publishToolEnd(events: ConversationEvents, turn: number, message
     toolName: message.toolName,
     isError: message.isError,
     willRetry: false,
-    text: firstLine(resultText(message.content)),
+    text: toolEndText(message.content),
   });
 }

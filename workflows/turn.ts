@@ -1,6 +1,5 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   isCancellation,
   proxyActivities,
@@ -10,6 +9,7 @@ import {
 import { toolCancelledMessage, toolErrorMessage } from '../src/contract/messages.ts';
 import type { ActivityEvents, AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type {
@@ -302,8 +302,7 @@ function failureMessage(error: unknown): string {
   let cause: unknown = error;
   while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
   if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
-  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message;
-  return String(cause);
+  return describeThrown(cause);
 }
 
 /**

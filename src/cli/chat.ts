@@ -1,4 +1,5 @@
 import type { AgentClient, Conversation } from '../client/client.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEventItem, ToolExecutionMode } from '../contract/types.ts';
 import { conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
@@ -41,7 +42,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       const decide = approved
         ? conversation.approve(approval.approvalId)
         : conversation.deny(approval.approvalId, 'the user said no in the chat');
-      await decide.catch((error: Error) => view.notice(`(could not answer: ${error.message})`));
+      await decide.catch((error) => view.notice(`(could not answer: ${describeThrown(error)})`));
       return approved;
     },
   });
@@ -88,7 +89,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     }
     interrupted = true;
     print('Cancelling the turn… (Ctrl-C again exits)');
-    conversation.cancel().catch((error: Error) => print(`(could not cancel: ${error.message})`));
+    conversation.cancel().catch((error) => print(`(could not cancel: ${describeThrown(error)})`));
   };
   lines.readline.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);
@@ -117,7 +118,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
           const result = await conversation.send(text);
           await Promise.race([view.turnEnded(result.turn), follower.then(() => view.fallback(result))]);
         } catch (error) {
-          print(`agent! ${error instanceof Error ? error.message : String(error)}`);
+          print(`agent! ${describeThrown(error)}`);
         } finally {
           turnRunning = false;
         }
@@ -142,8 +143,8 @@ function serveBuiltinCallbacks(
 ): Promise<void> {
   return conversation
     .serveCallbacks({ readUserFile: readUserFileHandler(process.cwd(), confirm) }, { signal })
-    .catch((error: Error) => {
-      if (!signal.aborted) print(`(callback tools stopped: ${error.message})`);
+    .catch((error) => {
+      if (!signal.aborted) print(`(callback tools stopped: ${describeThrown(error)})`);
     });
 }
 
@@ -162,7 +163,7 @@ async function follow(
     }
   } catch (error) {
     if (!signal.aborted) {
-      view.notice(`(live updates stopped: ${error instanceof Error ? error.message : String(error)})`);
+      view.notice(`(live updates stopped: ${describeThrown(error)})`);
     }
   }
 }

@@ -1,5 +1,7 @@
 import type { ConversationListing } from '../client/client.ts';
+import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
+import { firstLine } from '../contract/truncate.ts';
 import type { AgentEvent, Message, TurnResult } from '../contract/types.ts';
 
 /** A transcript as a person reads it. */
@@ -18,7 +20,7 @@ function formatMessage(message: Message): string {
         .join('\n');
     }
     case 'toolResult':
-      return `  ${message.isError ? '✗' : '✓'} ${message.toolName}: ${firstLine(resultText(message.content))}`;
+      return `  ${message.isError ? '✗' : '✓'} ${message.toolName}: ${firstLine(resultText(message.content), CLI_RESULT_LINE_CHARS)}`;
   }
 }
 
@@ -36,13 +38,8 @@ export function formatToolEvent(event: AgentEvent): string {
     case 'toolExecutionUpdate':
       return `  … ${event.toolName}: ${JSON.stringify(event.partialResult)}`;
     case 'toolExecutionEnd':
-      return `  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${firstLine(resultText(event.result.content))}`;
+      return `  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${firstLine(resultText(event.result.content), CLI_RESULT_LINE_CHARS)}`;
   }
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > 160 ? `${line.slice(0, 159)}…` : line;
 }
 
 /** One line per conversation: id, status, turns, agent, start time. */

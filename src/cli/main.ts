@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../contract/searchAttributes.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import { codecServerCommand } from './codecServer.ts';
 import {
   approveCommand,
@@ -112,7 +113,7 @@ connectionOptions(program.command('cancel').description("cancel a conversation's
 try {
   await program.parseAsync();
 } catch (error) {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   console.error(`yiem: ${message}`);
   if (process.env.YIEM_DEBUG) console.error(error);
   process.exitCode = 1;

@@ -1,9 +1,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { MAX_USER_FILE_BYTES } from '../contract/limits.ts';
 import type { CallbackHandler } from '../contract/types.ts';
-
-/** The most a read returns to the model. */
-const MAX_BYTES = 64 * 1024;
 
 /** Files a person would not hand to a model without being asked: keys, secrets, anything outside the folder. */
 const SENSITIVE = [
@@ -40,7 +38,7 @@ export function readUserFileHandler(
     const file = await open(absolute, 'r');
     try {
       const { size } = await file.stat();
-      const buffer = Buffer.alloc(Math.min(size, MAX_BYTES));
+      const buffer = Buffer.alloc(Math.min(size, MAX_USER_FILE_BYTES));
       const { bytesRead } = await file.read(buffer, 0, buffer.length, 0);
       const truncated = size > bytesRead;
       const text = buffer.subarray(0, bytesRead).toString('utf8');

@@ -1,5 +1,6 @@
 import type { AgentClient } from '../client/client.ts';
-import { firstLine, resultText } from '../contract/toolResult.ts';
+import { describeThrown } from '../contract/thrown.ts';
+import { toolEndText } from '../contract/toolResult.ts';
 import type { ConversationEventItem } from '../contract/types.ts';
 
 /**
@@ -25,13 +26,10 @@ export async function followSubAgent(
     // A child that finished before the first poll has no events to follow; its transcript remains.
     for (const message of await child.messages()) {
       if (message.role !== 'toolResult' || ended.has(message.toolCallId)) continue;
-      print(
-        `${prefix} ${message.isError ? '✗' : '✓'} ${message.toolName}: ${firstLine(resultText(message.content))}`,
-      );
+      print(`${prefix} ${message.isError ? '✗' : '✓'} ${message.toolName}: ${toolEndText(message.content)}`);
     }
   } catch (error) {
-    if (!signal.aborted)
-      print(`${prefix} (could not follow: ${error instanceof Error ? error.message : String(error)})`);
+    if (!signal.aborted) print(`${prefix} (could not follow: ${describeThrown(error)})`);
   }
 }
 

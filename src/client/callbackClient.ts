@@ -1,3 +1,4 @@
+import { describeThrown } from '../contract/thrown.ts';
 import type {
   CallbackHandler,
   CallbackToolResult,
@@ -64,15 +65,11 @@ async function runHandler(
   try {
     result = await handler(call.args, call);
   } catch (error) {
-    result = { text: `${call.toolName} failed on the client: ${messageOf(error)}`, isError: true };
+    result = { text: `${call.toolName} failed on the client: ${describeThrown(error)}`, isError: true };
   }
   try {
     await conversation.answerCallback(call.callId, result);
   } catch (error) {
-    options.onError?.(error instanceof Error ? error : new Error(String(error)), call);
+    options.onError?.(error instanceof Error ? error : new Error(describeThrown(error)), call);
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -18,6 +18,7 @@ import {
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
+import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
@@ -27,11 +28,12 @@ import {
 import {
   CONVERSATION_WORKFLOW_TASK_TIMEOUT,
   conversationOptionsProblem,
-  MAX_MESSAGE_BYTES_LIMIT,
   resolveConversationSettings,
   userTextProblem,
 } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
+import { describeThrown } from '../contract/thrown.ts';
+import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -87,8 +89,6 @@ export interface ConversationListing {
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
 }
-
-const TITLE_LENGTH = 80;
 
 /** Starts and finds conversations. Every call goes through the Temporal client. */
 export class AgentClient {
@@ -323,11 +323,11 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
 function defaultTitle(agent: string, systemPrompt: string): string {
   const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
   const title = `${agent} · ${prompt}`;
-  return title.length <= TITLE_LENGTH ? title : `${title.slice(0, TITLE_LENGTH - 1)}…`;
+  return truncate(title, CONVERSATION_TITLE_CHARS);
 }
 
 function isUnregisteredSearchAttribute(error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   return (
     /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
   );

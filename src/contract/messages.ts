@@ -2,8 +2,8 @@ import { textContent } from './toolResult.ts';
 import type { AgentToolResult, ToolResultMessage } from './types.ts';
 
 /**
- * A tool result message (the seed's `createToolResultMessage`). Pure, so the workflow can build one
- * too when a tool's activity fails for good.
+ * A tool result message. Pure, so the workflow can build one too when a tool's activity fails for
+ * good.
  */
 export function toolResultMessage(
   toolCallId: string,

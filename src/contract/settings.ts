@@ -1,5 +1,8 @@
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
+import { truncate } from './truncate.ts';
 import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from './types.ts';
+import { utf8Bytes } from './utf8.ts';
 
 /** A conversation's options with every default filled in. */
 /** How long a tool call waits for a person, and what happens when nobody answers. */
@@ -28,7 +31,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     toolExecution: options.toolExecution ?? 'parallel',
     model: options.model,
     maxModelCallsPerTurn: options.maxModelCallsPerTurn ?? 25,
-    maxMessageBytes: options.maxMessageBytes ?? 100_000,
+    maxMessageBytes: options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
     tools: options.tools,
     maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
@@ -52,12 +55,6 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
  * no I/O and finish in milliseconds, so a short timeout costs nothing.
  */
 export const CONVERSATION_WORKFLOW_TASK_TIMEOUT = '2 seconds';
-
-/**
- * The largest `maxMessageBytes` a conversation may set: a message travels in one Temporal payload,
- * whose limit is 2 MB by default, next to the rest of its request.
- */
-export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
 
 /** Why the conversation cannot start with `options`, in one line, or `null` when it can. */
 export function conversationOptionsProblem(options: unknown): string | null {
@@ -104,13 +101,9 @@ export function conversationOptionsProblem(options: unknown): string | null {
   return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
 }
 
-function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).length;
-}
-
 function shown(value: unknown): string {
   const json = JSON.stringify(value);
-  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 79)}…` : json;
+  return json === undefined ? String(value) : truncate(json, SHOWN_OPTION_CHARS);
 }
 
 /** Why a user message cannot be accepted, or `null` when it can. */

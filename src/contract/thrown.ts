@@ -1,9 +1,11 @@
-/** Longest description of a thrown non-Error value, so a huge object cannot flood a tool result. */
-const MAX_DESCRIPTION_LENGTH = 2_000;
+import { THROWN_VALUE_CHARS } from './limits.ts';
+import { truncate } from './truncate.ts';
 
 /**
  * What a thrown value says, in words: an Error's message, a string as it is, anything else (a plain
- * object, a number) as JSON, so nobody reads `[object Object]`.
+ * object, a number) as JSON, so nobody reads `[object Object]`. The one rule for the text of a thrown
+ * value; workflow code unwraps Temporal's failures (ActivityFailure, TimeoutFailure) before asking it,
+ * and the sandbox's prelude repeats it inside the isolate.
  */
 export function describeThrown(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message;
@@ -14,6 +16,5 @@ export function describeThrown(thrown: unknown): string {
   } catch {
     // Cyclic or with a BigInt: String() below is the best there is.
   }
-  const text = json ?? String(thrown);
-  return text.length > MAX_DESCRIPTION_LENGTH ? `${text.slice(0, MAX_DESCRIPTION_LENGTH - 1)}…` : text;
+  return truncate(json ?? String(thrown), THROWN_VALUE_CHARS);
 }

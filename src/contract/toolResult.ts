@@ -1,6 +1,8 @@
+import { TOOL_END_TEXT_CHARS } from './limits.ts';
+import { firstLine } from './truncate.ts';
 import type { AgentToolResult, TextContent } from './types.ts';
 
-/** A text block (the seed's `textContent`). */
+/** A text block. */
 export function textContent(text: string): TextContent {
   return { type: 'text', text };
 }
@@ -30,8 +32,7 @@ export function resultText(content: readonly TextContent[]): string {
   return content.map((block) => block.text).join('\n');
 }
 
-/** A result's first line, cut to 200 characters: enough for a progress line; the full result is in the transcript. */
-export function firstLine(text: string): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+/** A result as a `toolEnd` event (and a progress line) shows it: its first line, cut short. */
+export function toolEndText(content: readonly TextContent[]): string {
+  return firstLine(resultText(content), TOOL_END_TEXT_CHARS);
 }

@@ -2,7 +2,10 @@
  * How a conversation's transcript is kept: small messages inline, large ones in the payload store
  * with only their outline and a reference in the workflow. Pure code: the workflow uses it too.
  */
+
+import { INLINE_MESSAGE_BYTES, TRANSCRIPT_PAGE_BYTES } from './limits.ts';
 import type { Message } from './types.ts';
+import { maxUtf8Bytes, utf8Bytes } from './utf8.ts';
 
 /** Where a stored message lives: the payload store driver, its claim, and the message's size. */
 export interface StoredContent {
@@ -19,12 +22,6 @@ export interface StoredContent {
  */
 export type TranscriptEntry = Message & { stored?: StoredContent };
 
-/** Messages larger than this are stored by reference; the workflow keeps their outline (about 200 bytes). */
-export const INLINE_MESSAGE_BYTES = 4 * 1024;
-
-/** At most this much of the transcript travels in one query result (a page). */
-export const TRANSCRIPT_PAGE_BYTES = 512 * 1024;
-
 /** One page of the transcript, from the `transcript` and `modelContext` queries. */
 export interface TranscriptPage {
   /** The entries from the requested index on, at most a page's worth (always at least one). */
@@ -33,11 +30,9 @@ export interface TranscriptPage {
   total: number;
 }
 
-const encoder = new TextEncoder();
-
 /** An entry's size, as JSON in UTF-8. */
 export function entryBytes(entry: TranscriptEntry): number {
-  return encoder.encode(JSON.stringify(entry)).length;
+  return utf8Bytes(JSON.stringify(entry));
 }
 
 /** What the transcript keeps of `message` once its content is in the store. */
@@ -79,8 +74,8 @@ export function transcriptPage(
 export function largeInlineMessages(entries: readonly TranscriptEntry[]): number[] {
   const indices: number[] = [];
   entries.forEach((entry, index) => {
-    // A UTF-8 byte is at most three per UTF-16 unit: shorter texts cannot be over the limit.
-    if (entry.role !== 'user' || entry.stored || entry.content.length * 3 <= INLINE_MESSAGE_BYTES) return;
+    // Texts whose bound is within the limit cannot be over it; only the others are encoded.
+    if (entry.role !== 'user' || entry.stored || maxUtf8Bytes(entry.content) <= INLINE_MESSAGE_BYTES) return;
     if (entryBytes(entry) > INLINE_MESSAGE_BYTES) indices.push(index);
   });
   return indices;

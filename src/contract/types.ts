@@ -1,9 +1,9 @@
 /**
  * The public contract of yiem-agent: tools, their results, hooks, events and transcript messages.
  *
- * The tool contract is the YiemAgent seed's (`agentTool`, `agentToolResult`, `textContent`), in
- * TypeScript. Types used inside workflow code must stay plain data (no functions, no classes) so that
- * they serialise into Temporal history unchanged.
+ * The tool contract is the YiemAgent seed's, in TypeScript; "The event vocabulary" below maps its
+ * names to pi-agent-core's and ours. Types used inside workflow code must stay plain data (no
+ * functions, no classes) so that they serialise into Temporal history unchanged.
  */
 
 /** A JSON Schema (MCP format) describing a tool's arguments. */
@@ -25,7 +25,7 @@ export interface Usage {
   totalTokens: number;
 }
 
-/** What a tool's `execute` returns (the seed's `agentToolResult`). */
+/** What a tool's `execute` returns. */
 export interface AgentToolResult {
   /** What the model reads as the tool result. */
   content: TextContent[];
@@ -48,7 +48,7 @@ export interface AgentToolResult {
 export type OnPartialResult = (partial: Record<string, unknown>) => void;
 
 /**
- * A tool's execution function (the seed's `execute(toolCallId, args, signal, onPartialResult)`).
+ * A tool's execution function, `execute(toolCallId, args, signal, onPartialResult)`.
  *
  * - `toolCallId` is the model's id for this call. It stays the same when the call is retried on
  *   another worker. `currentToolCall()` gives the attempt number and an idempotency key that is
@@ -165,7 +165,7 @@ export interface ToolLoadContext {
   sandboxedTool?(spec: WrittenToolSpec): AgentTool;
 }
 
-/** The shape of a tool module: a `getTool()` export, as in the seed. */
+/** The shape of a tool module: a `getTool()` export. */
 export interface ToolModule {
   getTool(context: ToolLoadContext): AgentTool | Promise<AgentTool>;
 }
@@ -177,7 +177,7 @@ export interface ToolInfo {
   description: string;
 }
 
-/** One tool call the model asked for (the seed's `agentToolCall`). */
+/** One tool call the model asked for. */
 export interface AgentToolCall {
   type: 'function';
   id: string;
@@ -276,8 +276,52 @@ export interface AgentHooks {
   ) => AfterToolCallResult | undefined | Promise<AfterToolCallResult | undefined>;
 }
 
-/** Events a worker reports to its `eventSink` while tools run. */
+/*
+ * The event vocabulary
+ * ====================
+ * Two streams, both described here and nowhere else:
+ * - `AgentEvent`: what a worker reports to its `eventSink` (`AgentWorkerOptions.eventSink`), on the
+ *   worker that ran the tool, once per step of a tool call: the seed's and pi-agent-core's tool events.
+ * - `ConversationEvent`: what a conversation publishes to its event log, which any client follows by
+ *   offset (`Conversation.events()`): the whole turn, from any machine, after a disconnect too.
+ *
+ * The seed's names (YiemAgent's tools README), pi-agent-core's (`@mariozechner/pi-agent-core` 0.73,
+ * its types.ts) and ours, written once. README and JSDoc point here.
+ *
+ * | seed | pi-agent-core | yiem-agent |
+ * | --- | --- | --- |
+ * | `agentTool`, `getTool()` | `AgentTool` | `AgentTool`, `ToolModule.getTool()` |
+ * | `inputSchema` (JSON Schema) | `parameters` (TypeBox) | `inputSchema` (JSON Schema) |
+ * | `parallelToolExecute::Bool` | `executionMode` (`'sequential'`, `'parallel'`) | `parallelToolExecute: boolean` |
+ * | `agentLoopConfig.toolExecution` | `AgentLoopConfig.toolExecution` | `ConversationOptions.toolExecution` |
+ * | `execute(toolCallId, args, signal, onPartialResult)` | `execute(toolCallId, params, signal?, onUpdate?)` | `ToolExecute`, the seed's signature |
+ * | `onPartialResult(Dict)` | `onUpdate(partial AgentToolResult)` | `OnPartialResult(Record<string, unknown>)` |
+ * | `agentToolResult(content, details, usage, terminate)` | `AgentToolResult` (no usage, `terminate?`) | `AgentToolResult` |
+ * | `textContent` | `TextContent` (pi-ai) | `TextContent`, `textContent()` |
+ * | `agentToolCall` | `AgentToolCall` (`type: 'toolCall'`) | `AgentToolCall` (`type: 'function'`) |
+ * | `toolResultMessage`, `createToolResultMessage` | `ToolResultMessage` (`role: 'toolResult'`) | `ToolResultMessage`, `toolResultMessage()` |
+ * | `prepareArguments` | `prepareArguments` | `prepareArguments` |
+ * | `validateRequiredArgs` | none (the schema only) | `validateRequiredArgs` |
+ * | `beforeToolCall`, `afterToolCall` | the same, in `AgentLoopConfig` | `AgentHooks` (plus `requireApproval`) |
+ * | `prepareToolCall` | `prepareToolCall` | PREPARE, at the end of the `callModel` activity |
+ * | `executePreparedToolCall`, `finalizeExecutedToolCall` | the same | EXECUTE and FINALIZE: the `executeTool` activity |
+ * | `executeToolCalls`, `batch.terminate` | `executeToolCalls`, every result's `terminate` | the workflow's tool batch; `TurnStatus` `'terminated'` |
+ * | `agentEventSink` | `Agent.subscribe(listener)` | `eventSink` (AgentEvent); `Conversation.events()` (ConversationEvent) |
+ * | `toolExecutionStart` | `tool_execution_start` | `toolExecutionStart`; `toolStart` |
+ * | `toolExecutionUpdate` | `tool_execution_update` | `toolExecutionUpdate`; `toolProgress` |
+ * | `toolExecutionEnd` (`toolExecEndEvent`) | `tool_execution_end` | `toolExecutionEnd`; `toolEnd` (both with `willRetry`) |
+ * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
+ * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
+ * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff` |
+ *
+ * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
+ * model call (pi-agent-core's turn).
+ */
+
+/** Events a worker reports to its `eventSink` while tools run (see "The event vocabulary" above). */
 export type AgentEvent =
+  /** An attempt of a tool call starts (PREPARE passed: never for a blocked or invalid call). */
   | {
       type: 'toolExecutionStart';
       conversationId: string;
@@ -286,6 +330,7 @@ export type AgentEvent =
       args: ToolArguments;
       attempt: number;
     }
+  /** The tool called `onPartialResult`; `partialResult` is its value, or `{ dropped }` when too large. */
   | {
       type: 'toolExecutionUpdate';
       conversationId: string;
@@ -294,6 +339,7 @@ export type AgentEvent =
       partialResult: Record<string, unknown>;
       attempt: number;
     }
+  /** The attempt ended, after FINALIZE (`afterToolCall`): `result` is what the model reads. */
   | {
       type: 'toolExecutionEnd';
       conversationId: string;
@@ -449,15 +495,24 @@ export interface EventOrigin {
   seq: number;
 }
 
-/** What a conversation publishes while it runs, in order. Follow it with `Conversation.events()`. */
+/**
+ * What a conversation publishes while it runs, in order (see "The event vocabulary" above). Follow it
+ * with `Conversation.events()`. A turn opens with `turnStart`, when the conversation takes a prompt
+ * (with the messages sent meanwhile), and closes with `turnEnd`.
+ */
 export type ConversationEvent = EventOrigin &
   (
     | { type: 'turnStart' }
+    /** A model call's attempt produced its first output; a retried call announces itself again. */
     | { type: 'messageStart'; model: string }
     /** Text the model produced since the previous delta of the same attempt (batched). */
     | { type: 'textDelta'; text: string }
     /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
     | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
+    /**
+     * A tool call's attempt starts (the worker's `toolExecutionStart`); a sub-agent, handoff or
+     * callback tool's call starts in the workflow. `summary` is the call in one line.
+     */
     | {
         type: 'toolStart';
         toolCallId: string;
@@ -466,8 +521,12 @@ export type ConversationEvent = EventOrigin &
         /** Set when the call runs as a sub-agent: its child conversation, to follow for detail. */
         subAgent?: { agent: string; conversationId: string };
       }
+    /** The tool's `onPartialResult` (the worker's `toolExecutionUpdate`). */
     | { type: 'toolProgress'; toolCallId: string; toolName: string; partialResult: Record<string, unknown> }
-    /** A tool call's attempt ended; with `willRetry` it failed and runs again (a new `toolStart`). */
+    /**
+     * A tool call's attempt ended; with `willRetry` it failed and runs again (a new `toolStart`).
+     * `text` is the result's first line, cut short; the whole result is in the transcript.
+     */
     | {
         type: 'toolEnd';
         toolCallId: string;
@@ -476,12 +535,15 @@ export type ConversationEvent = EventOrigin &
         willRetry: boolean;
         text: string;
       }
+    /** A tool call waits for a person's approval (a sub-agent's too). */
     | { type: 'approvalRequested'; approval: PendingApproval }
+    /** The approval was settled: by a person, by the timeout policy, or by a cancelled turn. */
     | { type: 'approvalResolved'; outcome: ApprovalOutcome }
     /** A callback tool's call waits for an attached client's result (`Conversation.serveCallbacks`). */
     | { type: 'callbackRequested'; callback: PendingCallback }
     /** The model's calls from now on use this agent's system prompt, tools and model. */
     | { type: 'handoff'; from: string | null; to: string }
+    /** The turn ended: what `prompt` returns. */
     | { type: 'turnEnd'; result: TurnResult }
   );
 

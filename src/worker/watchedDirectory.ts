@@ -1,4 +1,5 @@
 import { mkdir, stat } from 'node:fs/promises';
+import { describeThrown } from '../contract/thrown.ts';
 import type { AgentTool } from '../contract/types.ts';
 import { listToolFiles } from './toolFiles.ts';
 
@@ -53,7 +54,7 @@ export class WatchedToolDirectory {
       this.sink.registerTool(tool, file);
       return { toolName: tool.name };
     } catch (error) {
-      console.warn(`Skipping tool file ${file}: ${error instanceof Error ? error.message : String(error)}`);
+      console.warn(`Skipping tool file ${file}: ${describeThrown(error)}`);
       return {};
     }
   }

@@ -9,11 +9,9 @@ import { benchReply, largeResultTag, largeTurnAnswer, largeTurnText } from '../.
 import { largeResultText } from '../../bench/tools.ts';
 import { type MemoryUsage, startWorkerProcess, type WorkerHandle } from '../../bench/workerHandle.ts';
 import { AgentClient } from '../../src/client/client.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
 import type { ToolResultMessage } from '../../src/contract/types.ts';
-import {
-  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
-  payloadStorage,
-} from '../../src/infrastructure/storage/payloadStorage.ts';
+import { payloadStorage } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 

@@ -6,6 +6,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { largestPayload, storedHistory } from '../../bench/history.ts';
 import { AgentClient } from '../../src/client/client.ts';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, Message, ToolResultMessage } from '../../src/contract/types.ts';
 import {
@@ -14,10 +15,7 @@ import {
   type RunningCodecServer,
   startCodecServer,
 } from '../../src/infrastructure/codec/index.ts';
-import {
-  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
-  payloadStorage,
-} from '../../src/infrastructure/storage/payloadStorage.ts';
+import { payloadStorage } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const USER_SECRET = 'USER-SECRET-tourmaline';

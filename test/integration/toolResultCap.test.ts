@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../../src/contract/limits.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../../src/contract/toolResultLimit.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 

@@ -3,11 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
 import { FileStorageDriver } from '../../src/infrastructure/storage/fileDriver.ts';
-import {
-  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
-  payloadStorageFromEnv,
-} from '../../src/infrastructure/storage/payloadStorage.ts';
+import { payloadStorageFromEnv } from '../../src/infrastructure/storage/payloadStorage.ts';
 
 describe('FileStorageDriver', () => {
   let directory: string;

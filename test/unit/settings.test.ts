@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_CONTEXT_BYTES } from '../../src/contract/limits.ts';
 import {
   conversationOptionsProblem,
   resolveConversationSettings,
   userTextProblem,
 } from '../../src/contract/settings.ts';
-import {
-  DEFAULT_MAX_CONTEXT_BYTES,
-  DEFAULT_MODEL,
-  resolveModelSettings,
-} from '../../src/worker/model/settings.ts';
+import { DEFAULT_MODEL, resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 describe('userTextProblem', () => {
   it('accepts an ordinary message', () => {

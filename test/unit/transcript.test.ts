@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { windowStart } from '../../activities/modelContext.ts';
+import { INLINE_MESSAGE_BYTES } from '../../src/contract/limits.ts';
 import {
   entryBytes,
-  INLINE_MESSAGE_BYTES,
   largeInlineMessages,
   storedOutline,
   type TranscriptEntry,

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { ExternalStorage, Payload, PayloadCodec } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { MAX_CODEC_REQUEST_BYTES } from '../../contract/limits.ts';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -34,8 +35,6 @@ export interface RunningCodecServer {
 interface JsonPayloads {
   payloads: { metadata?: Record<string, string>; data?: string }[];
 }
-
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /**
  * Temporal's remote codec protocol: `POST /encode` and `POST /decode` with `{ payloads: [...] }`, so
@@ -104,7 +103,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
   let size = 0;
   for await (const chunk of request) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw new Error(`Request body over ${MAX_BODY_BYTES} bytes`);
+    if (size > MAX_CODEC_REQUEST_BYTES) throw new Error(`Request body over ${MAX_CODEC_REQUEST_BYTES} bytes`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { describeThrown } from '../../contract/thrown.ts';
 import type { CodecKey } from './aesGcmCodec.ts';
 
 /**
@@ -41,7 +42,7 @@ export function codecKeysFromEnv(env: Record<string, string | undefined>): Codec
     try {
       text = readFileSync(file, 'utf8');
     } catch (error) {
-      throw new Error(`YIEM_CODEC_KEY_FILE=${file}: ${(error as Error).message}`);
+      throw new Error(`YIEM_CODEC_KEY_FILE=${file}: ${describeThrown(error)}`);
     }
     keys.push(...parseCodecKeys(text, `YIEM_CODEC_KEY_FILE=${file}`));
   }

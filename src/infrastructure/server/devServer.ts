@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { describeThrown } from '../../contract/thrown.ts';
 import { defaultDataDir, ensureTemporalCli } from './temporalCli.ts';
 
 export type SearchAttributeType = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
@@ -142,7 +143,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         metricsPort,
       });
     } catch (error) {
-      const portTaken = /address already in use/.test(error instanceof Error ? error.message : '');
+      const portTaken = /address already in use/.test(describeThrown(error));
       if (!picksPorts || !portTaken || attempt >= PORT_ATTEMPTS) throw error;
     }
   }
@@ -234,7 +235,7 @@ export async function waitForServer(
     }
     await sleep(POLL_INTERVAL_MS);
   }
-  const reason = lastError instanceof Error ? lastError.message : String(lastError);
+  const reason = describeThrown(lastError);
   throw new Error(
     `Temporal server at ${address} did not answer within ${timeoutMs} ms (last error: ${reason})`,
   );
@@ -343,7 +344,7 @@ async function waitUntilReadyOrExited(
       `Temporal dev server (${cliPath}) ${describeExit(outcome.status)} before it was ready.${formatTail(output)}`,
     );
   }
-  const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+  const reason = describeThrown(outcome.error);
   throw new Error(`Temporal dev server did not become ready; it was killed. ${reason}${formatTail(output)}`);
 }
 

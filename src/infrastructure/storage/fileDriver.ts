@@ -9,6 +9,7 @@ import {
   type StorageDriverStoreContext,
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { describeThrown } from '../../contract/thrown.ts';
 
 // A CommonJS module: Node's ESM loader does not see its named exports.
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -58,7 +59,7 @@ export class FileStorageDriver implements StorageDriver {
           bytes = await readFile(this.#file(key));
         } catch (error) {
           throw new Error(
-            `Payload store: payload ${key} is missing from ${this.directory} (${(error as Error).message}). ` +
+            `Payload store: payload ${key} is missing from ${this.directory} (${describeThrown(error)}). ` +
               'Workers and clients must share this directory (or use the same S3 bucket).',
           );
         }

@@ -1,14 +1,8 @@
 import path from 'node:path';
 import { ExternalStorage, type StorageDriver } from '@temporalio/common';
+import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contract/limits.ts';
 import { defaultDataDir } from '../server/temporalCli.ts';
 import { FileStorageDriver } from './fileDriver.ts';
-
-/**
- * Payloads at least this large (after encoding and encryption) go to the payload store and history
- * keeps a reference. Well below Temporal's 2 MB limit, so that a turn's history stays a few kilobytes
- * even with 100 KB messages; small payloads stay inline, where the Web UI shows them.
- */
-export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 32 * 1024;
 
 export interface PayloadStorageOptions {
   /** Where the filesystem driver keeps payloads. Default `<dataDir>/payloads` (`.yiem/payloads`). */

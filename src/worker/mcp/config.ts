@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { describeThrown } from '../../contract/thrown.ts';
 import type { McpServerConfig } from '../../contract/types.ts';
 
 const SERVER_NAME = /^[A-Za-z][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$/;
@@ -26,7 +27,7 @@ export async function loadMcpConfig(file: string): Promise<Record<string, McpSer
   try {
     parsed = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new Error(`MCP config ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`MCP config ${file}: ${describeThrown(error)}`);
   }
   const servers = (parsed as { mcpServers?: unknown } | null)?.mcpServers;
   if (typeof servers !== 'object' || servers === null || Array.isArray(servers)) {
@@ -40,7 +41,7 @@ export async function loadMcpConfig(file: string): Promise<Record<string, McpSer
   try {
     checkMcpServers(result);
   } catch (error) {
-    throw new Error(`MCP config ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`MCP config ${file}: ${describeThrown(error)}`);
   }
   return result;
 }

@@ -9,6 +9,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { describeThrown } from '../../contract/thrown.ts';
 import { ToolError } from '../../contract/toolResult.ts';
 import type { McpServerConfig } from '../../contract/types.ts';
 
@@ -110,7 +111,7 @@ export class McpConnection {
         (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)
       ) {
         throw new ToolError(
-          `MCP server "${this.server}" stopped during the call to "${name}" (${messageOf(error)}); ` +
+          `MCP server "${this.server}" stopped during the call to "${name}" (${describeThrown(error)}); ` +
             'it is started again on the next call',
         );
       }
@@ -150,7 +151,7 @@ export class McpConnection {
     } catch (error) {
       await client.close().catch(() => {});
       throw new Error(
-        `MCP server "${this.server}" (${describeServer(this.#config)}) did not start: ${messageOf(error)}`,
+        `MCP server "${this.server}" (${describeServer(this.#config)}) did not start: ${describeThrown(error)}`,
       );
     }
     this.#client = client;
@@ -179,8 +180,4 @@ function createTransport(config: McpServerConfig): Transport {
 /** `npx -y server /data` or the URL, for error messages. */
 export function describeServer(config: McpServerConfig): string {
   return config.url ?? [config.command, ...(config.args ?? [])].join(' ');
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,13 +1,14 @@
 import type { Client } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common';
 import { MCP_NAME_SEPARATOR } from '../../contract/mcpToolName.ts';
+import { describeThrown } from '../../contract/thrown.ts';
 import { resolveToolPolicy } from '../../contract/toolPolicy.ts';
 import { ToolError } from '../../contract/toolResult.ts';
 import type { AgentTool, McpServerConfig } from '../../contract/types.ts';
 import { TOOL_NAME_PATTERN, type ToolRegistry } from '../registry.ts';
 import { currentToolCall } from '../toolCallContext.ts';
 import { checkMcpServers } from './config.ts';
-import { McpConnection, messageOf } from './connection.ts';
+import { McpConnection } from './connection.ts';
 import { mcpToolResult } from './result.ts';
 import { findSessionQueue } from './sessionPin.ts';
 import { McpSessions } from './sessions.ts';
@@ -114,7 +115,7 @@ export class McpToolSource {
         await this.#sync(server);
         server.lastRefreshError = undefined;
       } catch (error) {
-        const message = messageOf(error);
+        const message = describeThrown(error);
         if (server.lastRefreshError !== message) this.#log(`MCP server "${server.name}": ${message}`);
         server.lastRefreshError = message;
       }

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
+import { MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, SHOWN_ARGUMENT_CHARS } from '../../contract/limits.ts';
+import { describeThrown } from '../../contract/thrown.ts';
+import { truncate } from '../../contract/truncate.ts';
 import type { AgentToolCall, AssistantMessage, ToolArguments, Usage } from '../../contract/types.ts';
+import { utf8Bytes } from '../../contract/utf8.ts';
 
 /**
  * Reads a Chat Completions reply into an assistant message. Tool calls come from the OpenAI
@@ -56,13 +60,6 @@ function toolCall(id: unknown, name: unknown, rawArguments: unknown): AgentToolC
   return { type: 'function', id: callId, name: toolName, ...parsed };
 }
 
-/** Deepest nesting of arrays and objects accepted in tool arguments. */
-export const MAX_ARGUMENT_DEPTH = 64;
-/** Largest tool arguments accepted, as JSON in UTF-8 bytes: they travel in several Temporal payloads. */
-export const MAX_ARGUMENT_BYTES = 256 * 1024;
-/** How much of refused arguments the model is shown again. */
-const SHOWN_ARGUMENT_CHARS = 500;
-
 /**
  * Arguments arrive as a JSON string or an object; anything else, and anything too large or too
  * deeply nested to carry through the workflow, becomes an error for the model.
@@ -77,7 +74,7 @@ export function parseArguments(
   // Depth first: serialising a deeply nested object could overflow the stack.
   if (typeof raw === 'object' && exceedsDepth(raw, MAX_ARGUMENT_DEPTH)) return refuse(tooDeep);
   const text = typeof raw === 'string' ? raw : (JSON.stringify(raw) ?? String(raw));
-  const bytes = new TextEncoder().encode(text).length;
+  const bytes = utf8Bytes(text);
   if (bytes > MAX_ARGUMENT_BYTES) {
     return refuse(
       `Arguments for "${toolName}" have ${bytes} bytes; at most ${MAX_ARGUMENT_BYTES} are accepted. Pass less data per call`,
@@ -88,21 +85,19 @@ export function parseArguments(
     try {
       value = JSON.parse(raw);
     } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
+      const reason = describeThrown(error);
       return refuse(
-        `Arguments for "${toolName}" are not valid JSON (${reason}). Received: ${shortened(raw)}`,
+        `Arguments for "${toolName}" are not valid JSON (${reason}). Received: ${truncate(raw, SHOWN_ARGUMENT_CHARS)}`,
       );
     }
   }
   if (!isPlainObject(value)) {
-    return refuse(`Arguments for "${toolName}" must be a JSON object; received ${shortened(text)}`);
+    return refuse(
+      `Arguments for "${toolName}" must be a JSON object; received ${truncate(text, SHOWN_ARGUMENT_CHARS)}`,
+    );
   }
   if (exceedsDepth(value, MAX_ARGUMENT_DEPTH)) return refuse(tooDeep);
   return { arguments: value };
-}
-
-function shortened(text: string): string {
-  return text.length > SHOWN_ARGUMENT_CHARS ? `${text.slice(0, SHOWN_ARGUMENT_CHARS)}… (cut)` : text;
 }
 
 /** Whether arrays and objects nest deeper than `limit`, walked without recursion. */

@@ -1,3 +1,4 @@
+import { DEFAULT_MAX_CONTEXT_BYTES } from '../../contract/limits.ts';
 import type { ModelSettings } from '../../contract/types.ts';
 
 export interface ResolvedModelSettings {
@@ -7,9 +8,6 @@ export interface ResolvedModelSettings {
   timeoutMs: number;
   maxContextBytes: number;
 }
-
-/** About 250 000 tokens of text: more than most models take, far less than a months-long transcript. */
-export const DEFAULT_MAX_CONTEXT_BYTES = 1_000_000;
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 

@@ -1,9 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { MAX_SANDBOX_READ_BYTES } from '../../contract/limits.ts';
 import type { SandboxSettings } from './settings.ts';
-
-/** Largest file or response body a sandboxed tool may read, so one call cannot flood the worker. */
-const MAX_READ_BYTES = 5 * 1024 * 1024;
 
 /** What a sandboxed `fetch` returns across the isolate boundary: plain data. */
 export interface BridgedResponse {
@@ -28,8 +26,8 @@ export async function readAllowedFile(settings: SandboxSettings, path: unknown):
   }
   if (!isAllowed(settings, real)) throw new Error(refused);
   const content = await readFile(real);
-  if (content.byteLength > MAX_READ_BYTES) {
-    throw new Error(`File "${path}" is larger than the sandbox's ${MAX_READ_BYTES} byte limit`);
+  if (content.byteLength > MAX_SANDBOX_READ_BYTES) {
+    throw new Error(`File "${path}" is larger than the sandbox's ${MAX_SANDBOX_READ_BYTES} byte limit`);
   }
   return content.toString('utf8');
 }
@@ -60,7 +58,7 @@ export async function fetchIfAllowed(
     status: response.status,
     statusText: response.statusText,
     headers: Object.fromEntries(response.headers.entries()),
-    body: body.length > MAX_READ_BYTES ? body.slice(0, MAX_READ_BYTES) : body,
+    body: body.length > MAX_SANDBOX_READ_BYTES ? body.slice(0, MAX_SANDBOX_READ_BYTES) : body,
   };
 }
 

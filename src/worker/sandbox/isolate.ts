@@ -1,3 +1,4 @@
+import { describeThrown } from '../../contract/thrown.ts';
 import { ToolError } from '../../contract/toolResult.ts';
 import { bridgeFactory, fireAndForget } from './bridge.ts';
 import { CHECK_BUDGET_MS, remainingCheckBudgetMs } from './checkBudget.ts';
@@ -139,7 +140,7 @@ function limitError(
   error: unknown,
   timedOut: boolean,
 ): ToolError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = describeThrown(error);
   if (/memory limit/i.test(message)) {
     return new ToolError(`Killed by the sandbox: it used more than its ${settings.memoryMb} MB memory limit`);
   }

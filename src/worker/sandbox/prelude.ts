@@ -35,6 +35,7 @@ const __json = (value) => {
     return undefined;
   }
 };
+// describeThrown (src/contract/thrown.ts) in the isolate, which cannot import it.
 const __failure = (error) =>
   JSON.stringify({
     ok: false,

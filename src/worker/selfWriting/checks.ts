@@ -1,5 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import { parse } from 'node:path';
+import { describeThrown } from '../../contract/thrown.ts';
 import type { JsonSchema } from '../../contract/types.ts';
 import type { ToolRegistry } from '../registry.ts';
 import type { ArgumentValidator } from '../validation.ts';
@@ -48,7 +49,7 @@ export function schemaProblem(validator: ArgumentValidator, schema: unknown): st
   try {
     validator.compile(schema as JsonSchema);
   } catch (error) {
-    return `inputSchema cannot be used: ${error instanceof Error ? error.message : String(error)}`;
+    return `inputSchema cannot be used: ${describeThrown(error)}`;
   }
   return undefined;
 }

@@ -1,0 +1,114 @@
+/**
+ * Every size limit of yiem-agent, in one place: what a message, a tool call, a tool result, an event
+ * and a cache may weigh, and how long a text shown in one line may be. Most keep a Temporal payload
+ * (2 MB by default) or a workflow's memory small; each says what it protects. Workflow-safe.
+ */
+
+// --- Messages and transcript (UTF-8 bytes) ---------------------------------------------------
+
+/** A conversation's `maxMessageBytes` when it sets none. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 100_000;
+
+/**
+ * The largest `maxMessageBytes` a conversation may set, and the largest system prompt: a message
+ * travels in one Temporal payload, whose limit is 2 MB by default, next to the rest of its request.
+ */
+export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
+
+/** Messages larger than this are stored by reference; the workflow keeps their outline (about 200 bytes). */
+export const INLINE_MESSAGE_BYTES = 4 * 1024;
+
+/** At most this much of the transcript travels in one query result (a page). */
+export const TRANSCRIPT_PAGE_BYTES = 512 * 1024;
+
+/**
+ * The model's context window when the worker sets none (`ModelSettings.maxContextBytes`, env
+ * `YIEM_MAX_CONTEXT_BYTES`): about 250 000 tokens of text, more than most models take, far less
+ * than a months-long transcript.
+ */
+export const DEFAULT_MAX_CONTEXT_BYTES = 1_000_000;
+
+// --- Tool calls (UTF-8 bytes of JSON) --------------------------------------------------------
+
+/** Deepest nesting of arrays and objects accepted in tool arguments. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** Largest tool arguments accepted, as JSON in UTF-8 bytes: they travel in several Temporal payloads. */
+export const MAX_ARGUMENT_BYTES = 256 * 1024;
+
+/**
+ * The default cap on a tool result's size (worker option `maxToolResultBytes`), and the cap on a
+ * callback tool's result. Results no longer travel in history (large ones go to the payload store),
+ * so the cap only guards the worker's memory and the model's context window against a runaway
+ * tool: a 4 MB result is read whole, a 1 GB one is not.
+ */
+export const DEFAULT_MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Largest progress report a tool may send, as JSON in UTF-8 bytes. Each one becomes heartbeat
+ * details and an event (carried by a signal or in the tool's result), so a large one could push a
+ * payload past Temporal's limit and lose the tool's result.
+ */
+export const MAX_PROGRESS_BYTES = 32 * 1024;
+
+/** Largest file or response body a sandboxed tool may read, so one call cannot flood the worker. */
+export const MAX_SANDBOX_READ_BYTES = 5 * 1024 * 1024;
+
+/** The most the chat's `readUserFile` callback tool returns to the model. */
+export const MAX_USER_FILE_BYTES = 64 * 1024;
+
+// --- Event log --------------------------------------------------------------------------------
+
+/** At most this many of the latest events, and this many bytes of them, travel to the next run. */
+export const MAX_CARRIED_EVENTS = 500;
+export const MAX_CARRIED_EVENT_BYTES = 256 * 1024;
+
+/** The log a run keeps in memory; older events are dropped at the end of a turn. */
+export const MAX_EVENT_LOG_BYTES = 1024 * 1024;
+
+/** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
+export const MAX_HELD_BACK_EVENT_BYTES = 256 * 1024;
+
+// --- Storage and caches (bytes) ---------------------------------------------------------------
+
+/**
+ * Payloads at least this large (after encoding and encryption) go to the payload store and history
+ * keeps a reference. Well below Temporal's 2 MB limit, so that a turn's history stays a few kilobytes
+ * even with 100 KB messages; small payloads stay inline, where the Web UI shows them.
+ */
+export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 32 * 1024;
+
+/** Largest request body the codec server accepts. */
+export const MAX_CODEC_REQUEST_BYTES = 16 * 1024 * 1024;
+
+/** Resolved stored messages a worker keeps in memory, across conversations. */
+export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
+
+/** Transcript entries (outlines and small messages) a worker keeps, across conversations. */
+export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 16 * 1024 * 1024;
+
+// --- Texts shown in one line (characters, cut by `truncate`) -----------------------------------
+
+/** A thrown non-Error value described as JSON, so a huge object cannot flood a tool result. */
+export const THROWN_VALUE_CHARS = 2_000;
+
+/** Refused tool arguments shown again to the model. */
+export const SHOWN_ARGUMENT_CHARS = 500;
+
+/** A refused conversation option quoted in the error. */
+export const SHOWN_OPTION_CHARS = 80;
+
+/** A `toolEnd` event's text: the result's first line; the full result is in the transcript. */
+export const TOOL_END_TEXT_CHARS = 200;
+
+/** A tool call's activity summary in the Temporal UI, e.g. `getWeather(city: "Tokyo")`. */
+export const TOOL_CALL_SUMMARY_CHARS = 120;
+
+/** A sub-agent's child workflow summary in the Temporal UI (`researcher · the task`). */
+export const SUB_AGENT_SUMMARY_CHARS = 80;
+
+/** A conversation's default title in the Temporal UI (`agent · system prompt`). */
+export const CONVERSATION_TITLE_CHARS = 80;
+
+/** A tool result's first line in the CLI (`yiem history`, a worker's tool events in the chat). */
+export const CLI_RESULT_LINE_CHARS = 160;

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { describeThrown } from '../../src/contract/thrown.ts';
+import { firstLine, truncate } from '../../src/contract/truncate.ts';
+import { maxUtf8Bytes, utf8Bytes, utf8Prefix } from '../../src/contract/utf8.ts';
+
+describe('truncate', () => {
+  it('keeps a text within the limit as it is', () => {
+    expect(truncate('hello', 5)).toBe('hello');
+  });
+
+  it('cuts a longer text to the limit, the last character an ellipsis', () => {
+    expect(truncate('hello world', 5)).toBe('hell…');
+  });
+
+  it('counts an emoji as one character and never splits it', () => {
+    expect(truncate('😀😀😀', 3)).toBe('😀😀😀');
+    expect(truncate('😀😀😀😀', 3)).toBe('😀😀…');
+  });
+
+  it('cuts the first line of a text', () => {
+    expect(firstLine('a long first line\nsecond', 8)).toBe('a long …');
+  });
+});
+
+describe('UTF-8 bytes', () => {
+  it('counts bytes, not characters', () => {
+    expect(utf8Bytes('é😀')).toBe(6);
+    expect(maxUtf8Bytes('é😀')).toBeGreaterThanOrEqual(6);
+  });
+
+  it('keeps the longest prefix within a byte budget without splitting a character', () => {
+    expect(utf8Prefix('ééé', 5)).toBe('éé');
+    expect(utf8Prefix('abc', 5)).toBe('abc');
+  });
+});
+
+describe('describeThrown', () => {
+  it('says what an Error, a string and a plain object say', () => {
+    expect(describeThrown(new Error('boom'))).toBe('boom');
+    expect(describeThrown('plain')).toBe('plain');
+    expect(describeThrown({ code: 42 })).toBe('{"code":42}');
+  });
+
+  it('cuts a huge thrown object', () => {
+    expect(describeThrown({ blob: 'x'.repeat(10_000) })).toHaveLength(2_000);
+  });
+});
