@@ -39,13 +39,12 @@ export async function executeTool(
   const { conversationId, toolCallId, toolName, args } = input;
   await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
-  if (!tool) {
+  if (!tool?.execute) {
+    // A tool the workflow runs itself gets here only from a worker that registers it differently
+    // from the one that PREPAREd the call.
+    const problem = tool ? 'runs in the workflow on this worker' : 'is no longer available on this worker';
     return {
-      message: toolErrorMessage(
-        toolCallId,
-        toolName,
-        `Tool "${toolName}" is no longer available on this worker`,
-      ),
+      message: toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" ${problem}`),
       terminate: false,
     };
   }
