@@ -27,13 +27,7 @@ export async function conversationWorkflow(
   const { events } = state;
   registerHandlers(state);
   for (;;) {
-    await condition(
-      () =>
-        state.pending.length > 0 ||
-        state.ending ||
-        newRunDue(state) ||
-        (newRunWanted(state) && !events.detached),
-    );
+    await condition(() => hasWork(state));
     if (state.pending.length === 0 && state.ending) break;
     // Followers' long polls are unfinished handlers too: let them go, or the run never moves on.
     if (newRunWanted(state) && !events.detached && state.pending.length === 0) {
@@ -47,6 +41,16 @@ export async function conversationWorkflow(
   events.detachFollowers();
   await condition(allHandlersFinished);
   return { turns: state.turn, messageCount: state.messages.length, lastTurn: state.lastTurn };
+}
+
+/** What wakes the loop: a message, the end, a new run that is due, or followers to let go for one. */
+function hasWork(state: ConversationState): boolean {
+  return (
+    state.pending.length > 0 ||
+    state.ending ||
+    newRunDue(state) ||
+    (newRunWanted(state) && !state.events.detached)
+  );
 }
 
 /** Whether this run has grown enough to hand over to a new one. */
