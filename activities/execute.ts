@@ -5,17 +5,11 @@ import type { ExecuteToolInput, ExecuteToolOutput } from '../src/contract/protoc
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
-import type {
-  AfterToolCallContext,
-  AfterToolCallResult,
-  AgentEvent,
-  AgentEventSink,
-  AgentHooks,
-  AgentToolResult,
-} from '../src/contract/types.ts';
+import type { AgentEvent, AgentEventSink, AgentHooks, AgentToolResult } from '../src/contract/types.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { runWithToolCall } from '../src/worker/toolCallContext.ts';
 import { activityEventPublisher } from './events.ts';
+import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { limitProgress } from './progress.ts';
 import { summarizeToolCall } from './summary.ts';
@@ -30,9 +24,11 @@ export interface ExecuteDependencies {
 }
 
 /**
- * EXECUTE and FINALIZE of one tool call, as one activity: emit `toolExecutionStart`, run the tool with
- * the activity's cancellation signal, stream partial results as heartbeats and events, then run
- * `afterToolCall`, emit `toolExecutionEnd` and return the result message.
+ * EXECUTE and FINALIZE of one tool call, as one activity (`executeTool`): emit `toolExecutionStart`,
+ * run the tool with the activity's cancellation signal, stream partial results as heartbeats and
+ * events, then FINALIZE (finalize.ts: `afterToolCall`), cap the result's size, emit
+ * `toolExecutionEnd` and return the result message. PREPARE ran before, in the model call
+ * (prepare.ts); the workflow's tool batch (workflows/toolBatch.ts) schedules this activity.
  */
 export async function executeTool(
   deps: ExecuteDependencies,
@@ -43,13 +39,12 @@ export async function executeTool(
   const { conversationId, toolCallId, toolName, args } = input;
   await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
-  if (!tool) {
+  if (!tool?.execute) {
+    // A tool the workflow runs itself gets here only from a worker that registers it differently
+    // from the one that PREPAREd the call.
+    const problem = tool ? 'runs in the workflow on this worker' : 'is no longer available on this worker';
     return {
-      message: toolErrorMessage(
-        toolCallId,
-        toolName,
-        `Tool "${toolName}" is no longer available on this worker`,
-      ),
+      message: toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" ${problem}`),
       terminate: false,
     };
   }
@@ -125,34 +120,6 @@ export async function executeTool(
   const message = toolResultMessage(toolCallId, toolName, result, isError);
   const heldBack = await published.finish();
   return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
-}
-
-/**
- * FINALIZE: `afterToolCall` may replace fields of the result. A hook that throws makes the result an
- * error naming it, as in pi-agent-core: the tool already ran, so its activity must not fail and run
- * it again.
- */
-async function finalize(
-  hooks: AgentHooks,
-  context: AfterToolCallContext,
-): Promise<{ result: AgentToolResult; isError: boolean }> {
-  let after: AfterToolCallResult | undefined;
-  try {
-    after = await hooks.afterToolCall?.(context);
-  } catch (error) {
-    return {
-      result: {
-        content: [textContent(`afterToolCall failed for "${context.toolName}": ${describeThrown(error)}`)],
-        details: { error: describeThrown(error) },
-        usage: null,
-        terminate: false,
-      },
-      isError: true,
-    };
-  }
-  if (!after) return { result: context.result, isError: context.isError };
-  const { isError, ...replaced } = after;
-  return { result: { ...context.result, ...replaced }, isError: isError ?? context.isError };
 }
 
 /**

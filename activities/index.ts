@@ -30,7 +30,11 @@ export interface AgentActivityDependencies {
   log?: (message: string) => void;
 }
 
-/** The activities a conversation workflow schedules, bound to one worker's tools and model. */
+/**
+ * The activities a conversation workflow schedules, bound to one worker's tools and model. The seed's
+ * pipeline: PREPARE (prepare.ts) runs inside `callModel` (model.ts), EXECUTE (execute.ts) and FINALIZE
+ * (finalize.ts) inside `executeTool`.
+ */
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
   const hooks = deps.hooks ?? {};
   const validator = new ArgumentValidator();
@@ -40,6 +44,8 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const contexts = new ModelContextReader(deps.getClient ?? workerClient, storedMessages);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
+  // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
+  // returns, so a batch costs no extra activity and a refused call never leaves the worker.
   const prepare = (input: PrepareToolCallsInput) =>
     prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
   return {

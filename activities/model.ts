@@ -41,7 +41,8 @@ export function createOpenAIClient(settings: ResolvedModelSettings): OpenAI {
 /**
  * One model call (the seed's `prepareContext` + `formatMsgForLLM` + `llmCall`): read the context by
  * reference, format it with every registered tool, stream the reply (publishing its text as batched
- * `textDelta` events), and parse it.
+ * `textDelta` events), and parse it; then PREPARE the reply's tool calls (`deps.prepare`,
+ * prepare.ts), so the workflow receives them ready to run or already answered.
  */
 export async function callModel(
   deps: ModelDependencies,

@@ -17,7 +17,8 @@ export interface PrepareDependencies {
 /**
  * PREPARE for a whole batch (the seed's `prepareToolCall`): find each tool, prepare and validate its
  * arguments, and ask `beforeToolCall`. A call that fails any step is answered here with an error
- * result, so it never reaches an execution activity.
+ * result, so it never reaches an execution activity. It runs inside the `callModel` activity (see
+ * createAgentActivities in index.ts), at the end of the model call whose reply asked for the tools.
  */
 export async function prepareToolCalls(
   deps: PrepareDependencies,

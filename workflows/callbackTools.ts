@@ -8,11 +8,11 @@ import type {
   CallbackAnswer,
   CallbackToolResult,
   PendingCallback,
+  ToolResultMessage,
   ToolRunner,
 } from '../src/contract/types.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
 import type { ConversationEvents } from './events.ts';
-import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 
 const { checkCallbackOutput } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
@@ -23,7 +23,7 @@ const { checkCallbackOutput } = proxyActivities<AgentActivities>({
 type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
 
 /**
- * Callback tool calls: the workflow publishes the request, waits durably (a workflow timer) for an
+ * Callback tool calls: the workflow publishes the request (`callbackRequested`), waits durably (a workflow timer) for an
  * attached client's `callbackResult` Update, and gives the model an error when none comes in time.
  */
 export class CallbackCalls {
@@ -62,14 +62,14 @@ export class CallbackCalls {
     this.#answers.set(answer.callId, answer.result);
   }
 
+  /** Publishes the call for clients and waits for its result (the tool batch publishes toolStart/toolEnd). */
   async run(
     call: ReadyCall,
     runner: Extract<ToolRunner, { kind: 'callback' }>,
     callId: string,
     turn: number,
-  ): Promise<ToolOutcome> {
+  ): Promise<ToolResultMessage> {
     const { toolCallId, toolName } = call;
-    this.#events.publish(turn, { type: 'toolStart', toolCallId, toolName, summary: call.summary });
     const requestedAt = Date.now();
     const pending: PendingCallback = {
       callId,
@@ -87,25 +87,20 @@ export class CallbackCalls {
       answered = await condition(() => this.#answers.has(callId), runner.timeout);
     } catch (error) {
       if (!isCancellation(error)) throw error;
-      const message = toolCancelledMessage(toolCallId, toolName);
-      publishToolEnd(this.#events, turn, message);
-      return { message, terminate: false };
+      return toolCancelledMessage(toolCallId, toolName);
     } finally {
       this.#pending.splice(this.#pending.indexOf(pending), 1);
     }
     const result = this.#answers.get(callId);
     this.#answers.delete(callId);
-    const message =
-      answered && result
-        ? await this.#resultMessage(call, runner, result)
-        : toolErrorMessage(
-            toolCallId,
-            toolName,
-            `Tool "${toolName}" runs on the user's client, and no client answered within ${runner.timeout}: ` +
-              'probably none that serves it is attached. Tell the user, or try again later.',
-          );
-    publishToolEnd(this.#events, turn, message);
-    return { message, terminate: false };
+    return answered && result
+      ? await this.#resultMessage(call, runner, result)
+      : toolErrorMessage(
+          toolCallId,
+          toolName,
+          `Tool "${toolName}" runs on the user's client, and no client answered within ${runner.timeout}: ` +
+            'probably none that serves it is attached. Tell the user, or try again later.',
+        );
   }
 
   async #resultMessage(

@@ -12,51 +12,47 @@ import type {
   ConversationOptions,
   ConversationSummary,
   ToolResultMessage,
-  ToolRunner,
 } from '../src/contract/types.ts';
-import type { ConversationEvents } from './events.ts';
 import type { ForwardedApprovals } from './subAgentApprovals.ts';
-import { publishToolEnd, type ToolOutcome } from './toolEvents.ts';
 
 type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
 
+/** What a sub-agent call needs from its conversation. */
 export interface SubAgentContext {
   conversationId: string;
   settings: ConversationSettings;
-  events: ConversationEvents;
   forwarded: ForwardedApprovals;
+}
+
+/** The child conversation a sub-agent call runs as, for its `toolStart` event. */
+export interface SubAgentStarted {
+  agent: string;
+  conversationId: string;
 }
 
 /**
  * Runs an agent tool's call as a child conversation workflow (the same workflow type, so the Web UI
  * shows it under the parent's Relationships) that starts with the task as its only message and ends
  * after answering it; the child's reply is the tool result. Started in the turn's cancellation
- * scope, so cancelling the turn cancels the child and waits for it to stop.
+ * scope, so cancelling the turn cancels the child and waits for it to stop. `started` is called
+ * once, as soon as the child exists (or, when it could not start, before this returns).
  */
 export async function runSubAgent(
   context: SubAgentContext,
   call: ReadyCall,
-  runner: Extract<ToolRunner, { kind: 'subAgent' }>,
+  agent: AgentDefinition,
   callKey: string,
   turn: number,
-): Promise<ToolOutcome> {
-  const { agent } = runner;
+  started: (subAgent: SubAgentStarted) => void,
+): Promise<ToolResultMessage> {
   const { toolCallId, toolName } = call;
   const task = String(call.args.task ?? '');
   const workflowId = subAgentWorkflowId(context.conversationId, agent, turn, toolCallId, callKey);
-  // Announced once the child exists, so that a client can follow it at once.
   let announced = false;
   const announce = (): void => {
     if (announced) return;
     announced = true;
-    const subAgent = { agent: agent.name, conversationId: workflowId };
-    context.events.publish(turn, {
-      type: 'toolStart',
-      toolCallId,
-      toolName,
-      summary: call.summary,
-      subAgent,
-    });
+    started({ agent: agent.name, conversationId: workflowId });
   };
   context.forwarded.childStarted(workflowId, agent.name, turn);
   let message: ToolResultMessage;
@@ -85,8 +81,7 @@ export async function runSubAgent(
     context.forwarded.childEnded(workflowId);
   }
   announce();
-  publishToolEnd(context.events, turn, message);
-  return { message, terminate: false };
+  return message;
 }
 
 /**

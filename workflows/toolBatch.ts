@@ -1,5 +1,88 @@
-import type { PreparedToolCall } from '../src/contract/protocol.ts';
-import type { ToolExecutionMode } from '../src/contract/types.ts';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
+import { textContent, toolEndText } from '../src/contract/toolResult.ts';
+import type {
+  AgentDefinition,
+  ApprovalOutcome,
+  ToolExecutionMode,
+  ToolResultMessage,
+  ToolRunner,
+} from '../src/contract/types.ts';
+import { failureMessage } from './activityFailure.ts';
+import type { ApprovalRequest } from './approvals.ts';
+import { emitAgentEvent } from './eventSink.ts';
+import type { ConversationState } from './state.ts';
+import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
+
+type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
+
+/** What a batch of tool calls gives the turn. */
+export interface BatchOutcome {
+  /** One result per call, in the order the model asked for them. */
+  results: ToolResultMessage[];
+  /** Every call asked to end the turn. */
+  terminate: boolean;
+  /** The turn was cancelled while the batch ran. */
+  cancelled: boolean;
+}
+
+interface ToolOutcome {
+  message: ToolResultMessage;
+  terminate: boolean;
+}
+
+/**
+ * EXECUTE the batch the model call PREPAREd (activities/prepare.ts), group by group
+ * (`planExecutionGroups`). Each call passes the approval gate, then runs where its tool says: an
+ * ordinary tool in an `executeTool` activity (activities/execute.ts, which also runs FINALIZE), an
+ * agent tool as a child conversation, a handoff in the workflow, a callback tool on an attached
+ * client. Results are returned in the order the model asked for them, whatever order they finished
+ * in. When the turn is cancelled, every call still gets a result: the ones that did not finish say
+ * they were cancelled. The batch terminates the turn only when every call in it asked to (as in the
+ * seed and pi-agent-core): a call answered in PREPARE, denied, failed or cancelled did not.
+ *
+ * Events: an `executeTool` activity publishes its attempts' `toolStart`/`toolProgress`/`toolEnd`
+ * itself (live, or handed back with its result and published here); for the calls the workflow runs,
+ * this module publishes `toolStart` and `toolEnd` and hands `toolExecutionStart`/`toolExecutionEnd`
+ * to the worker's event sink.
+ */
+export async function runToolBatch(
+  state: ConversationState,
+  prepared: PreparedToolCall[],
+  activityIds: Set<string>,
+): Promise<BatchOutcome> {
+  const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
+    call.kind === 'immediate' ? call.message : undefined,
+  );
+  const terminated: boolean[] = prepared.map(() => false);
+  const scope = CancellationScope.current();
+  for (const group of planExecutionGroups(prepared, state.settings.toolExecution)) {
+    if (scope.consideredCancelled) break;
+    await Promise.all(
+      group.map(async (index) => {
+        const call = prepared[index];
+        if (call?.kind !== 'ready') return;
+        const outcome = await runToolCall(
+          state,
+          call,
+          uniqueActivityId(activityIds, state.turn, call.toolCallId),
+        );
+        results[index] = outcome.message;
+        terminated[index] = outcome.terminate;
+      }),
+    );
+  }
+  return {
+    results: prepared.map(
+      (call, index) =>
+        results[index] ??
+        (call.kind === 'ready' ? toolCancelledMessage(call.toolCallId, call.toolName) : call.message),
+    ),
+    terminate: terminated.length > 0 && terminated.every(Boolean),
+    cancelled: scope.consideredCancelled,
+  };
+}
 
 /**
  * Which prepared calls start together. Each group is a list of indices into the batch; groups run one
@@ -28,4 +111,181 @@ export function planExecutionGroups(
   });
   closeConcurrent();
   return groups;
+}
+
+/** One call: the approval gate, then where it runs. `callKey` is its activity id (and approval id). */
+async function runToolCall(state: ConversationState, call: ReadyCall, callKey: string): Promise<ToolOutcome> {
+  const refused = await approvalGate(state, call, callKey);
+  if (refused) return { message: refused, terminate: false };
+  if (!call.runner) return executeInActivity(state, call, callKey);
+  return { message: await runInWorkflow(state, call, call.runner, callKey), terminate: false };
+}
+
+/**
+ * A call that needs approval waits for a person (or the timeout policy). Returns the result of a
+ * call that must not run, denied or cancelled while waiting; nothing for a call that may run.
+ */
+async function approvalGate(
+  state: ConversationState,
+  call: ReadyCall,
+  approvalId: string,
+): Promise<ToolResultMessage | undefined> {
+  if (!call.approval) return undefined;
+  let outcome: ApprovalOutcome;
+  try {
+    outcome = await requestApproval(state, {
+      approvalId,
+      turn: state.turn,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+      reason: call.approval.reason,
+    });
+  } catch (error) {
+    if (isCancellation(error)) return toolCancelledMessage(call.toolCallId, call.toolName);
+    throw error;
+  }
+  if (outcome.approved) return undefined;
+  const why = outcome.reason ? `: ${outcome.reason}` : '';
+  const text =
+    outcome.decidedBy === 'timeout'
+      ? `Tool call "${call.toolName}" was denied: approval timed out (${outcome.reason})`
+      : `Tool call "${call.toolName}" was denied by the user${why}`;
+  return toolErrorMessage(call.toolCallId, call.toolName, text);
+}
+
+/** Waits for the decision, shown as `awaitingApproval` in search attributes and told to a parent. */
+async function requestApproval(state: ConversationState, request: ApprovalRequest): Promise<ApprovalOutcome> {
+  const { approvals, parentLink, turn } = state;
+  state.updateSearchAttributes('awaitingApproval', turn);
+  const waiting = approvals.request(request);
+  const asked = approvals.list().find((approval) => approval.approvalId === request.approvalId);
+  if (asked) parentLink?.requested(asked);
+  const outcome = await waiting;
+  parentLink?.resolved(outcome);
+  if (approvals.list().length === 0) state.updateSearchAttributes('running', turn);
+  return outcome;
+}
+
+/** An ordinary tool: EXECUTE and FINALIZE in an `executeTool` activity, with the tool's own policy. */
+async function executeInActivity(
+  state: ConversationState,
+  call: ReadyCall,
+  activityId: string,
+): Promise<ToolOutcome> {
+  const { executeTool } = proxyActivities<AgentActivities>({
+    activityId,
+    summary: call.summary,
+    startToCloseTimeout: call.policy.startToCloseTimeout,
+    heartbeatTimeout: call.policy.heartbeatTimeout,
+    ...(call.policy.scheduleToStartTimeout
+      ? { scheduleToStartTimeout: call.policy.scheduleToStartTimeout }
+      : {}),
+    retry: call.policy.retry,
+    ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
+  });
+  try {
+    const { events, ...outcome } = await executeTool({
+      conversationId: state.conversationId,
+      turn: state.turn,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      args: call.args,
+      maximumAttempts: call.policy.retry.maximumAttempts,
+      followed: state.events.followed,
+    });
+    if (events) state.events.publishFromResult(events);
+    return outcome;
+  } catch (error) {
+    if (isCancellation(error))
+      return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
+    // The activity failed for good (lost workers, timeouts): the model still gets a result.
+    const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
+    return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
+  }
+}
+
+/** A tool with a `runner`: the workflow runs the call itself, and publishes its events. */
+async function runInWorkflow(
+  state: ConversationState,
+  call: ReadyCall,
+  runner: ToolRunner,
+  callKey: string,
+): Promise<ToolResultMessage> {
+  const { toolCallId, toolName, args } = call;
+  const event = { conversationId: state.conversationId, toolCallId, toolName, attempt: 1 };
+  emitAgentEvent({ type: 'toolExecutionStart', ...event, args });
+  let message: ToolResultMessage;
+  switch (runner.kind) {
+    case 'subAgent':
+      // Announced once the child exists, so that a client can follow it at once.
+      message = await runSubAgent(state, call, runner.agent, callKey, state.turn, (subAgent) =>
+        publishToolStart(state, call, subAgent),
+      );
+      break;
+    case 'handoff':
+      publishToolStart(state, call);
+      message = handOff(state, call, runner.agent);
+      break;
+    case 'callback':
+      publishToolStart(state, call);
+      message = await state.callbacks.run(call, runner, callKey, state.turn);
+      break;
+  }
+  publishToolEnd(state, message);
+  const { content, details, isError } = message;
+  const result = { content, details, usage: null, terminate: false };
+  emitAgentEvent({ type: 'toolExecutionEnd', ...event, result, isError, willRetry: false });
+  return message;
+}
+
+/** From the next model call on, the conversation speaks as `agent`. */
+function handOff(state: ConversationState, call: ReadyCall, agent: AgentDefinition): ToolResultMessage {
+  const from = state.agent?.name ?? null;
+  state.agent = agent;
+  state.events.publish(state.turn, { type: 'handoff', from, to: agent.name });
+  return toolResultMessage(
+    call.toolCallId,
+    call.toolName,
+    {
+      content: [textContent(`Transferred to ${agent.name}; you are now ${agent.name}.`)],
+      details: { agent: agent.name },
+    },
+    false,
+  );
+}
+
+function publishToolStart(state: ConversationState, call: ReadyCall, subAgent?: SubAgentStarted): void {
+  const { toolCallId, toolName, summary } = call;
+  state.events.publish(state.turn, {
+    type: 'toolStart',
+    toolCallId,
+    toolName,
+    summary,
+    ...(subAgent ? { subAgent } : {}),
+  });
+}
+
+function publishToolEnd(state: ConversationState, message: ToolResultMessage): void {
+  state.events.publish(state.turn, {
+    type: 'toolEnd',
+    toolCallId: message.toolCallId,
+    toolName: message.toolName,
+    isError: message.isError,
+    willRetry: false,
+    text: toolEndText(message.content),
+  });
+}
+
+/**
+ * Activity ids derive from the tool call id and are unique in the turn, so unique in the
+ * conversation: a model that repeats an id still gets distinct calls, and the approval of a call is
+ * named by its activity id.
+ */
+function uniqueActivityId(taken: Set<string>, turn: number, toolCallId: string): string {
+  const base = `tool-${turn}-${toolCallId}`;
+  let id = base;
+  for (let n = 2; taken.has(id); n++) id = `${base}-${n}`;
+  taken.add(id);
+  return id;
 }

@@ -1,15 +1,7 @@
-import { ToolError } from './toolResult.ts';
-import type { AgentDefinition, AgentTool, JsonSchema, ToolExecute } from './types.ts';
+import type { AgentDefinition, JsonSchema, WorkflowTool } from './types.ts';
 
 /** How long a callback tool waits for a client unless it says otherwise. */
 export const DEFAULT_CALLBACK_TIMEOUT = '2 minutes';
-
-/** Tools that run elsewhere keep `execute` only to satisfy the contract; the workflow never calls it. */
-function runsElsewhere(where: string): ToolExecute {
-  return () => {
-    throw new ToolError(`This tool runs ${where}, not in a tool activity`);
-  };
-}
 
 /**
  * A tool that delegates a task to another agent: each call runs as a child conversation workflow with
@@ -19,7 +11,7 @@ function runsElsewhere(where: string): ToolExecute {
 export function agentTool(
   agent: AgentDefinition,
   options: { label?: string; requiresApproval?: boolean } = {},
-): AgentTool {
+): WorkflowTool {
   return {
     name: agent.name,
     label: options.label ?? `Agent ${agent.name}`,
@@ -33,7 +25,6 @@ export function agentTool(
     parallelToolExecute: true,
     ...(options.requiresApproval ? { requiresApproval: true } : {}),
     runner: { kind: 'subAgent', agent },
-    execute: runsElsewhere('as a child conversation'),
   };
 }
 
@@ -47,7 +38,7 @@ export function handoffToolName(agent: Pick<AgentDefinition, 'name'>): string {
  * and later ones) the model gets the agent's system prompt, tools and model. List another agent's
  * handoff tool among an agent's `tools` to let it hand the conversation on or back.
  */
-export function handoffTool(agent: AgentDefinition): AgentTool {
+export function handoffTool(agent: AgentDefinition): WorkflowTool {
   return {
     name: handoffToolName(agent),
     label: `Hand off to ${agent.name}`,
@@ -55,7 +46,6 @@ export function handoffTool(agent: AgentDefinition): AgentTool {
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     parallelToolExecute: false,
     runner: { kind: 'handoff', agent },
-    execute: runsElsewhere('as a handoff'),
   };
 }
 
@@ -74,7 +64,7 @@ export interface CallbackToolSpec {
 }
 
 /** A tool with a schema and no body: the workflow waits durably for a client to run it. */
-export function callbackTool(spec: CallbackToolSpec): AgentTool {
+export function callbackTool(spec: CallbackToolSpec): WorkflowTool {
   const { outputSchema, timeout, requiresApproval, parallelToolExecute, ...described } = spec;
   return {
     ...described,
@@ -85,6 +75,5 @@ export function callbackTool(spec: CallbackToolSpec): AgentTool {
       timeout: timeout ?? DEFAULT_CALLBACK_TIMEOUT,
       ...(outputSchema ? { outputSchema } : {}),
     },
-    execute: runsElsewhere('on an attached client'),
   };
 }

@@ -101,8 +101,31 @@ export interface ActivityPolicy {
   };
 }
 
-/** A tool the agent can call (the seed's `agentTool`). */
-export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
+/**
+ * A tool the agent can call (the seed's `agentTool`): one whose `execute` runs in a tool activity
+ * (every tool a user writes), or one whose calls the workflow runs itself (`agentTool`,
+ * `handoffTool`, `callbackTool`), which has a `runner` instead.
+ */
+export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityTool<TArgs> | WorkflowTool;
+
+/** A tool whose calls run its `execute` in an `executeTool` activity, with the tool's policy. */
+export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> extends ToolDeclaration {
+  execute: ToolExecute<TArgs>;
+  runner?: undefined;
+}
+
+/**
+ * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, or an
+ * attached client (`runner`). Made by `agentTool`, `handoffTool` and `callbackTool`; it has no
+ * `execute`.
+ */
+export interface WorkflowTool extends ToolDeclaration {
+  runner: ToolRunner;
+  execute?: undefined;
+}
+
+/** What every tool declares, wherever its calls run. */
+export interface ToolDeclaration {
   /** Unique identifier the model calls it by, e.g. `getWeather`. */
   name: string;
   /** Human-readable name, e.g. `Weather Lookup`. */
@@ -111,7 +134,6 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
   description: string;
   /** JSON Schema of the arguments; validated in full by ajv unless `validateRequiredArgs` is given. */
   inputSchema: JsonSchema;
-  execute: ToolExecute<TArgs>;
   /**
    * Transforms raw arguments before validation (e.g. renames a legacy field). Must be pure; a throw
    * becomes an error result to the model. It may return a promise (written tools' checks run in
@@ -145,12 +167,6 @@ export interface AgentTool<TArgs extends ToolArguments = ToolArguments> {
    * tools of stateful servers use it to send a conversation's calls to the worker holding its session.
    */
   taskQueueFor?: (call: { conversationId: string; toolCallId: string }) => Promise<string | undefined>;
-  /**
-   * Where the call runs instead of `execute` in an activity: a sub-agent's child conversation, a
-   * handoff, or an attached client. Set by `agentTool`, `handoffTool` and `callbackTool`; leave it out
-   * for ordinary tools.
-   */
-  runner?: ToolRunner;
 }
 
 /** What a loaded tool file's `getTool()` may use: the registry it is being loaded into. */
@@ -162,7 +178,7 @@ export interface ToolLoadContext {
    * call it: their code is data to the worker, never imported or run by it. Every `ToolRegistry`
    * provides it; it is optional only so that hand-made contexts (e.g. in tests) need not.
    */
-  sandboxedTool?(spec: WrittenToolSpec): AgentTool;
+  sandboxedTool?(spec: WrittenToolSpec): ActivityTool;
 }
 
 /** The shape of a tool module: a `getTool()` export. */
@@ -642,7 +658,7 @@ export interface AgentDefinition {
   maxModelCallsPerTurn?: number;
 }
 
-/** Where a tool's call runs when it is not an `execute` in an activity (`AgentTool.runner`). */
+/** Where a tool's call runs when it is not an `execute` in an activity (`WorkflowTool.runner`). */
 export type ToolRunner =
   /** A child conversation workflow with the agent's prompt and tools; its reply is the result. */
   | { kind: 'subAgent'; agent: AgentDefinition }

@@ -31,10 +31,11 @@ export interface AgentPluginOptions {
 }
 
 /**
- * Adds yiem's activities (model call, PREPARE, EXECUTE) to any Temporal worker, and its workflows
- * when the worker brings none of its own. A worker with its own workflows module should re-export
- * `conversationWorkflow` from it. With `workflows: false` it adds only the activities, for a worker
- * on a tool's dedicated task queue. Model calls read their context through the worker's own client.
+ * Adds yiem's activities to any Temporal worker (`callModel`, which also runs PREPARE; `executeTool`,
+ * EXECUTE and FINALIZE; and small lookups), and its workflows when the worker brings none of its own.
+ * A worker with its own workflows module should re-export `conversationWorkflow` from it. With
+ * `workflows: false` it adds only the activities, for a worker on a tool's dedicated task queue.
+ * Model calls read their context through the worker's own client.
  */
 export class AgentPlugin extends SimplePlugin {
   readonly activities: AgentActivities;

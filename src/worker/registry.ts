@@ -1,6 +1,13 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { AgentTool, SandboxOptions, ToolInfo, ToolLoadContext, ToolModule } from '../contract/types.ts';
+import type {
+  AgentTool,
+  SandboxOptions,
+  ToolInfo,
+  ToolLoadContext,
+  ToolModule,
+  ToolRunner,
+} from '../contract/types.ts';
 import { sandboxedTool } from './sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from './sandbox/settings.ts';
 import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
@@ -9,6 +16,9 @@ import { WatchedToolDirectory } from './watchedDirectory.ts';
 
 /** What a tool name may be: what model APIs accept as a function name. */
 export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+/** The kinds of `WorkflowTool.runner`: where the workflow runs the call. */
+const RUNNER_KINDS: readonly string[] = ['subAgent', 'handoff', 'callback'] satisfies ToolRunner['kind'][];
 
 /** Where a registered tool came from, for error messages about duplicates. */
 interface RegisteredTool {
@@ -175,8 +185,7 @@ function assertToolShape(tool: AgentTool, source: string): void {
     (field) => typeof tool?.[field] !== 'string' || tool[field] === '',
   );
   if (missing.length > 0) throw new Error(`Tool from ${source} lacks ${missing.join(', ')}`);
-  if (typeof tool.execute !== 'function')
-    throw new Error(`Tool "${tool.name}" from ${source} has no execute()`);
+  assertRunsSomewhere(tool, source);
   if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
     throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
   }
@@ -185,5 +194,27 @@ function assertToolShape(tool: AgentTool, source: string): void {
   }
   if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {
     throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
+  }
+}
+
+/**
+ * Where the tool's calls run: in a tool activity (`execute`) or in the workflow (`runner`), not
+ * both. Checked by shape, since a tool file's object is not typed.
+ */
+function assertRunsSomewhere(tool: AgentTool, source: string): void {
+  const { name, runner, execute } = tool as { name: string; runner?: { kind?: unknown }; execute?: unknown };
+  if (runner === undefined) {
+    if (typeof execute !== 'function') throw new Error(`Tool "${name}" from ${source} has no execute()`);
+    return;
+  }
+  if (!RUNNER_KINDS.includes(runner?.kind as string)) {
+    throw new Error(
+      `Tool "${name}" from ${source} has a runner of unknown kind (make it with agentTool, handoffTool or callbackTool)`,
+    );
+  }
+  if (execute !== undefined) {
+    throw new Error(
+      `Tool "${name}" from ${source} has both a runner and an execute(): its calls run in the workflow, so leave execute out`,
+    );
   }
 }

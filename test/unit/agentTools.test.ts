@@ -11,7 +11,7 @@ describe('agent, handoff and callback tools', () => {
     tools: ['lookup'],
   };
 
-  it('declare where they run and keep an execute that refuses to run in an activity', async () => {
+  it('declare where they run and have no execute', () => {
     expect(agentTool(researcher)).toMatchObject({
       name: 'researcher',
       parallelToolExecute: true,
@@ -29,9 +29,9 @@ describe('agent, handoff and callback tools', () => {
       inputSchema: { type: 'object' },
     });
     expect(tool.runner).toEqual({ kind: 'callback', timeout: '2 minutes' });
-    await expect(async () => tool.execute('call_1', {}, undefined, () => {})).rejects.toThrow(
-      'This tool runs on an attached client, not in a tool activity',
-    );
+    for (const workflowTool of [agentTool(researcher), handoffTool(researcher), tool]) {
+      expect(workflowTool).not.toHaveProperty('execute');
+    }
   });
 
   it('refuse to start a worker whose agent is given a tool it does not register', async () => {

@@ -23,6 +23,7 @@ function validate(tool: AgentTool, args: ToolArguments): string | null | undefin
 }
 
 async function run(tool: AgentTool, args: ToolArguments, partials: unknown[] = []): Promise<AgentToolResult> {
+  if (!tool.execute) throw new Error(`${tool.name} runs in the workflow, not in a tool activity`);
   return tool.execute('call_1', args, undefined, (partial) => partials.push(partial));
 }
 

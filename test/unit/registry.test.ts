@@ -2,8 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { handoffTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { ActivityTool, AgentTool } from '../../src/contract/types.ts';
 import { loadTools, ToolRegistry } from '../../src/worker/registry.ts';
 import { listToolFiles } from '../../src/worker/toolFiles.ts';
 
@@ -65,11 +66,11 @@ export function getTool(context: Context) {
 }
 
 async function run(tool: AgentTool | undefined) {
-  if (!tool) throw new Error('tool not loaded');
+  if (!tool?.execute) throw new Error('tool not loaded');
   return tool.execute('call_1', {}, undefined, () => {});
 }
 
-function tool(name: string, overrides: Partial<AgentTool> = {}): AgentTool {
+function tool(name: string, overrides: Partial<ActivityTool> = {}): ActivityTool {
   return {
     name,
     label: `Label ${name}`,
@@ -246,9 +247,27 @@ describe('registerTool', () => {
   });
 
   it('refuses a tool whose execute is not a function', () => {
-    const broken = tool('t', { execute: 'nope' as unknown as AgentTool['execute'] });
+    const broken = tool('t', { execute: 'nope' as unknown as ActivityTool['execute'] });
     expect(() => new ToolRegistry().registerTool(broken)).toThrow(
       'Tool "t" from registerTool() has no execute()',
+    );
+  });
+
+  it('registers a tool the workflow runs, which has a runner and no execute()', () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(handoffTool({ name: 'billing', description: 'Bills', systemPrompt: 'Bill.' }));
+    expect(registry.names()).toEqual(['transfer_to_billing']);
+  });
+
+  it('refuses a tool with both a runner and an execute(), or a runner of unknown kind', () => {
+    const both = { ...tool('t'), runner: { kind: 'handoff' } } as unknown as AgentTool;
+    expect(() => new ToolRegistry().registerTool(both)).toThrow(
+      'Tool "t" from registerTool() has both a runner and an execute(): its calls run in the workflow, so leave execute out',
+    );
+    const { execute: _execute, ...described } = tool('u');
+    const unknown = { ...described, runner: { kind: 'elsewhere' } } as unknown as AgentTool;
+    expect(() => new ToolRegistry().registerTool(unknown)).toThrow(
+      'Tool "u" from registerTool() has a runner of unknown kind (make it with agentTool, handoffTool or callbackTool)',
     );
   });
 

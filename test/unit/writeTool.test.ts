@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { AgentTool, ToolArguments } from '../../src/contract/types.ts';
+import type { ActivityTool, ToolArguments } from '../../src/contract/types.ts';
 import { ToolRegistry } from '../../src/worker/registry.ts';
 import { sandboxedTool } from '../../src/worker/sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from '../../src/worker/sandbox/settings.ts';
@@ -19,7 +19,7 @@ describe('writeTool', () => {
   let root: string;
   let toolsDir: string;
   let registry: ToolRegistry;
-  let writeTool: AgentTool;
+  let writeTool: ActivityTool;
   const write = (args: ToolArguments) => writeTool.execute('call_1', args, undefined, noPartials);
   const spec = (name: string, extra: ToolArguments = {}): ToolArguments => ({
     name,
@@ -54,7 +54,7 @@ describe('writeTool', () => {
     );
     const shout = registry.get('shout');
     expect(shout?.label).toBe('Shout');
-    expect((await shout?.execute('call_2', { word: 'wine' }, undefined, noPartials))?.content).toEqual([
+    expect((await shout?.execute?.('call_2', { word: 'wine' }, undefined, noPartials))?.content).toEqual([
       { type: 'text', text: 'WINE!' },
     ]);
   });
@@ -154,7 +154,7 @@ describe('sandbox network access', () => {
   });
   afterEach(async () => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  const fetchingTool = (allowNetwork: boolean): AgentTool =>
+  const fetchingTool = (allowNetwork: boolean): ActivityTool =>
     sandboxedTool(
       {
         name: 'countWines',

@@ -1,5 +1,5 @@
 import { ToolError } from '../../contract/toolResult.ts';
-import type { AgentTool, AgentToolResult, ToolArguments, WrittenToolSpec } from '../../contract/types.ts';
+import type { ActivityTool, AgentToolResult, ToolArguments, WrittenToolSpec } from '../../contract/types.ts';
 import { unsafePatternProblem } from '../selfWriting/schemaPatterns.ts';
 import { SANDBOX_CALLS } from '../selfWriting/templates.ts';
 import { runCheckInSandbox, runInSandbox } from './isolate.ts';
@@ -7,10 +7,10 @@ import type { SandboxSettings } from './settings.ts';
 import { transpile } from './typescript.ts';
 
 /**
- * A written tool as an `AgentTool` whose functions run only in the sandbox. Its sources stay data in
+ * A written tool as an `ActivityTool` whose functions run only in the sandbox. Its sources stay data in
  * the worker: they are transpiled, copied into a fresh isolate per call, and run there.
  */
-export function sandboxedTool(spec: WrittenToolSpec, settings: SandboxSettings): AgentTool {
+export function sandboxedTool(spec: WrittenToolSpec, settings: SandboxSettings): ActivityTool {
   assertSpec(spec);
   const log = (line: string): void => console.log(`[${spec.name}] ${line}`);
   const compiled = new Map<string, string>();

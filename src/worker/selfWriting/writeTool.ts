@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolError, textResult } from '../../contract/toolResult.ts';
 import type {
-  AgentTool,
+  ActivityTool,
   AgentToolResult,
   JsonSchema,
   ToolArguments,
@@ -59,7 +59,7 @@ export async function enableSelfWriting(registry: ToolRegistry, toolsDir: string
 }
 
 /** The seed's writeTool: checks a new tool, writes `<toolsDir>/<name>.ts`, and loads it. */
-export function createWriteTool(deps: WriteToolDependencies): AgentTool {
+export function createWriteTool(deps: WriteToolDependencies): ActivityTool {
   return {
     name: 'writeTool',
     label: 'Create Tool',

@@ -1,0 +1,117 @@
+import { condition, log, setHandler } from '@temporalio/workflow';
+import {
+  callbackResultUpdate,
+  cancelUpdate,
+  decideToolCallUpdate,
+  endSignal,
+  forwardedDecisionSignal,
+  modelContextQuery,
+  postSignal,
+  promptUpdate,
+  statusQuery,
+  subAgentApprovalSignal,
+  toolsUpdate,
+  transcriptQuery,
+} from '../src/contract/definitions.ts';
+import { userTextProblem } from '../src/contract/settings.ts';
+import { transcriptPage } from '../src/contract/transcript.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ConversationStatus,
+  TurnResult,
+} from '../src/contract/types.ts';
+import { type ConversationState, enqueue } from './state.ts';
+import { workerTools } from './workerActivities.ts';
+
+/**
+ * Registers the conversation's Updates, Signals and Queries (src/contract/definitions.ts) against
+ * its state. The event log's poll Update is registered by `ConversationEvents` itself.
+ */
+export function registerHandlers(state: ConversationState): void {
+  const { settings, approvals, forwarded, callbacks } = state;
+
+  // Messages: `prompt` waits for the result of the turn that answers it, `post` does not.
+  setHandler(
+    promptUpdate,
+    async (text) => {
+      const id = enqueue(state, text, true);
+      await condition(() => state.resultsByMessage.has(id));
+      const result = state.resultsByMessage.get(id) as TurnResult;
+      state.resultsByMessage.delete(id);
+      return result;
+    },
+    {
+      validator: (text) => {
+        if (state.ending) throw new Error('This conversation has ended; start a new one');
+        const problem = userTextProblem(text, settings.maxMessageBytes);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+  setHandler(postSignal, (text) => {
+    const problem = state.ending
+      ? 'the conversation has ended'
+      : userTextProblem(text, settings.maxMessageBytes);
+    if (problem) log.warn('Ignored a posted message', { problem });
+    else enqueue(state, text, false);
+  });
+  setHandler(cancelUpdate, () => {
+    state.running?.cancel();
+    return state.running !== undefined;
+  });
+  setHandler(endSignal, () => {
+    state.ending = true;
+  });
+
+  // Reading: the transcript, the status, the tools, and the model's context (read by the model activity).
+  setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>
+    transcriptPage(state.messages, fromIndex, maxBytes),
+  );
+  setHandler(
+    statusQuery,
+    (): ConversationStatus => ({
+      state: state.running ? 'running' : state.ending && state.pending.length === 0 ? 'ended' : 'idle',
+      turn: state.turn,
+      messageCount: state.messages.length,
+      pendingMessages: state.pending.length,
+      toolExecution: settings.toolExecution,
+      lastTurn: state.lastTurn,
+      pendingApprovals: [...approvals.list(), ...forwarded.list()],
+      pendingCallbacks: callbacks.list(),
+      agent: state.agent?.name ?? null,
+    }),
+  );
+  setHandler(toolsUpdate, () => workerTools());
+  setHandler(modelContextQuery, (fromIndex, maxBytes) => ({
+    systemPrompt: settings.systemPrompt,
+    ...transcriptPage(state.messages, fromIndex, maxBytes),
+  }));
+
+  // Approvals: this conversation's own, or a sub-agent's (forwarded), decided by a client here or,
+  // for a sub-agent, passed down by its parent.
+  const decide = async (decision: ApprovalDecision): Promise<ApprovalOutcome> =>
+    forwarded.has(decision?.approvalId) ? forwarded.decide(decision) : approvals.decide(decision);
+  const decisionProblem = (decision: ApprovalDecision): string | null =>
+    forwarded.has(decision?.approvalId) ? null : approvals.problem(decision);
+  setHandler(decideToolCallUpdate, decide, {
+    validator: (decision) => {
+      const problem = decisionProblem(decision);
+      if (problem) throw new Error(problem);
+    },
+  });
+  setHandler(forwardedDecisionSignal, async (decision) => {
+    const problem = decisionProblem(decision);
+    if (problem) log.warn('Ignored a decision passed down by the parent', { problem });
+    else await decide(decision);
+  });
+  setHandler(subAgentApprovalSignal, (message) => forwarded.receive(message));
+
+  // Callback tools: an attached client's result.
+  setHandler(callbackResultUpdate, (answer) => callbacks.answer(answer), {
+    validator: (answer) => {
+      const problem = callbacks.problem(answer);
+      if (problem) throw new Error(problem);
+    },
+  });
+}

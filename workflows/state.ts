@@ -1,0 +1,124 @@
+import { type CancellationScope, workflowInfo } from '@temporalio/workflow';
+import type { ConversationCarryOver, PendingMessage } from '../src/contract/protocol.ts';
+import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
+import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
+import type { TranscriptEntry } from '../src/contract/transcript.ts';
+import type { AgentDefinition, ConversationOptions, TurnResult } from '../src/contract/types.ts';
+import { Approvals } from './approvals.ts';
+import { CallbackCalls } from './callbackTools.ts';
+import { ConversationEvents } from './events.ts';
+import { searchAttributeUpdater } from './searchAttributes.ts';
+import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
+
+/**
+ * Everything one run of a conversation holds. The handlers (handlers.ts), the loop
+ * (conversation.ts) and the turn (turn.ts) read and write it by name; `carryOver` hands the part
+ * that outlives the run to the next one.
+ */
+export interface ConversationState {
+  /** The workflow id. */
+  readonly conversationId: string;
+  readonly settings: ConversationSettings;
+  /** The transcript; each turn appends to it. */
+  readonly messages: TranscriptEntry[];
+  /** User messages waiting for a turn, oldest first. */
+  readonly pending: PendingMessage[];
+  /** The result of the turn that consumed an awaited message, by message id, until its `prompt` returns. */
+  readonly resultsByMessage: Map<number, TurnResult>;
+  nextMessageId: number;
+  /** The number of the latest turn (the running one while `running` is set). */
+  turn: number;
+  /** Turns run since this run started (for `maxTurnsPerRun`). */
+  turnsThisRun: number;
+  /** The running turn's cancellation scope; unset between turns. */
+  running: CancellationScope | undefined;
+  /** Set by the `end` Signal: no more messages are taken, and the run ends once the pending ones are answered. */
+  ending: boolean;
+  lastTurn: TurnResult | null;
+  /** The agent a handoff made active: its prompt, tools and model replace the conversation's. */
+  agent: AgentDefinition | undefined;
+  /** The model calls go to when the conversation names none, once the worker told it. */
+  workerModel: string | undefined;
+  /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
+  readonly parentConversation: string | undefined;
+  readonly events: ConversationEvents;
+  /** This conversation's own tool calls waiting for a person. */
+  readonly approvals: Approvals;
+  /** The approvals of the running turn's sub-agents, shown and decided here. */
+  readonly forwarded: ForwardedApprovals;
+  /** Tells the parent (for a sub-agent) about every approval this conversation waits for. */
+  readonly parentLink: ParentLink | undefined;
+  readonly callbacks: CallbackCalls;
+  /** Keeps the `YiemStatus` and `YiemTurns` search attributes current. */
+  readonly updateSearchAttributes: (status: ConversationSearchStatus, turns: number) => void;
+}
+
+/** The state of a new run: a fresh conversation, or the one `carried` over from the last run. */
+export function createConversationState(
+  options: ConversationOptions,
+  carried: ConversationCarryOver | undefined,
+): ConversationState {
+  const settings = resolveConversationSettings(options);
+  const conversationId = workflowInfo().workflowId;
+  const events = new ConversationEvents(carried?.events);
+  // A sub-agent's approvals (and its own sub-agents') are decided on its parent.
+  const parentConversation = carried?.parentConversation;
+  const parentLink = parentConversation ? new ParentLink(parentConversation, conversationId) : undefined;
+  return {
+    conversationId,
+    settings,
+    messages: carried?.messages ?? [],
+    pending: carried?.pending ?? [],
+    resultsByMessage: new Map(),
+    nextMessageId: carried?.nextMessageId ?? 0,
+    turn: carried?.turn ?? 0,
+    turnsThisRun: 0,
+    running: undefined,
+    ending: carried?.ending ?? false,
+    lastTurn: carried?.lastTurn ?? null,
+    agent: carried?.agent,
+    workerModel: undefined,
+    parentConversation,
+    events,
+    approvals: new Approvals(settings.approval, events),
+    forwarded: new ForwardedApprovals(events, parentLink),
+    parentLink,
+    callbacks: new CallbackCalls(events),
+    updateSearchAttributes: searchAttributeUpdater(),
+  };
+}
+
+/** What the next run starts from (`continueAsNew`'s second argument). */
+export function carryOver(state: ConversationState): ConversationCarryOver {
+  return {
+    messages: state.messages,
+    pending: state.pending,
+    nextMessageId: state.nextMessageId,
+    turn: state.turn,
+    lastTurn: state.lastTurn,
+    ending: state.ending,
+    events: state.events.carryOver(),
+    ...(state.agent ? { agent: state.agent } : {}),
+    ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+  };
+}
+
+/** Queues a user message for the next turn; returns its id. */
+export function enqueue(state: ConversationState, text: string, awaited: boolean): number {
+  const id = state.nextMessageId++;
+  state.pending.push({ id, text, timestamp: Date.now(), awaited });
+  return id;
+}
+
+/**
+ * Moves the pending messages into the transcript (the seed's inputChannel drain); returns the ids
+ * of the awaited ones, whose `prompt`s get this turn's result.
+ */
+export function drainPending(state: ConversationState): number[] {
+  const awaited: number[] = [];
+  for (const message of state.pending.splice(0)) {
+    if (message.awaited) awaited.push(message.id);
+    state.messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
+  }
+  return awaited;
+}

@@ -1,0 +1,31 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { AgentActivities } from '../src/contract/protocol.ts';
+import type { ConversationSettings } from '../src/contract/settings.ts';
+import type { ToolInfo } from '../src/contract/types.ts';
+
+const { defaultModel } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: "the worker's default model",
+});
+
+const { listTools } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: 'the tools this worker serves',
+});
+
+/**
+ * The worker's default model, asked once per run so that model calls are named in the Web UI.
+ * A regular activity, not a local one: a local activity's result can be recorded in one workflow
+ * task and handled in the next, after an Update accepted there, and replay then handles them in the
+ * other order (TMPRL1100).
+ */
+export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
+  return settings.model ? undefined : defaultModel();
+}
+
+/** The tools the worker serves, for the `tools` Update. */
+export function workerTools(): Promise<ToolInfo[]> {
+  return listTools();
+}
