@@ -77,8 +77,23 @@ async function failureReason(response: Response): Promise<string> {
   return '';
 }
 
+/**
+ * fetch says only "fetch failed"; undici keeps what happened in `cause`, e.g. `getaddrinfo ENOTFOUND
+ * geocoding-api.open-meteo.com` or an `ECONNREFUSED` with no message. The error names the host and
+ * that cause, and keeps the cause, so a caller can tell an unreachable service (a `code`) apart.
+ */
+function unreachable(url: URL, service: string, error: unknown): Error {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  let detail = cause instanceof Error ? cause.message : String(cause);
+  const code = cause instanceof Error && 'code' in cause && typeof cause.code === 'string' ? cause.code : '';
+  if (code && !detail.includes(code)) detail = detail ? `${detail} (${code})` : code;
+  return new Error(`${service} at ${url.host} could not be reached: ${detail}`, { cause });
+}
+
 async function fetchJson(url: URL, service: string, signal: AbortSignal | undefined): Promise<unknown> {
-  const response = await fetch(url, { signal });
+  const response = await fetch(url, { signal }).catch((error: unknown) => {
+    throw signal?.aborted ? error : unreachable(url, service, error);
+  });
   if (response.ok) return response.json();
   const failure = `${service} answered HTTP ${response.status}${await failureReason(response)}`;
   // Rate limits and timeouts pass with time, so they are retried like server errors; any other 4xx

@@ -18,7 +18,7 @@ import {
   conversationUiUrl,
   defaultUiUrl,
 } from './config.ts';
-import { startDemoModel } from './demoModel.ts';
+import { startDemoModel, useOfflineDemoWeather } from './demoModel.ts';
 import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 import { workerLogToFile } from './workerLog.ts';
@@ -103,6 +103,7 @@ export async function devCommand(
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
     ...mcpServers,
   });
+  if (demo) useOfflineDemoWeather(agent.registry);
   const running = agent.run();
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
   try {

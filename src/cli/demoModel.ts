@@ -1,5 +1,8 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { textResult } from '../contract/toolResult.ts';
+import type { AgentToolResult, ToolArguments } from '../contract/types.ts';
 import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../testing/index.ts';
+import type { ToolRegistry } from '../worker/registry.ts';
 
 /**
  * A rule-based stand-in for a model, so `yiem dev` shows the whole loop on a machine with no model
@@ -51,4 +54,44 @@ function summariseToolResults(messages: ChatCompletionMessageParam[]): string {
     .slice(lastAssistant + 1)
     .map((message) => (typeof message.content === 'string' ? message.content : ''))
     .join('\n');
+}
+
+/**
+ * The demo's getWeather: the built-in one, which asks Open-Meteo, except that when Open-Meteo cannot
+ * be reached it answers with sample weather labelled as such, so the demo chats on a machine with no
+ * network. Anything else (a city not found, an HTTP error) fails as the built-in tool fails.
+ */
+export function useOfflineDemoWeather(registry: ToolRegistry): void {
+  const weather = registry.get('getWeather');
+  if (!weather) return;
+  registry.unregisterTool('getWeather');
+  registry.registerTool(
+    {
+      ...weather,
+      async execute(toolCallId, args, signal, onPartialResult) {
+        try {
+          return await weather.execute(toolCallId, args, signal, onPartialResult);
+        } catch (error) {
+          if (!isUnreachable(error)) throw error;
+          return offlineSampleWeather(args, error.message);
+        }
+      },
+    },
+    "yiem dev's demo (getWeather with an offline sample)",
+  );
+}
+
+/** The built-in getWeather's failure to reach a host: its cause is a system error with a `code` (ENOTFOUND, ECONNREFUSED…). */
+function isUnreachable(error: unknown): error is Error {
+  const { cause } = error instanceof Error ? error : {};
+  return cause instanceof Error && 'code' in cause && typeof cause.code === 'string';
+}
+
+function offlineSampleWeather(args: ToolArguments, why: string): AgentToolResult {
+  const fahrenheit = args.units === 'fahrenheit';
+  const temperature = fahrenheit ? '64°F' : '18°C';
+  const text =
+    `Offline demo, sample weather, not a forecast (${why}): ` +
+    `${String(args.city)}: Partly cloudy, ${temperature}, humidity 60%, wind 10 km/h`;
+  return textResult(text, { offlineSample: true, unreachable: why });
 }

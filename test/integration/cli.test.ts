@@ -105,6 +105,21 @@ describe('the yiem CLI', () => {
     }
   });
 
+  // A `.invalid` host never resolves (RFC 6761): Open-Meteo as a machine without network sees it.
+  it('dev answers the weather question with no network, with sample weather labelled as such', async () => {
+    const taskQueue = `cli-dev-${randomUUID()}`;
+    const run = await yiem(['dev', '--address', address(), '--task-queue', taskQueue], {
+      env: cleanEnv({ YIEM_OPEN_METEO_GEOCODING_URL: 'http://geocoding-api.open-meteo.invalid' }),
+      input: 'What is the weather and time in Tokyo?\n/exit\n',
+    });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      'agent> Offline demo, sample weather, not a forecast (Open-Meteo geocoding at geocoding-api.open-meteo.invalid could not be reached: getaddrinfo ENOTFOUND geocoding-api.open-meteo.invalid): Tokyo: Partly cloudy, 18°C',
+    );
+    expect(run.stdout).toContain('Current time in Asia/Tokyo');
+    expect(run.stdout).not.toContain('✗ getWeather');
+  });
+
   it('dev on its own server leaves cleanly on /exit, with each worker warning as one line and in full in its log', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-dev-'));
     const refused = 'http://127.0.0.1:9/';
@@ -117,10 +132,16 @@ describe('the yiem CLI', () => {
       expect(run.code).toBe(0);
       expect(run.stdout).toContain('✗ getWeather');
       const warnings = run.stderr.split('\n').filter((line) => line.startsWith('worker WARN'));
-      expect(warnings[0]).toContain('Activity failed (executeTool): fetch failed');
+      // fetch refuses port 9 outright ("bad port"): a failure that is not the network's, so the demo's
+      // offline weather does not stand in for it.
+      expect(warnings[0]).toContain(
+        'Activity failed (executeTool): Open-Meteo geocoding at 127.0.0.1:9 could not be reached: bad port',
+      );
       expect(warnings[0]).toContain(path.join(dataDir, 'worker.log'));
       expect(`${run.stdout}${run.stderr}`).not.toMatch(/^\s+at /m);
-      expect(await readFile(path.join(dataDir, 'worker.log'), 'utf8')).toMatch(/fetch failed\n\s+at /);
+      expect(await readFile(path.join(dataDir, 'worker.log'), 'utf8')).toMatch(
+        /could not be reached: bad port\n\s+at /,
+      );
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }

@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SOURCE_CONDITION } from '../support/sourceCondition.ts';
 import { documentedExports, readmeSection } from './readme.ts';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,35 +16,81 @@ const WORKER_CODE = /node_modules\/(@temporalio\/(worker|core-bridge)|isolated-v
 let workDir: string;
 let project: string;
 let usage: string;
+let installOutput: string;
+let checkoutManifest: string;
+
+/** npm as the README's commands run here: from npm's cache where it can, without audit or funding notes. */
+const NPM_FROM_CACHE = {
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+};
+
+/** This environment as a user's: without the test run's `--conditions=yiem-source` in NODE_OPTIONS. */
+function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '').replace(`--conditions=${SOURCE_CONDITION}`, '').trim();
+  return { ...process.env, NODE_OPTIONS: nodeOptions, ...extra };
+}
 
 /** Runs a command in the installed project, as its user would. */
 function inProject(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  return run(command, args, { cwd: project, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 });
+  return run(command, args, { cwd: project, env: userEnv(env), maxBuffer: 16 * 1024 * 1024 });
 }
 
-/** `npm pack`s the package (which builds it) and installs the tarball with the README's command. */
+/**
+ * What the README says, done: `npm pack` in this checkout (which builds the package), then the first
+ * block's commands in a folder beside the tarball's, from `npm init -y` on. The project holds nothing
+ * the README does not say.
+ */
 beforeAll(async () => {
   workDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-package-'));
-  project = path.join(workDir, 'project');
   usage = await readmeSection(path.join(ROOT, 'README.md'), 'Use it in your project');
-  await run('npm', ['pack', '--pack-destination', workDir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
-  const tarball = (await readdir(workDir)).find((name) => name.endsWith('.tgz'));
-  if (!tarball) throw new Error(`npm pack left no tarball in ${workDir}`);
-  await run('mkdir', [project]);
-  await writeFile(
-    path.join(project, 'package.json'),
-    JSON.stringify({ name: 'my-agent', private: true, type: 'module' }),
-  );
-  const install = codeBlocks(usage, 'sh')[0]?.trim().split(/\s+/) ?? [];
-  expect(install.slice(0, 3)).toEqual(['npm', 'install', 'yiem-agent']);
-  const compiler = /`npm install (typescript@\S+ @types\/node@\S+)`/.exec(usage)?.[1]?.split(' ') ?? [];
-  expect(compiler).toHaveLength(2);
-  const packages = [path.join(workDir, tarball), ...install.slice(3), ...compiler];
-  await inProject('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...packages]);
+  checkoutManifest = await readFile(path.join(ROOT, 'package.json'), 'utf8');
+  const { version } = JSON.parse(checkoutManifest) as { version: string };
+  const tarball = `yiem-agent-${version}.tgz`;
+  const prose = usage.replace(/\s+/g, ' ');
+  expect(prose).toContain(`\`npm pack\` builds the package and writes \`${tarball}\``);
+  expect(prose).toContain('(here the checkout is `../yiem-agent`)');
+  const packed = path.join(workDir, 'yiem-agent');
+  await mkdir(packed);
+  await run('npm', ['pack', '--pack-destination', packed], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  expect(await readdir(packed)).toEqual([tarball]);
+
+  const setup = codeBlocks(usage, 'sh')[0] ?? '';
+  const lines = setup.trim().split('\n');
+  const folder = /^mkdir (\S+) && cd \1$/.exec(lines[0] ?? '')?.[1];
+  expect(folder, 'the first line makes the project folder').toBeDefined();
+  expect(lines[1]).toBe('npm init -y');
+  expect(lines).toContain(`npm install ../yiem-agent/${tarball}`);
+  project = path.join(workDir, folder ?? '');
+  const { stdout, stderr } = await run('bash', ['-e', '-c', setup], {
+    cwd: workDir,
+    env: userEnv(NPM_FROM_CACHE),
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  installOutput = `${stdout}${stderr}`;
 }, 600_000);
 
 afterAll(async () => {
   if (workDir) await rm(workDir, { recursive: true, force: true });
+});
+
+describe('npm pack', () => {
+  it("leaves the checkout's package.json as it was", async () => {
+    expect(await readFile(path.join(ROOT, 'package.json'), 'utf8')).toBe(checkoutManifest);
+    expect(await readdir(ROOT)).not.toContain('package.json.before-pack');
+  });
+
+  it('ships a package.json with no development scripts, which npm does not list on install', async () => {
+    const manifest = JSON.parse(
+      await readFile(path.join(project, 'node_modules/yiem-agent/package.json'), 'utf8'),
+    ) as Record<string, unknown>;
+    expect(manifest.scripts).toBeUndefined();
+    expect(manifest.devDependencies).toBeUndefined();
+    expect(manifest.bin).toEqual({ yiem: 'bin/yiem.mjs' });
+    expect(JSON.stringify(manifest.exports)).not.toContain(SOURCE_CONDITION);
+    expect(installOutput).not.toContain('yiem-agent@');
+  });
 });
 
 describe('the installed package', () => {
@@ -66,6 +113,26 @@ describe('the installed package', () => {
         .map(async (file) => JSON.parse(await readFile(path.join(project, file), 'utf8')).version as string),
     );
     expect(versions.filter((version) => version.startsWith('8.'))).toHaveLength(1);
+  });
+
+  // `npm install <tarball>` alone installs the peers too: all of one version, one copy each, or the
+  // worker fails to load (`duplicate name 'ActivityHeartbeat' in Namespace coresdk`).
+  it('installs one copy of each Temporal package, all of one version', async () => {
+    const { stdout } = await inProject('find', ['node_modules', '-path', '*/@temporalio/*/package.json']);
+    const installed = await Promise.all(
+      stdout
+        .trim()
+        .split('\n')
+        .filter((file) => /node_modules\/@temporalio\/[^/]+\/package\.json$/.test(file))
+        .map(async (file) => {
+          const { name, version } = JSON.parse(await readFile(path.join(project, file), 'utf8'));
+          return { file, name: name as string, version: version as string };
+        }),
+    );
+    const names = installed.map((entry) => entry.name);
+    expect(new Set(names).size, JSON.stringify(installed)).toBe(names.length);
+    expect(new Set(installed.map((entry) => entry.version))).toEqual(new Set(['1.23.0']));
+    expect(names).toContain('@temporalio/workflow-streams');
   });
 
   it('imports every documented export of every entry with plain Node', async () => {
@@ -107,17 +174,20 @@ describe('the installed package', () => {
     expect(loaded.filter((file) => WORKER_CODE.test(file))).toEqual([]);
   });
 
-  it("type-checks the README's agent.ts in a NodeNext project, and it runs a conversation", async () => {
+  it("compiles and runs the README's agent.ts with the README's tsconfig.json and commands", async () => {
     const [agent] = codeBlocks(usage, 'ts');
     expect(agent?.startsWith('// agent.ts\n')).toBe(true);
     await writeFile(path.join(project, 'agent.ts'), agent ?? '');
     await writeFile(path.join(project, 'tsconfig.json'), codeBlocks(usage, 'json')[0] ?? '');
-    await inProject(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.']);
-    const { stdout } = await inProject(process.execPath, ['dist/agent.js'], {
+    const commands = codeBlocks(usage, 'sh')[1] ?? '';
+    expect(commands.trim().split('\n')).toEqual(['npx tsc', 'node dist/agent.js']);
+    const { stdout } = await inProject('bash', ['-e', '-c', commands], {
+      ...NPM_FROM_CACHE,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       YIEM_TASK_QUEUE: `package-${process.pid}-${Date.now()}`,
     });
     expect(stdout).toContain('completed: It is evening in Tokyo.');
+    expect(usage.replace(/\s+/g, ' ')).toContain('It prints `completed: It is evening in Tokyo.`');
   });
 
   it('runs the yiem CLI with npx', async () => {

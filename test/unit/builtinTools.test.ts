@@ -233,6 +233,35 @@ describe('getWeather', () => {
     expect(String(error)).toContain('HTTP 500');
   });
 
+  // `.invalid` never resolves (RFC 6761): what every host is to a machine without DNS.
+  it('names the host and the cause when Open-Meteo cannot be reached, and is retried', async () => {
+    process.env.YIEM_OPEN_METEO_GEOCODING_URL = 'http://geocoding-api.open-meteo.invalid';
+    try {
+      const error = await run(tool, { city: 'Tokyo' }).catch((thrown: unknown) => thrown);
+      expect(error).not.toBeInstanceOf(ToolError);
+      expect(String(error)).toMatch(
+        /^Error: Open-Meteo geocoding at geocoding-api\.open-meteo\.invalid could not be reached: .*ENOTFOUND geocoding-api\.open-meteo\.invalid/,
+      );
+    } finally {
+      process.env.YIEM_OPEN_METEO_GEOCODING_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }
+  });
+
+  it('names the address and ECONNREFUSED when nothing listens there', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    process.env.YIEM_OPEN_METEO_FORECAST_URL = `http://127.0.0.1:${port}`;
+    try {
+      const error = await run(tool, { city: 'Tokyo' }).catch((thrown: unknown) => thrown);
+      expect(String(error)).toContain(`Open-Meteo forecast at 127.0.0.1:${port} could not be reached: `);
+      expect(String(error)).toContain('ECONNREFUSED');
+    } finally {
+      process.env.YIEM_OPEN_METEO_FORECAST_URL = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }
+  });
+
   it('treats a rate limit as retryable', async () => {
     openMeteo = () => ({ status: 429, body: { error: true, reason: 'Too many requests' } });
     const error = await run(tool, { city: 'Tokyo' }).catch((thrown: unknown) => thrown);
