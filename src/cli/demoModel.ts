@@ -63,14 +63,15 @@ function summariseToolResults(messages: ChatCompletionMessageParam[]): string {
  */
 export function useOfflineDemoWeather(registry: ToolRegistry): void {
   const weather = registry.get('getWeather');
-  if (!weather) return;
+  if (!weather?.execute) return;
+  const { execute } = weather;
   registry.unregisterTool('getWeather');
   registry.registerTool(
     {
       ...weather,
       async execute(toolCallId, args, signal, onPartialResult) {
         try {
-          return await weather.execute(toolCallId, args, signal, onPartialResult);
+          return await execute(toolCallId, args, signal, onPartialResult);
         } catch (error) {
           if (!isUnreachable(error)) throw error;
           return offlineSampleWeather(args, error.message);

@@ -26,15 +26,9 @@ const NPM_FROM_CACHE = {
   npm_config_fund: 'false',
 };
 
-/** This environment as a user's: without the test run's `--conditions=yiem-source` in NODE_OPTIONS. */
-function userEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const nodeOptions = (process.env.NODE_OPTIONS ?? '').replace(`--conditions=${SOURCE_CONDITION}`, '').trim();
-  return { ...process.env, NODE_OPTIONS: nodeOptions, ...extra };
-}
-
 /** Runs a command in the installed project, as its user would. */
 function inProject(command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  return run(command, args, { cwd: project, env: userEnv(env), maxBuffer: 16 * 1024 * 1024 });
+  return run(command, args, { cwd: project, env: { ...process.env, ...env }, maxBuffer: 16 * 1024 * 1024 });
 }
 
 /**
@@ -65,7 +59,7 @@ beforeAll(async () => {
   project = path.join(workDir, folder ?? '');
   const { stdout, stderr } = await run('bash', ['-e', '-c', setup], {
     cwd: workDir,
-    env: userEnv(NPM_FROM_CACHE),
+    env: { ...process.env, ...NPM_FROM_CACHE },
     maxBuffer: 16 * 1024 * 1024,
   });
   installOutput = `${stdout}${stderr}`;

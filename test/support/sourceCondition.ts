@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
  * CLI and workers the tests start from the sources) through the package's `yiem-source` export
  * condition. Only the processes that run the sources get it, never an installed package under test.
  */
-export const SOURCE_CONDITION_FLAG = '--conditions=yiem-source';
+export const SOURCE_CONDITION = 'yiem-source';
+export const SOURCE_CONDITION_FLAG = `--conditions=${SOURCE_CONDITION}`;
 
 export const PACKAGE_SOURCES_ALIAS = [
   { find: /^yiem-agent$/, replacement: fileURLToPath(new URL('../../src/index.ts', import.meta.url)) },
