@@ -86,6 +86,14 @@ module.exports = {
       to: { path: '^(activities|src/worker|src/cli)/', pathNot: '^src/worker/toolCallContext\\.ts$' },
     },
     {
+      name: 'cli-uses-the-worker-and-client-apis',
+      comment:
+        'The CLI starts workers and talks to conversations through src/worker and src/client, like a user.',
+      severity: 'error',
+      from: { path: '^src/cli/' },
+      to: { path: '^(workflows|activities)/' },
+    },
+    {
       name: 'testing-imports-nothing',
       comment:
         '`yiem-agent/testing` (the scripted model) stands alone, so a test can use it without the framework.',
