@@ -363,7 +363,11 @@ function prepare(script: ConversationScript, call: { id: string; name: string; a
     toolName: call.name,
     args: call.arguments,
     parallel: tool.parallel ?? true,
-    policy: resolveToolPolicy({ ...DOUBLE_TOOL_POLICY, ...tool.policy }),
+    policy: resolveToolPolicy({
+      ...DOUBLE_TOOL_POLICY,
+      ...tool.policy,
+      retry: { ...DOUBLE_TOOL_POLICY.retry, ...tool.policy?.retry },
+    }),
     summary: `${call.name}(${JSON.stringify(call.arguments)})`,
     ...(tool.approval ? { approval: { reason: tool.approval } } : {}),
   } satisfies PreparedToolCall;
@@ -425,4 +429,13 @@ export function untilCancelled(signal: AbortSignal): Promise<never> {
 /** The text of a tool result. */
 export function textOf(result: ToolResultMessage | undefined): string {
   return result?.content.map((block) => block.text).join('\n') ?? '(no result)';
+}
+
+/** A promise a test resolves by hand: a double waits on it until the test has done its part. */
+export function gate(): { opened: Promise<void>; open(): void } {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
 }
