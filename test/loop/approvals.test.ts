@@ -9,7 +9,7 @@ const pay: ToolDouble = {
 const lookup: ToolDouble = {};
 const exclusive: ToolDouble = { parallel: false };
 
-describe('tool calls that wait for approval', () => {
+describe.concurrent('tool calls that wait for approval', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
     loop = await startLoopHarness();
@@ -46,7 +46,8 @@ describe('tool calls that wait for approval', () => {
     expect((await conversation.toolResults()).map(textOf)).toEqual(['Paid 100 to Ana']);
     expect((await conversation.status()).pendingApprovals).toEqual([]);
 
-    const events = await conversation.eventsThroughTurn(1);
+    // Tool events are left out: which side publishes them is not what this test is about.
+    const events = (await conversation.eventsThroughTurn(1)).filter((e) => !e.type.startsWith('tool'));
     expect(events.map((e) => e.type)).toEqual([
       'turnStart',
       'approvalRequested',

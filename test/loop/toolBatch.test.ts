@@ -23,7 +23,7 @@ const takes = (ms: number, parallel = true): ToolDouble => ({
   },
 });
 
-describe('the tool batch', () => {
+describe.concurrent('the tool batch', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
     loop = await startLoopHarness();

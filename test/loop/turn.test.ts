@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endSignal, postSignal } from '../../src/contract/definitions.ts';
 import {
   gate,
   type LoopHarness,
@@ -15,7 +16,7 @@ const lookup: ToolDouble = {};
 const waits: ToolDouble = { run: ({ signal }) => untilCancelled(signal) };
 const CANCELLED = (tool: string) => `Tool "${tool}" was cancelled before it finished.`;
 
-describe('a turn of the loop', () => {
+describe.concurrent('a turn of the loop', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
     loop = await startLoopHarness();
@@ -293,6 +294,51 @@ describe('a turn of the loop', () => {
     const seen = conversation.modelCalls[1]?.seen ?? [];
     expect(seen.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user']);
     expect(seen.at(-1)).toMatchObject({ role: 'user', content: 'second' });
+  });
+
+  it('a message posted during a turn that is then cancelled is not lost: it gets the next turn', async () => {
+    const conversation = await loop.start({
+      tools: { wait: waits },
+      model: [{ calls: [{ id: 'w', name: 'wait' }] }, { reply: 'About the posted message.' }],
+    });
+    const cancelled = conversation.prompt('start');
+    expect(await conversation.log.waitFor('start:w')).toBe(true);
+    await conversation.handle.signal(postSignal, 'posted meanwhile');
+    const waiting = conversation.prompt('prompted meanwhile');
+    await expect.poll(async () => (await conversation.status()).pendingMessages).toBe(2);
+    await conversation.cancel();
+    expect(await cancelled).toMatchObject({ turn: 1, status: 'cancelled' });
+    // Both messages went to the next turn, which started on its own.
+    expect(await waiting).toEqual({ turn: 2, status: 'completed', reply: 'About the posted message.' });
+    const seen = conversation.modelCalls[1]?.seen ?? [];
+    expect(seen.map((m) => (m.role === 'user' ? m.content : m.role))).toEqual([
+      'start',
+      'assistant',
+      'toolResult',
+      'posted meanwhile',
+      'prompted meanwhile',
+    ]);
+  });
+
+  it('an ended conversation finishes its running turn, refuses new prompts, and returns its summary', async () => {
+    const release = gate();
+    const conversation = await loop.start({
+      tools: { slow: { run: () => release.opened.then(() => 'slow done') } },
+      model: [{ calls: [{ id: 's', name: 'slow' }] }, { reply: 'Last words.' }],
+    });
+    const turn = conversation.prompt('one more thing');
+    expect(await conversation.log.waitFor('start:s')).toBe(true);
+    await conversation.handle.signal(endSignal);
+    await expect(conversation.prompt('hello?')).rejects.toMatchObject({
+      cause: { message: 'This conversation has ended; start a new one' },
+    });
+    release.open();
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Last words.' });
+    expect(await conversation.handle.result()).toEqual({
+      turns: 1,
+      messageCount: 4,
+      lastTurn: { turn: 1, status: 'completed', reply: 'Last words.' },
+    });
   });
 
   it('publishes the turn on the event log: turnStart, then turnEnd with the result', async () => {

@@ -1,4 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -195,14 +198,64 @@ const DOUBLE_TOOL_POLICY: ActivityPolicy = {
   retry: { maximumAttempts: 1, initialInterval: '10 milliseconds', backoffCoefficient: 1 },
 };
 
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** What workflow code may import (dependency-cruiser enforces it), so all a bundle is built from. */
+const BUNDLE_SOURCES = ['workflows', 'src/contract'];
+const BUNDLE_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/workflow-streams'];
+const BUNDLE_CACHE = path.join(os.tmpdir(), 'yiem-loop-bundles');
+/** Bundles of other sources are left this long for other checkouts, then removed. */
+const STALE_BUNDLE_MS = 60 * 60 * 1000;
+
 let bundle: Promise<{ code: string }> | undefined;
-/** The real workflow bundle, built once per test file. */
+/**
+ * The real workflow bundle. Bundling takes seconds, and vitest runs the loop test files one after
+ * another on this machine, so the files share one bundle on disk, keyed by everything it is built
+ * from: the sources workflow code may import and the Temporal packages' versions.
+ */
 function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
-    logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
-  });
+  bundle ??= (async () => {
+    const file = path.join(BUNDLE_CACHE, `${await bundleKey()}.js`);
+    const cached = await readFile(file, 'utf8').catch(() => undefined);
+    if (cached) return { code: cached };
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(ROOT, 'workflows/index.ts'),
+      logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
+    });
+    await mkdir(BUNDLE_CACHE, { recursive: true });
+    await removeStaleBundles();
+    // Written whole, then renamed: a file running at the same time never reads half a bundle.
+    const written = `${file}.${process.pid}.tmp`;
+    await writeFile(written, code);
+    await rename(written, file);
+    return { code };
+  })();
   return bundle;
+}
+
+async function bundleKey(): Promise<string> {
+  const hash = createHash('sha256').update(ROOT);
+  for (const dir of BUNDLE_SOURCES) {
+    const files = (await readdir(path.join(ROOT, dir), { recursive: true })).sort();
+    for (const file of files) {
+      const full = path.join(ROOT, dir, file);
+      if ((await stat(full)).isFile()) hash.update(`${dir}/${file}\0`).update(await readFile(full));
+    }
+  }
+  for (const name of BUNDLE_PACKAGES) {
+    const manifest = JSON.parse(
+      await readFile(path.join(ROOT, 'node_modules', name, 'package.json'), 'utf8'),
+    );
+    hash.update(`${name}@${String(manifest.version)}\0`);
+  }
+  return hash.digest('hex').slice(0, 32);
+}
+
+async function removeStaleBundles(): Promise<void> {
+  for (const name of await readdir(BUNDLE_CACHE)) {
+    const file = path.join(BUNDLE_CACHE, name);
+    const { mtimeMs } = await stat(file).catch(() => ({ mtimeMs: Date.now() }));
+    if (Date.now() - mtimeMs > STALE_BUNDLE_MS) await rm(file, { force: true });
+  }
 }
 
 /** Starts a worker with the activity doubles on a task queue of its own, and a client. */
