@@ -95,7 +95,6 @@ export interface ModelCall {
   attempt: number;
   /** The context the call read from the workflow (the first `messageCount` transcript entries). */
   seen: TranscriptEntry[];
-  tools: string[] | undefined;
   signal: AbortSignal;
 }
 
@@ -149,19 +148,17 @@ interface ConversationScript {
 
 /** A conversation under test: the workflow's Updates and Queries, and what its doubles saw. */
 export interface LoopConversation {
-  id: string;
   handle: WorkflowHandle<ConversationWorkflow>;
   log: ExecutionLog;
   /** Every model call, in order. */
   modelCalls: ModelCall[];
-  /** More scripted model steps, after the ones given at the start. */
-  script(...steps: ModelStep[]): void;
   prompt(text: string): Promise<TurnResult>;
   cancel(): Promise<boolean>;
   decide(approvalId: string, approve: boolean, reason?: string): Promise<ApprovalOutcome>;
   status(): Promise<ConversationStatus>;
   /** Resolves with the pending approvals once there are `count` of them. */
   approvalsWaiting(count: number): Promise<ConversationStatus['pendingApprovals']>;
+  /** The transcript's first page (512 KB): all of it, for the small conversations of these tests. */
   messages(): Promise<Message[]>;
   toolResults(): Promise<ToolResultMessage[]>;
   /** The event log from the start until (and with) the `turnEnd` of `turn`. */
@@ -179,7 +176,7 @@ export interface LoopHarness {
 
 /**
  * Fast model retries and a short heartbeat timeout (so a cancellation reaches a running double
- * soon); conversations may override any of it.
+ * soon). A conversation's own `modelPolicy` replaces this one whole.
  */
 const DEFAULT_OPTIONS: ConversationOptions = {
   systemPrompt: 'You are a loop test.',
@@ -308,11 +305,9 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       const status = () => handle.query(statusQuery);
       const messages = async () => (await handle.query(transcriptQuery, 0)).messages as Message[];
       return {
-        id,
         handle,
         log: script.log,
         modelCalls: script.modelCalls,
-        script: (...steps) => script.steps.push(...steps),
         prompt: (text) => handle.executeUpdate(promptUpdate, { args: [text] }),
         cancel: () => handle.executeUpdate(cancelUpdate),
         decide: (approvalId, approve, reason) =>
@@ -362,7 +357,6 @@ async function scriptedModelCall(
     turn: input.turn,
     attempt: context.info.attempt,
     seen: page.messages.slice(0, input.messageCount),
-    tools: input.tools,
     signal: context.cancellationSignal,
   };
   script.modelCalls.push(call);
