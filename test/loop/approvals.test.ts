@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { type LoopHarness, startLoopHarness, type ToolDouble, textOf } from '../support/loopHarness.ts';
 
 /** A tool every call of which waits for a person first. */
@@ -9,6 +9,7 @@ const pay: ToolDouble = {
 const lookup: ToolDouble = {};
 const exclusive: ToolDouble = { parallel: false };
 
+// Each test has a conversation of its own, so they run concurrently (with the test's own `expect`).
 describe.concurrent('tool calls that wait for approval', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
@@ -16,7 +17,7 @@ describe.concurrent('tool calls that wait for approval', () => {
   });
   afterAll(async () => loop?.close());
 
-  it('waits for a person; once approved the tool runs and the turn goes on', async () => {
+  it('waits for a person; once approved the tool runs and the turn goes on', async ({ expect }) => {
     const conversation = await loop.start({
       tools: { pay },
       model: [{ calls: [{ id: 'p', name: 'pay', args: { to: 'Ana', amount: 100 } }] }, { reply: 'Sent.' }],
@@ -60,7 +61,9 @@ describe.concurrent('tool calls that wait for approval', () => {
     });
   });
 
-  it('on deny never runs the tool and gives the model an error result with the reason', async () => {
+  it('on deny never runs the tool and gives the model an error result with the reason', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       tools: { pay },
       model: [
@@ -92,7 +95,7 @@ describe.concurrent('tool calls that wait for approval', () => {
     expect(conversation.modelCalls[1]?.seen.slice(-2)).toEqual(results);
   });
 
-  it('applies the timeout policy when nobody answers: deny by default, or approve', async () => {
+  it('applies the timeout policy when nobody answers: deny by default, or approve', async ({ expect }) => {
     const call = { calls: [{ id: 'late', name: 'pay', args: { to: 'Di', amount: 3 } }] };
     const [denied, approved] = await Promise.all([
       loop.start({
@@ -123,7 +126,9 @@ describe.concurrent('tool calls that wait for approval', () => {
     });
   });
 
-  it('in parallel mode a waiting call holds up the groups after it, not the calls beside it', async () => {
+  it('in parallel mode a waiting call holds up the groups after it, not the calls beside it', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: { pay, lookup, exclusive },
@@ -149,7 +154,7 @@ describe.concurrent('tool calls that wait for approval', () => {
     expect((await conversation.toolResults()).map((r) => r.toolCallId)).toEqual(['p', 'l', 'x']);
   });
 
-  it('in sequential mode the calls after a waiting one wait too', async () => {
+  it('in sequential mode the calls after a waiting one wait too', async ({ expect }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'sequential' },
       tools: { pay, lookup },
@@ -179,7 +184,9 @@ describe.concurrent('tool calls that wait for approval', () => {
     ]);
   });
 
-  it('cancelling the turn settles a waiting approval as cancelled; the next prompt works', async () => {
+  it('cancelling the turn settles a waiting approval as cancelled; the next prompt works', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       tools: { pay },
       model: [{ calls: [{ id: 'p', name: 'pay', args: { to: 'Gil', amount: 9 } }] }, { reply: 'Fine.' }],
@@ -204,7 +211,9 @@ describe.concurrent('tool calls that wait for approval', () => {
     expect(await conversation.prompt('never mind')).toEqual({ turn: 2, status: 'completed', reply: 'Fine.' });
   });
 
-  it('keeps apart two waiting calls with one tool call id: each is answered by its approval id', async () => {
+  it('keeps apart two waiting calls with one tool call id: each is answered by its approval id', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: { pay },

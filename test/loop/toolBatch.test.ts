@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
   type LoopHarness,
   startLoopHarness,
@@ -23,6 +23,7 @@ const takes = (ms: number, parallel = true): ToolDouble => ({
   },
 });
 
+// Each test has a conversation of its own, so they run concurrently (with the test's own `expect`).
 describe.concurrent('the tool batch', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
@@ -30,7 +31,9 @@ describe.concurrent('the tool batch', () => {
   });
   afterAll(async () => loop?.close());
 
-  it('sequential mode runs the calls one after another, in the order the model gave them', async () => {
+  it('sequential mode runs the calls one after another, in the order the model gave them', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'sequential' },
       tools: { slow: takes(150), fast: takes(0) },
@@ -73,7 +76,9 @@ describe.concurrent('the tool batch', () => {
     ]);
   });
 
-  it('parallel mode starts consecutive calls together and returns results in the order asked, not the order finished', async () => {
+  it('parallel mode starts consecutive calls together and returns results in the order asked, not the order finished', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: {
@@ -106,7 +111,9 @@ describe.concurrent('the tool batch', () => {
     ]);
   });
 
-  it('parallel mode runs a parallelToolExecute:false tool alone, in its place in the batch', async () => {
+  it('parallel mode runs a parallelToolExecute:false tool alone, in its place in the batch', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: { a: meets('b'), b: meets('a'), exclusive: takes(0, false), c: takes(0) },
@@ -138,7 +145,9 @@ describe.concurrent('the tool batch', () => {
     ]);
   });
 
-  it('gives a call answered in PREPARE (an unknown tool) its result in place, without executing it', async () => {
+  it('gives a call answered in PREPARE (an unknown tool) its result in place, without executing it', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: { lookup: takes(0) },
@@ -165,7 +174,9 @@ describe.concurrent('the tool batch', () => {
     expect(conversation.modelCalls[1]?.seen.slice(-2)).toEqual(results);
   });
 
-  it('gives a call whose tool failed for good an error result naming the cause; the others of the batch keep theirs', async () => {
+  it('gives a call whose tool failed for good an error result naming the cause; the others of the batch keep theirs', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: {
@@ -202,7 +213,9 @@ describe.concurrent('the tool batch', () => {
     ]);
   });
 
-  it('retries a failing attempt per the tool policy; the model gets the attempt that worked', async () => {
+  it('retries a failing attempt per the tool policy; the model gets the attempt that worked', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       tools: {
         flaky: {
@@ -227,7 +240,9 @@ describe.concurrent('the tool batch', () => {
     expect((await conversation.toolResults()).map(textOf)).toEqual(['worked on attempt 3']);
   });
 
-  it('runs two calls the model gave one tool call id as two calls, each with its result', async () => {
+  it('runs two calls the model gave one tool call id as two calls, each with its result', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       options: { toolExecution: 'parallel' },
       tools: { echo: { run: ({ args }) => `echo ${String(args.word)}` } },
@@ -248,7 +263,7 @@ describe.concurrent('the tool batch', () => {
     ]);
   });
 
-  it('passes an error result a tool returned on to the model and goes on', async () => {
+  it('passes an error result a tool returned on to the model and goes on', async ({ expect }) => {
     const conversation = await loop.start({
       tools: { check: { run: () => ({ text: 'the record is locked', isError: true }) } },
       model: [{ calls: [{ id: 'c', name: 'check' }] }, { reply: 'It is locked.' }],

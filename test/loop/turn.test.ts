@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { endSignal, postSignal } from '../../src/contract/definitions.ts';
 import {
   gate,
@@ -16,6 +16,7 @@ const lookup: ToolDouble = {};
 const waits: ToolDouble = { run: ({ signal }) => untilCancelled(signal) };
 const CANCELLED = (tool: string) => `Tool "${tool}" was cancelled before it finished.`;
 
+// Each test has a conversation of its own, so they run concurrently (with the test's own `expect`).
 describe.concurrent('a turn of the loop', () => {
   let loop: LoopHarness;
   beforeAll(async () => {
@@ -24,7 +25,9 @@ describe.concurrent('a turn of the loop', () => {
   afterAll(async () => loop?.close());
 
   describe('terminate', () => {
-    it('ends the turn without another model call when every call of the batch asks to', async () => {
+    it('ends the turn without another model call when every call of the batch asks to', async ({
+      expect,
+    }) => {
       const conversation = await loop.start({
         options: { toolExecution: 'parallel' },
         tools: { one: finishing('One.'), two: finishing('Two.') },
@@ -51,7 +54,9 @@ describe.concurrent('a turn of the loop', () => {
       ]);
     });
 
-    it('asks the model again when any call of the batch did not ask to: an ordinary, failed or PREPARE-answered one', async () => {
+    it('asks the model again when any call of the batch did not ask to: an ordinary, failed or PREPARE-answered one', async ({
+      expect,
+    }) => {
       const batches: ModelStep[] = [
         {
           calls: [
@@ -94,7 +99,9 @@ describe.concurrent('a turn of the loop', () => {
   });
 
   describe('cancel', () => {
-    it('during a tool batch: unfinished calls get cancelled results in order, and the next prompt works', async () => {
+    it('during a tool batch: unfinished calls get cancelled results in order, and the next prompt works', async ({
+      expect,
+    }) => {
       const conversation = await loop.start({
         options: { toolExecution: 'parallel' },
         tools: { quick: { parallel: false }, wait: waits },
@@ -154,7 +161,7 @@ describe.concurrent('a turn of the loop', () => {
       expect(await conversation.cancel()).toBe(false);
     });
 
-    it('in sequential mode: the calls after the running one never start', async () => {
+    it('in sequential mode: the calls after the running one never start', async ({ expect }) => {
       const conversation = await loop.start({
         options: { toolExecution: 'sequential' },
         tools: { lookup, wait: waits },
@@ -180,7 +187,9 @@ describe.concurrent('a turn of the loop', () => {
       expect(conversation.log.entries).not.toContain('start:third');
     });
 
-    it('while the model is thinking: the turn ends with only the user message, and the next prompt works', async () => {
+    it('while the model is thinking: the turn ends with only the user message, and the next prompt works', async ({
+      expect,
+    }) => {
       const conversation = await loop.start({
         model: [({ signal }) => untilCancelled(signal), { reply: 'On time.' }],
       });
@@ -194,7 +203,9 @@ describe.concurrent('a turn of the loop', () => {
   });
 
   describe('model call failures', () => {
-    it('a model call that fails for good ends the turn `failed` with the cause, and the conversation still answers', async () => {
+    it('a model call that fails for good ends the turn `failed` with the cause, and the conversation still answers', async ({
+      expect,
+    }) => {
       const conversation = await loop.start({
         model: [{ fail: 'the provider refused the request' }, { reply: 'Better now.' }],
       });
@@ -214,7 +225,9 @@ describe.concurrent('a turn of the loop', () => {
       expect(conversation.modelCalls[1]?.seen.map((m) => m.role)).toEqual(['user', 'user']);
     });
 
-    it('retries a failing model call per the model policy, and fails the turn when the attempts run out', async () => {
+    it('retries a failing model call per the model policy, and fails the turn when the attempts run out', async ({
+      expect,
+    }) => {
       const fail: ModelStep = { fail: 'overloaded', retryable: true };
       const conversation = await loop.start({
         options: {
@@ -238,7 +251,9 @@ describe.concurrent('a turn of the loop', () => {
       ]);
     });
 
-    it('reports a reply cut off at the output limit, and fails a turn whose reply was cut off before any text', async () => {
+    it('reports a reply cut off at the output limit, and fails a turn whose reply was cut off before any text', async ({
+      expect,
+    }) => {
       const conversation = await loop.start({
         model: [
           { reply: 'The answer is', stopReason: 'length' },
@@ -258,7 +273,9 @@ describe.concurrent('a turn of the loop', () => {
     });
   });
 
-  it('stops with `limitReached` after maxModelCallsPerTurn model calls; the next message lets the agent go on', async () => {
+  it('stops with `limitReached` after maxModelCallsPerTurn model calls; the next message lets the agent go on', async ({
+    expect,
+  }) => {
     const again: ModelStep = { calls: [{ id: 'l', name: 'lookup' }] };
     const conversation = await loop.start({
       options: { maxModelCallsPerTurn: 2 },
@@ -277,7 +294,9 @@ describe.concurrent('a turn of the loop', () => {
     expect(await conversation.prompt('go on')).toEqual({ turn: 2, status: 'completed', reply: 'Finally.' });
   });
 
-  it('takes a message that arrives during the turn into its next model call, and answers both prompts', async () => {
+  it('takes a message that arrives during the turn into its next model call, and answers both prompts', async ({
+    expect,
+  }) => {
     const secondQueued = gate();
     const conversation = await loop.start({
       tools: { slow: { run: () => secondQueued.opened.then(() => 'slow done') } },
@@ -296,7 +315,9 @@ describe.concurrent('a turn of the loop', () => {
     expect(seen.at(-1)).toMatchObject({ role: 'user', content: 'second' });
   });
 
-  it('a message posted during a turn that is then cancelled is not lost: it gets the next turn', async () => {
+  it('a message posted during a turn that is then cancelled is not lost: it gets the next turn', async ({
+    expect,
+  }) => {
     const conversation = await loop.start({
       tools: { wait: waits },
       model: [{ calls: [{ id: 'w', name: 'wait' }] }, { reply: 'About the posted message.' }],
@@ -320,7 +341,9 @@ describe.concurrent('a turn of the loop', () => {
     ]);
   });
 
-  it('an ended conversation finishes its running turn, refuses new prompts, and returns its summary', async () => {
+  it('an ended conversation finishes its running turn, refuses new prompts, and returns its summary', async ({
+    expect,
+  }) => {
     const release = gate();
     const conversation = await loop.start({
       tools: { slow: { run: () => release.opened.then(() => 'slow done') } },
@@ -341,7 +364,7 @@ describe.concurrent('a turn of the loop', () => {
     });
   });
 
-  it('publishes the turn on the event log: turnStart, then turnEnd with the result', async () => {
+  it('publishes the turn on the event log: turnStart, then turnEnd with the result', async ({ expect }) => {
     const conversation = await loop.start({ model: [{ reply: 'Hi.' }] });
     await conversation.prompt('hi');
     const events = await conversation.eventsThroughTurn(1);
