@@ -1,23 +1,11 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition } from '@temporalio/workflow';
 import type { ApprovalPolicy } from '../src/contract/settings.ts';
-import type {
-  ApprovalDecision,
-  ApprovalOutcome,
-  PendingApproval,
-  ToolArguments,
-} from '../src/contract/types.ts';
+import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
 
-export interface ApprovalRequest {
-  /** Unique in the conversation (the call's activity id), unlike the model's tool call id. */
-  approvalId: string;
-  turn: number;
-  toolCallId: string;
-  toolName: string;
-  args: ToolArguments;
-  reason: string;
-}
+/** A call to ask about: the pending approval before the workflow stamps its times. */
+export type ApprovalRequest = Omit<PendingApproval, 'requestedAt' | 'expiresAt'>;
 
 /**
  * Tool calls waiting for a person. The wait is a workflow condition, so it survives worker restarts;
