@@ -102,11 +102,11 @@ export async function runChat(options: ChatOptions): Promise<void> {
     });
   });
   view.askPending(attached.pendingApprovals);
-  /** Set while a typed message waits for Temporal to answer again: Ctrl-C drops the message. */
-  let waitingToSend: AbortController | undefined;
+  /** The message being sent; while it is held through an outage, Ctrl-C drops it. */
+  let sending: HeldMessage | undefined;
   const onInterrupt = (): void => {
-    if (waitingToSend) {
-      waitingToSend.abort();
+    if (sending?.held) {
+      sending.drop.abort();
       return;
     }
     if ((!turnRunning && turnsElsewhere === 0) || interrupted) {
@@ -143,15 +143,15 @@ export async function runChat(options: ChatOptions): Promise<void> {
         turnRunning = true;
         interrupted = false;
         try {
-          waitingToSend = new AbortController();
-          const result = await sendThroughOutages(conversation, text, outage, waitingToSend.signal);
-          waitingToSend = undefined;
+          sending = { held: false, drop: new AbortController() };
+          const result = await sendThroughOutages(conversation, text, outage, sending);
+          sending = undefined;
           if (result) await showReply(view, result, follower);
           else print('Your message was dropped; it was never sent.');
         } catch (error) {
           print(`agent! ${error instanceof Error ? error.message : String(error)}`);
         } finally {
-          waitingToSend = undefined;
+          sending = undefined;
           turnRunning = false;
         }
       }
@@ -205,17 +205,23 @@ class Outage implements ReconnectOptions {
   };
 }
 
+/** A message on its way: `held` while it waits for Temporal to answer; aborting `drop` then drops it. */
+interface HeldMessage {
+  held: boolean;
+  drop: AbortController;
+}
+
 /**
  * Sends `text`, holding it through an outage: when Temporal does not answer, the person is told,
  * and the message goes out once it does. The same update id on every try delivers it at most once,
- * even when a try reached Temporal just before the connection broke. Resolves `undefined` when
- * `drop` aborts while the message waits.
+ * even when a try reached Temporal just before the connection broke. Resolves `undefined` when the
+ * message is dropped while it waits.
  */
 async function sendThroughOutages(
   conversation: Conversation,
   text: string,
   outage: Outage,
-  drop: AbortSignal,
+  message: HeldMessage,
 ): Promise<TurnResult | undefined> {
   const updateId = randomUUID();
   for (;;) {
@@ -228,7 +234,10 @@ async function sendThroughOutages(
       if (!isUnreachable(error)) throw error;
     }
     outage.messageHeld();
-    if (!(await untilReachable(conversation.handle, drop))) return undefined;
+    message.held = true;
+    const back = await untilReachable(conversation.handle, message.drop.signal);
+    message.held = false;
+    if (!back) return undefined;
     outage.onReconnected();
   }
 }
