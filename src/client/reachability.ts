@@ -3,7 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 /** gRPC status codes of a server that does not answer: UNAVAILABLE, DEADLINE_EXCEEDED. */
 const UNREACHABLE_CODES = new Set([14, 4]);
 /** One probe of a server that may be down waits at most this long. */
-const PROBE_TIMEOUT_MS = 2_000;
+const PROBE_TIMEOUT_MS = 3_000;
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
+import { getTool as readUserFile } from '../../tools/readUserFile.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
@@ -25,7 +26,7 @@ describe('yiem chat through a Temporal outage', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-chat-outage-'));
     server = await startServer(0);
-    agent = await startTestAgent({ address: server.address });
+    agent = await startTestAgent({ address: server.address, tools: [readUserFile()] });
   });
   afterAll(async () => {
     await terminal?.close();
@@ -51,6 +52,8 @@ describe('yiem chat through a Temporal outage', () => {
 
     server.kill();
     await server.stop();
+    // The live view notices by itself, once the client's own retries give up.
+    await terminal.waitFor(`Temporal at ${address} is unreachable; retrying…`, 'the live view noticing');
     await terminal.type('Are you there?');
     await terminal.keys('Enter');
     await terminal.waitFor(
@@ -73,10 +76,19 @@ describe('yiem chat through a Temporal outage', () => {
     expect(await conversation.send('from elsewhere')).toMatchObject({ status: 'completed' });
     await terminal.waitFor('agent> Seen live after the restart.', 'the turn started elsewhere');
 
-    agent.model.enqueue({ kind: 'text', text: 'And a plain reply.' });
+    // The chat serves its callback tool again: readUserFile runs here, on the chat's machine.
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'readUserFile', arguments: { path: 'package.json' } }] },
+      { kind: 'text', text: 'And a plain reply.' },
+    );
     await terminal.type('one more');
     await terminal.keys('Enter');
-    await terminal.waitFor((screen) => screen.includes('agent> And a plain reply.') && lastPrompt(screen));
+    const served = await terminal.waitFor(
+      (screen) => screen.includes('agent> And a plain reply.') && lastPrompt(screen),
+      'the reply after the callback tool',
+    );
+    expect(served).toContain('✓ readUserFile');
+    expect(served).not.toContain('callback tools stopped');
     const said = (await conversation.messages()).filter((message) => message.role === 'user');
     expect(said.map((message) => message.content)).toEqual([
       'hello',
