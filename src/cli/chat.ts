@@ -145,7 +145,6 @@ export async function runChat(options: ChatOptions): Promise<void> {
         try {
           sending = { held: false, drop: new AbortController() };
           const result = await sendThroughOutages(conversation, text, outage, sending);
-          sending = undefined;
           if (result) await showReply(view, result, follower);
           else print('Your message was dropped; it was never sent.');
         } catch (error) {

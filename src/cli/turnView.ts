@@ -280,14 +280,15 @@ export class TurnView {
     // Settled while earlier questions were open (a timeout, another client): nothing left to answer.
     if (!this.#openApprovals.has(key)) return;
     this.#endText();
-    this.#asking += 1;
     this.stop();
+    const call = `${approval.toolName}(${JSON.stringify(approval.args)})`;
+    const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
+    this.#line(`? ${call}${asker} needs your approval: ${approval.reason} [approval ${key}]`);
+    // From here the question is on the last row: no spinner, and lines go above it.
+    this.#asking += 1;
     const withdrawn = new AbortController();
     this.#questions.set(key, withdrawn);
     try {
-      const call = `${approval.toolName}(${JSON.stringify(approval.args)})`;
-      const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
-      this.#line(`? ${call}${asker} needs your approval: ${approval.reason} [approval ${key}]`);
       const approved = await this.#options.askApproval(approval, withdrawn.signal);
       this.#questions.delete(key);
       if (approved === null || withdrawn.signal.aborted) return;
