@@ -13,7 +13,7 @@ export {
   type ConversationListing,
   type StartConversationOptions,
 } from './client/client.ts';
-export type { FollowEventsOptions } from './client/conversationEvents.ts';
+export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
 export type { TranscriptRange } from './client/transcriptReader.ts';
 export {
   agentTool,

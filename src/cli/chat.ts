@@ -1,6 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import type { AgentClient, Conversation } from '../client/client.ts';
+import type { ReconnectOptions } from '../client/conversationEvents.ts';
+import { isUnreachable, reachable, untilReachable } from '../client/reachability.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { ConversationEventItem, ToolExecutionMode } from '../contract/types.ts';
+import type {
+  ConversationEventItem,
+  ToolExecutionMode,
+  ToolResultMessage,
+  TurnResult,
+} from '../contract/types.ts';
 import { conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
@@ -10,6 +18,8 @@ import { TurnView } from './turnView.ts';
 
 export interface ChatOptions {
   client: AgentClient;
+  /** The Temporal frontend the client talks to, as the chat names it when it cannot be reached. */
+  address: string;
   namespace: string;
   uiUrl: string;
   id?: string;
@@ -21,6 +31,13 @@ export interface ChatOptions {
 
 const HELP = 'Commands: /history, /tools, /ui, /exit. Ctrl-C cancels a running turn; twice exits.';
 const PROMPT = 'you> ';
+/** Messages of a resumed conversation shown when the chat attaches; `/history` shows them all. */
+const RESUMED_MESSAGES = 20;
+/**
+ * How long after its result the chat waits for a turn's events before it prints the reply from the
+ * result: longer than a sub-agent's last lines may take (subAgentView.ts), so normally never.
+ */
+const TURN_EVENTS_GRACE_MS = 10_000;
 
 /**
  * The chat: resumes `id` when it runs, else starts it; streams the agent's text and tool progress,
@@ -31,25 +48,31 @@ export async function runChat(options: ChatOptions): Promise<void> {
   const input = options.input ?? process.stdin;
   const interactive =
     (input as { isTTY?: boolean }).isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
-  const conversation = await openConversation(options);
+  const { conversation, resumed } = await openConversation(options);
   const lines = new LineReader(input, output, interactive);
   const view = new TurnView({
     output,
     interactive,
-    askApproval: async (approval) => {
-      const answer = (await lines.ask(`Approve ${approval.toolName}? [y/n] `))?.trim().toLowerCase();
-      const approved = answer === 'y' || answer === 'yes';
-      const decide = approved
-        ? conversation.approve(approval.approvalId)
-        : conversation.deny(approval.approvalId, 'the user said no in the chat');
-      await decide.catch((error) => view.notice(`(could not answer: ${describeThrown(error)})`));
-      return approved;
+    askApproval: async (approval, withdrawn) => {
+      const answer = await lines.ask(`Approve ${approval.toolName}? [y/n] `, withdrawn);
+      if (answer === null) return null;
+      const said = answer.trim().toLowerCase();
+      return said === 'y' || said === 'yes';
     },
+    decide: async (approval, approved) => {
+      await (approved
+        ? conversation.approve(approval.approvalId)
+        : conversation.deny(approval.approvalId, 'the user said no in the chat'));
+    },
+    readResults: (calls) => recentResults(conversation, calls),
+    redrawPrompt: () => lines.redraw(),
   });
   const print = (text: string): void => view.notice(text);
   print(`Conversation ${conversation.id}`);
   print(`Web UI: ${conversationUiUrl(options.uiUrl, options.namespace, conversation.id)}`);
+  if (resumed) print(await earlierTurns(conversation));
   print(HELP);
+  const outage = new Outage(options.address, print);
 
   let turnRunning = false;
   /** Turns started by other clients that are running now: Ctrl-C cancels those too. */
@@ -61,11 +84,11 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const answer = (await view.ask(() => lines.ask(question)))?.trim().toLowerCase();
     return answer === 'y' || answer === 'yes';
   };
-  const serving = serveBuiltinCallbacks(conversation, confirm, print, following.signal);
+  const serving = serveBuiltinCallbacks(conversation, confirm, print, following.signal, outage);
   const offset = await conversation.eventOffset();
   // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
   const attached = await conversation.status();
-  const follower = follow(conversation, offset, view, following.signal, (event) => {
+  const follower = follow(conversation, offset, view, following.signal, outage, (event) => {
     if (event.type === 'toolStart' && event.subAgent) subAgents.follow(event.toolCallId, event.subAgent);
     if (event.type === 'toolEnd') return subAgents.finished(event.toolCallId);
     if (event.type !== 'turnStart' || turnRunning) return;
@@ -80,7 +103,13 @@ export async function runChat(options: ChatOptions): Promise<void> {
     });
   });
   view.askPending(attached.pendingApprovals);
+  /** The message being sent; while it is held through an outage, Ctrl-C drops it. */
+  let sending: HeldMessage | undefined;
   const onInterrupt = (): void => {
+    if (sending?.held) {
+      sending.drop.abort();
+      return;
+    }
     if ((!turnRunning && turnsElsewhere === 0) || interrupted) {
       print('Bye.');
       following.abort();
@@ -115,11 +144,14 @@ export async function runChat(options: ChatOptions): Promise<void> {
         turnRunning = true;
         interrupted = false;
         try {
-          const result = await conversation.send(text);
-          await Promise.race([view.turnEnded(result.turn), follower.then(() => view.fallback(result))]);
+          sending = { held: false, drop: new AbortController() };
+          const result = await sendThroughOutages(conversation, text, outage, sending);
+          if (result) await showReply(view, result, follower);
+          else print('Your message was dropped; it was never sent.');
         } catch (error) {
           print(`agent! ${describeThrown(error)}`);
         } finally {
+          sending = undefined;
           turnRunning = false;
         }
       }
@@ -134,31 +166,124 @@ export async function runChat(options: ChatOptions): Promise<void> {
   }
 }
 
+/**
+ * Whether Temporal answers, as the chat tells the person: once when it stops answering (whichever
+ * of the follower, the callback server or a send notices first), once when it answers again.
+ */
+class Outage implements ReconnectOptions {
+  readonly #address: string;
+  readonly #print: (text: string) => void;
+  #down = false;
+
+  constructor(address: string, print: (text: string) => void) {
+    this.#address = address;
+    this.#print = print;
+  }
+
+  get down(): boolean {
+    return this.#down;
+  }
+
+  onUnreachable = (): void => {
+    if (this.#down) return;
+    this.#down = true;
+    this.#print(`Temporal at ${this.#address} is unreachable; retrying…`);
+  };
+
+  /** Said when a typed message meets the outage: it is kept, and sent once Temporal answers. */
+  messageHeld(): void {
+    this.#down = true;
+    this.#print(
+      `Temporal at ${this.#address} is unreachable; retrying (your message was not sent yet: it goes out once Temporal answers; Ctrl-C drops it)`,
+    );
+  }
+
+  onReconnected = (): void => {
+    if (!this.#down) return;
+    this.#down = false;
+    this.#print(`Temporal at ${this.#address} answers again.`);
+  };
+}
+
+/** A message on its way: `held` while it waits for Temporal to answer; aborting `drop` then drops it. */
+interface HeldMessage {
+  held: boolean;
+  drop: AbortController;
+}
+
+/**
+ * Sends `text`, holding it through an outage: when Temporal does not answer, the person is told,
+ * and the message goes out once it does. The same update id on every try delivers it at most once,
+ * even when a try reached Temporal just before the connection broke. Resolves `undefined` when the
+ * message is dropped while it waits.
+ */
+async function sendThroughOutages(
+  conversation: Conversation,
+  text: string,
+  outage: Outage,
+  message: HeldMessage,
+): Promise<TurnResult | undefined> {
+  const updateId = randomUUID();
+  for (;;) {
+    try {
+      // A send to a server that is down would retry for about 20 s before it failed: ask first.
+      if (!outage.down && (await reachable(conversation.handle))) {
+        return await conversation.send(text, { updateId });
+      }
+    } catch (error) {
+      if (!isUnreachable(error)) throw error;
+    }
+    outage.messageHeld();
+    message.held = true;
+    const back = await untilReachable(conversation.handle, message.drop.signal);
+    message.held = false;
+    if (!back) return undefined;
+    outage.onReconnected();
+  }
+}
+
+/**
+ * Waits until the follower has drawn the turn's end; prints the reply from the result when the
+ * follower ended or is still catching up after an outage, so a reply is always printed.
+ */
+async function showReply(view: TurnView, result: TurnResult, follower: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const grace = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, TURN_EVENTS_GRACE_MS);
+  });
+  await Promise.race([view.turnEnded(result.turn), follower, grace]);
+  clearTimeout(timer);
+  view.fallback(result);
+}
+
 /** The chat runs the built-in callback tool `readUserFile` here, on the user's machine. */
 function serveBuiltinCallbacks(
   conversation: Conversation,
   confirm: (question: string) => Promise<boolean>,
   print: (text: string) => void,
   signal: AbortSignal,
+  reconnect: ReconnectOptions,
 ): Promise<void> {
   return conversation
-    .serveCallbacks({ readUserFile: readUserFileHandler(process.cwd(), confirm) }, { signal })
+    .serveCallbacks({ readUserFile: readUserFileHandler(process.cwd(), confirm) }, { signal, reconnect })
     .catch((error) => {
       if (!signal.aborted) print(`(callback tools stopped: ${describeThrown(error)})`);
     });
 }
 
-/** Shows every event from `offset` on until the chat stops; a broken connection is reported, not fatal. */
+/** Shows every event from `offset` on until the chat stops, following on through outages. */
 async function follow(
   conversation: Conversation,
   offset: number,
   view: TurnView,
   signal: AbortSignal,
+  reconnect: ReconnectOptions,
   beforeShow: (event: ConversationEventItem) => Promise<void> | undefined,
 ): Promise<void> {
   try {
-    for await (const event of conversation.events({ fromOffset: offset, signal })) {
+    for await (const event of conversation.events({ fromOffset: offset, signal, reconnect })) {
       await beforeShow(event);
+      await view.settle(event);
       view.show(event);
     }
   } catch (error) {
@@ -174,15 +299,50 @@ async function describeTools(conversation: Conversation): Promise<string> {
   return tools.map((tool) => `  ${tool.name} (${tool.label}): ${tool.description}`).join('\n');
 }
 
-async function openConversation(options: ChatOptions): Promise<Conversation> {
+/** The latest messages of a resumed conversation, so the person sees where it stands. */
+async function earlierTurns(conversation: Conversation): Promise<string> {
+  const { messageCount } = await conversation.status();
+  if (messageCount === 0) return 'No messages yet.';
+  const from = Math.max(0, messageCount - RESUMED_MESSAGES);
+  const shown = formatTranscript(await conversation.messages({ fromIndex: from }));
+  return from === 0 ? shown : `(${from} earlier messages: /history shows them)\n${shown}`;
+}
+
+/** Messages past the batch's own results that the transcript may already hold when they are read. */
+const RESULTS_SLACK = 4;
+
+/** The results of `calls` at the end of the transcript (the latest result of a repeated id). */
+async function recentResults(
+  conversation: Conversation,
+  calls: readonly { id: string }[],
+): Promise<ToolResultMessage[]> {
+  const { messageCount } = await conversation.status();
+  const recent = await conversation.messages({
+    fromIndex: Math.max(0, messageCount - calls.length - RESULTS_SLACK),
+  });
+  const results = recent.filter((message): message is ToolResultMessage => message.role === 'toolResult');
+  return calls.flatMap((call) => results.findLast((result) => result.toolCallId === call.id) ?? []);
+}
+
+/**
+ * Resumes the conversation `id` names while it runs, else starts one (with that id, if given).
+ * `resumed` says whether it already existed.
+ */
+export async function openConversation(options: {
+  client: AgentClient;
+  id?: string;
+  systemPrompt: string;
+  toolExecution: ToolExecutionMode;
+}): Promise<{ conversation: Conversation; resumed: boolean }> {
   if (options.id) {
     const existing = options.client.getConversation(options.id);
     const description = await existing.handle.describe().catch(() => undefined);
-    if (description?.status.name === 'RUNNING') return existing;
+    if (description?.status.name === 'RUNNING') return { conversation: existing, resumed: true };
   }
-  return options.client.startConversation({
+  const conversation = await options.client.startConversation({
     ...(options.id ? { id: options.id } : {}),
     systemPrompt: options.systemPrompt,
     toolExecution: options.toolExecution,
   });
+  return { conversation, resumed: false };
 }

@@ -10,7 +10,7 @@ import {
   waitForServer,
 } from '../infrastructure/server/index.ts';
 import { loadMcpConfig } from '../worker/mcp/config.ts';
-import { runChat } from './chat.ts';
+import { openConversation, runChat } from './chat.ts';
 import {
   type ConnectionConfig,
   type ConnectionFlags,
@@ -19,7 +19,13 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { startDemoModel, useOfflineDemoWeather } from './demoModel.ts';
-import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
+import {
+  formatListing,
+  formatStatus,
+  formatToolEvent,
+  formatTranscript,
+  formatTurnResult,
+} from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 import { workerLogToFile } from './workerLog.ts';
 
@@ -89,6 +95,7 @@ export async function devCommand(
   );
   const server: DevServer | undefined = reused ? undefined : await startServer(flags);
   const address = server?.address ?? config.address;
+  if (reused) console.log(`Using the Temporal server already running at ${address} (no server started).`);
   const demo = process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY ? undefined : await startDemoModel();
   if (demo) {
     console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
@@ -109,6 +116,7 @@ export async function devCommand(
   try {
     await runChat({
       client,
+      address,
       namespace: config.namespace,
       uiUrl: server?.uiUrl ?? defaultUiUrl(address),
       systemPrompt: flags.system,
@@ -140,6 +148,7 @@ export async function chatCommand(flags: ChatFlags): Promise<void> {
   try {
     await runChat({
       client,
+      address: config.address,
       namespace: config.namespace,
       uiUrl: defaultUiUrl(config.address),
       systemPrompt: flags.system,
@@ -156,13 +165,24 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
   const config = connectionConfig(flags);
   const client = await connectedClient(config);
   try {
-    const conversation = flags.id
-      ? client.getConversation(flags.id)
-      : await client.startConversation({ systemPrompt: flags.system, toolExecution: flags.mode });
-    if (!flags.id) console.error(`Started conversation ${conversation.id}`);
+    const { conversation, resumed } = await openConversation({
+      client,
+      ...(flags.id ? { id: flags.id } : {}),
+      systemPrompt: flags.system,
+      toolExecution: flags.mode,
+    });
+    if (!resumed) {
+      console.error(
+        flags.id
+          ? `Started conversation ${conversation.id}`
+          : `Started conversation ${conversation.id} (it ends after this reply; give --id to keep a conversation going)`,
+      );
+    }
     const result = await conversation.send(text);
     console.log(formatTurnResult(result));
     if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
+    // A conversation of one message would otherwise wait, idle, for a message that never comes.
+    if (!flags.id) await conversation.end();
   } finally {
     await client.close();
   }
@@ -176,6 +196,23 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
     const messages = await client.getConversation(id).messages();
     console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
     console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * `yiem status`: a conversation's state with its pending approvals and callbacks; without an id,
+ * every conversation that waits for approval.
+ */
+export async function statusCommand(id: string | undefined, flags: ConnectionFlags): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    const ids = id
+      ? [id]
+      : (await client.listConversations({ status: 'awaitingApproval' })).map((row) => row.id);
+    if (ids.length === 0) console.log('No conversation waits for approval.');
+    for (const each of ids) console.log(formatStatus(each, await client.getConversation(each).status()));
   } finally {
     await client.close();
   }

@@ -2,7 +2,7 @@ import type { ConversationListing } from '../client/client.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
 import { firstLine } from '../contract/truncate.ts';
-import type { AgentEvent, Message, TurnResult } from '../contract/types.ts';
+import type { AgentEvent, ConversationStatus, Message, TurnResult } from '../contract/types.ts';
 
 /** A transcript as a person reads it. */
 export function formatTranscript(messages: readonly Message[]): string {
@@ -56,4 +56,22 @@ export function formatListing(rows: readonly ConversationListing[]): string {
       ].join('  '),
     )
     .join('\n');
+}
+
+/** A conversation's state and what waits in it, with the commands that answer its approvals. */
+export function formatStatus(id: string, status: ConversationStatus): string {
+  const lines = [
+    `${id}  ${status.state}  turn ${status.turn}  ${status.messageCount} messages${status.agent ? `  agent ${status.agent}` : ''}`,
+  ];
+  for (const approval of status.pendingApprovals) {
+    const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
+    lines.push(
+      `  approval ${approval.approvalId}: ${approval.toolName}(${JSON.stringify(approval.args)})${asker}: ${approval.reason}`,
+      `    yiem approve ${id} ${approval.approvalId}   |   yiem deny ${id} ${approval.approvalId}`,
+    );
+  }
+  for (const callback of status.pendingCallbacks) {
+    lines.push(`  callback ${callback.callId}: ${callback.toolName} waits for a client to run it`);
+  }
+  return lines.join('\n');
 }

@@ -50,10 +50,18 @@ export class LineReader {
 
   /**
    * Like {@link next}, but when a prompt is already waiting, the question gets the next line and the
-   * prompt comes back after it, with what had been typed at it.
+   * prompt comes back after it, with what had been typed at it. When `withdrawn` aborts first (the
+   * question was settled elsewhere), the question leaves the screen, resolves `null`, and the next
+   * line typed goes to whatever waits after it.
    */
-  ask(prompt: string): Promise<string | null> {
-    return this.#wait({ prompt, question: true });
+  ask(prompt: string, withdrawn?: AbortSignal): Promise<string | null> {
+    return this.#wait({ prompt, question: true }, withdrawn);
+  }
+
+  /** Draws the waiting prompt again, with what is typed at it, after output was printed over it. */
+  redraw(): void {
+    const waiter = this.#waiting[0];
+    if (this.#terminal && waiter && (waiter.question || this.#hidden === 0)) this.readline.prompt(true);
   }
 
   /** Takes a waiting prompt off the screen so output can be printed; {@link reveal} brings it back. */
@@ -74,7 +82,8 @@ export class LineReader {
     this.readline.close();
   }
 
-  #wait(waiter: Omit<Waiter, 'resolve'>): Promise<string | null> {
+  #wait(waiter: Omit<Waiter, 'resolve'>, withdrawn?: AbortSignal): Promise<string | null> {
+    if (withdrawn?.aborted) return Promise.resolve(null);
     const queued = this.#lines.shift();
     if (queued !== undefined) return Promise.resolve(queued);
     if (this.#closed) return Promise.resolve(null);
@@ -84,7 +93,23 @@ export class LineReader {
       if (before === -1) this.#waiting.push(entry);
       else this.#waiting.splice(before, 0, entry);
       if (this.#waiting[0] === entry && (entry.question || this.#hidden === 0)) this.#show(entry);
+      withdrawn?.addEventListener('abort', () => this.#withdraw(entry), { once: true });
     });
+  }
+
+  /** Takes a question that nobody needs answered any more off the screen, with what was typed at it. */
+  #withdraw(entry: Waiter): void {
+    const index = this.#waiting.indexOf(entry);
+    if (index === -1) return;
+    this.#waiting.splice(index, 1);
+    entry.resolve(null);
+    if (index > 0) return;
+    if (this.#terminal) {
+      this.#clearTyped();
+      this.#output.write('\r\x1b[2K');
+    }
+    const next = this.#waiting[0];
+    if (next && (next.question || this.#hidden === 0)) this.#show(next);
   }
 
   #show(waiter: Waiter): void {
@@ -102,10 +127,13 @@ export class LineReader {
   #takeDraft(): void {
     if (!this.#terminal) return;
     this.#draft += this.readline.line;
-    if (this.readline.line) {
-      this.readline.write(null, { ctrl: true, name: 'e' });
-      this.readline.write(null, { ctrl: true, name: 'u' });
-    }
+    this.#clearTyped();
     this.#output.write('\r\x1b[2K');
+  }
+
+  #clearTyped(): void {
+    if (!this.readline.line) return;
+    this.readline.write(null, { ctrl: true, name: 'e' });
+    this.readline.write(null, { ctrl: true, name: 'u' });
   }
 }

@@ -13,23 +13,30 @@ import {
   listCommand,
   sendCommand,
   serverCommand,
+  statusCommand,
   workerCommand,
 } from './commands.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
+import { packageVersion } from './version.ts';
 
 const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
 
-const program = new Command('yiem').description('Durable LLM agents on Temporal').showHelpAfterError();
+const program = new Command('yiem')
+  .description('Durable LLM agents on Temporal')
+  .version(packageVersion(), '-V, --version', 'print the version of yiem-agent')
+  .showHelpAfterError();
 
-const connectionOptions = (command: Command): Command =>
+const ADDRESS_HELP = 'Temporal frontend (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)';
+
+const connectionOptions = (command: Command, addressHelp = ADDRESS_HELP): Command =>
   command
-    .option('--address <host:port>', 'Temporal frontend (env TEMPORAL_ADDRESS, default 127.0.0.1:7233)')
+    .option('--address <host:port>', addressHelp)
     .option('--namespace <name>', 'Temporal namespace (env TEMPORAL_NAMESPACE, default "default")')
     .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")')
     .option('--profile <name>', 'profile of the Temporal config file (env TEMPORAL_PROFILE)');
 
-const chatOptions = (command: Command): Command =>
-  connectionOptions(command)
+const chatOptions = (command: Command, addressHelp = ADDRESS_HELP): Command =>
+  connectionOptions(command, addressHelp)
     .option('--id <conversationId>', 'resume this conversation (or start it with this id)')
     .option('--system <prompt>', 'system prompt of a new conversation', DEFAULT_SYSTEM_PROMPT)
     .addOption(
@@ -38,13 +45,13 @@ const chatOptions = (command: Command): Command =>
         .default('parallel'),
     );
 
-const serverOptions = (command: Command): Command =>
+const serverOptions = (command: Command, portHelp = 'gRPC port'): Command =>
   command
     .option(
       '--data-dir <dir>',
       'where the SQLite file and the Temporal CLI live (env YIEM_DATA_DIR, default .yiem)',
     )
-    .option('--port <port>', 'gRPC port', '7233')
+    .option('--port <port>', portHelp, '7233')
     .option('--ui-port <port>', 'Web UI port (default port + 1000)')
     .option('--headless', 'without the Web UI');
 
@@ -71,7 +78,13 @@ program
   .option('--origin <url...>', 'Web UI origins allowed by CORS', ['http://localhost:8233'])
   .action(codecServerCommand);
 
-serverOptions(chatOptions(program.command('dev').description('server, worker and chat in one process')))
+serverOptions(
+  chatOptions(
+    program.command('dev').description('server, worker and chat in one process'),
+    'use the Temporal server that answers here, and start none (env TEMPORAL_ADDRESS, default 127.0.0.1:7233); wins over --port',
+  ),
+  'gRPC port of the server dev starts when none answers at --address',
+)
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--mcp <file>', MCP_FLAG_HELP)
   .action(devCommand);
@@ -99,6 +112,16 @@ connectionOptions(program.command('deny').description('deny a tool call that wai
   .argument('<approvalId>', 'the approval id, or the tool call id when only one waiting call has it')
   .option('--reason <text>', 'why; the model reads it')
   .action(denyCommand);
+
+connectionOptions(
+  program
+    .command('status')
+    .description(
+      'a conversation’s state and the approvals and callbacks it waits for (without an id: every conversation waiting for approval)',
+    ),
+)
+  .argument('[conversationId]')
+  .action(statusCommand);
 
 connectionOptions(program.command('list').description('list conversations, newest first'))
   .addOption(

@@ -1,4 +1,14 @@
-import type { ConversationEventItem, PendingApproval, TurnResult } from '../contract/types.ts';
+import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
+import { describeThrown } from '../contract/thrown.ts';
+import { resultText } from '../contract/toolResult.ts';
+import { firstLine } from '../contract/truncate.ts';
+import type {
+  ApprovalOutcome,
+  ConversationEventItem,
+  PendingApproval,
+  ToolResultMessage,
+  TurnResult,
+} from '../contract/types.ts';
 import { formatTurnResult } from './format.ts';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -8,13 +18,38 @@ export interface TurnViewOptions {
   output: NodeJS.WritableStream;
   /** A terminal gets a spinner line that updates in place; a pipe gets one line per event. */
   interactive: boolean;
-  /** Asks the person about a tool call; resolves true to approve. */
-  askApproval(approval: PendingApproval): Promise<boolean>;
+  /**
+   * Asks the person about a tool call: true to approve, false to deny, `null` when `withdrawn`
+   * aborted first (the call was settled elsewhere) or the input ended.
+   */
+  askApproval(approval: PendingApproval, withdrawn: AbortSignal): Promise<boolean | null>;
+  /** Hands the person's answer to the conversation; throws when it was refused. */
+  decide(approval: PendingApproval, approved: boolean): Promise<void>;
+  /**
+   * The results of tool calls whose outcome no event showed (answered in PREPARE, failed for good
+   * or cancelled by the workflow), read from the transcript.
+   */
+  readResults(calls: readonly BatchCall[]): Promise<ToolResultMessage[]>;
+  /** Draws the prompt or question again after a line was printed over it. */
+  redrawPrompt?(): void;
+}
+
+/** A tool call the model asked for, as its `messageEnd` names it. */
+export interface BatchCall {
+  id: string;
+  name: string;
 }
 
 interface RunningTool {
   summary: string;
   progress: string;
+}
+
+/** The tool calls of the latest model message, and which of them an event has settled on screen. */
+interface Batch {
+  turn: number;
+  calls: BatchCall[];
+  settled: Set<string>;
 }
 
 /**
@@ -35,13 +70,27 @@ export class TurnView {
   #asking = 0;
   #approvals: Promise<void> = Promise.resolve();
   /** Approvals asked about or queued and not yet resolved, by approval id. */
-  readonly #openApprovals = new Set<string>();
+  readonly #openApprovals = new Map<string, PendingApproval>();
+  /** Questions on screen, by approval id: aborting one takes it off the screen. */
+  readonly #questions = new Map<string, AbortController>();
+  /** Approvals this chat is handing its answer to right now: their resolution is its own. */
+  readonly #decidingHere = new Set<string>();
+  /** How approvals were settled, by approval id, for an answer that came too late. */
+  readonly #outcomes = new Map<string, ApprovalOutcome>();
+  /** Calls whose failed attempt was shown as such, so the next attempt needs no further note. */
+  readonly #retrying = new Set<string>();
+  #batch: Batch | undefined;
 
   constructor(options: TurnViewOptions) {
     this.#options = options;
   }
 
   show(event: ConversationEventItem): void {
+    // A turn already drawn from its result (its events came late, after a reconnect) is not drawn
+    // twice. Approval events are exempt: a sub-agent's carry the child conversation's turn.
+    const approvalEvent = event.type === 'approvalRequested' || event.type === 'approvalResolved';
+    if (!approvalEvent && this.#ended.has(event.turn)) return;
+    this.#track(event);
     switch (event.type) {
       case 'turnStart':
         this.#printedText = false;
@@ -62,11 +111,20 @@ export class TurnView {
       case 'messageEnd':
         this.#endText();
         return;
-      case 'toolStart':
-        this.#tools.set(event.toolCallId, { summary: event.summary, progress: '' });
-        if (!this.#options.interactive) this.#line(`  ⚙ ${event.summary}`);
+      case 'toolStart': {
+        const retried = event.attempt > 1;
+        if (retried && !this.#retrying.has(event.toolCallId)) {
+          this.#line(
+            `  ↻ ${event.toolName}: attempt ${event.attempt} (the previous attempt ended without a result: its worker stopped or timed out)`,
+          );
+        }
+        this.#retrying.delete(event.toolCallId);
+        const summary = retried ? `${event.summary} (attempt ${event.attempt})` : event.summary;
+        this.#tools.set(event.toolCallId, { summary, progress: '' });
+        if (!this.#options.interactive) this.#line(`  ⚙ ${summary}`);
         this.#drawSpinner();
         return;
+      }
       case 'toolProgress': {
         const tool = this.#tools.get(event.toolCallId);
         const progress = describeProgress(event.partialResult);
@@ -77,6 +135,7 @@ export class TurnView {
       }
       case 'toolEnd':
         this.#tools.delete(event.toolCallId);
+        if (event.willRetry) this.#retrying.add(event.toolCallId);
         this.#line(
           event.willRetry
             ? `  ↻ ${event.toolName}: ${event.text} (trying again)`
@@ -88,11 +147,7 @@ export class TurnView {
         this.#request(event.approval);
         return;
       case 'approvalResolved':
-        this.#openApprovals.delete(event.outcome.approvalId);
-        if (event.outcome.decidedBy === 'timeout') {
-          const verdict = event.outcome.approved ? 'approved' : 'denied';
-          this.#line(`  ⏱ ${event.outcome.toolCallId} ${verdict}: ${event.outcome.reason ?? 'timed out'}`);
-        }
+        this.#resolved(event.outcome);
         return;
       case 'handoff':
         this.#line(`  ⇢ handed to ${event.to}`);
@@ -101,6 +156,30 @@ export class TurnView {
         this.#finish(event.turn, event.result);
         return;
     }
+  }
+
+  /**
+   * Call before {@link show} with each event, awaiting it: when `event` shows that the latest model
+   * message's tool calls are all done (the next model call starts, or the turn ends), prints the
+   * results of those no event showed — calls answered in PREPARE (an unknown tool, arguments that
+   * are not valid, a `beforeToolCall` block), and calls the workflow settled itself (failed for
+   * good, cancelled) — from the transcript.
+   */
+  async settle(event: ConversationEventItem): Promise<void> {
+    const batch = this.#batch;
+    if (!batch || (event.type !== 'messageStart' && event.type !== 'turnEnd')) return;
+    if (event.turn !== batch.turn || this.#ended.has(event.turn)) return;
+    this.#batch = undefined;
+    const unsettled = batch.calls.filter((call) => !batch.settled.has(call.id));
+    if (unsettled.length === 0) return;
+    const results = await this.#options.readResults(unsettled).catch(() => []);
+    for (const result of results) {
+      this.#tools.delete(result.toolCallId);
+      this.#line(
+        `  ${result.isError ? '✗' : '✓'} ${result.toolName}: ${firstLine(resultText(result.content), CLI_RESULT_LINE_CHARS)}`,
+      );
+    }
+    this.#drawSpinner();
   }
 
   /**
@@ -146,6 +225,37 @@ export class TurnView {
     this.#line(text);
   }
 
+  /** Keeps track of which calls of the latest model message an event has settled on screen. */
+  #track(event: ConversationEventItem): void {
+    if (event.type === 'messageEnd') {
+      this.#batch =
+        event.toolCalls.length > 0
+          ? { turn: event.turn, calls: event.toolCalls, settled: new Set() }
+          : undefined;
+      return;
+    }
+    const settled = this.#batch?.settled;
+    if (!settled) return;
+    if (event.type === 'toolEnd' && !event.willRetry) settled.add(event.toolCallId);
+    // An approved call starts and ends as usual; a denied one was shown as denied.
+    if (event.type === 'approvalRequested') settled.add(event.approval.toolCallId);
+  }
+
+  #resolved(outcome: ApprovalOutcome): void {
+    const key = outcome.approvalId;
+    this.#outcomes.set(key, outcome);
+    const approval = this.#openApprovals.get(key);
+    this.#openApprovals.delete(key);
+    if (this.#decidingHere.has(key)) return;
+    this.#questions.get(key)?.abort();
+    const verdict = outcome.approved ? 'approved' : 'denied';
+    if (outcome.decidedBy === 'timeout') {
+      this.#line(`  ⏱ ${outcome.toolCallId} ${verdict}: ${outcome.reason ?? 'timed out'}`);
+    } else if (approval && outcome.decidedBy === 'person') {
+      this.#line(`  ${verdict} ${describeOutcome(outcome, approval.toolName)}`);
+    }
+  }
+
   stop(): void {
     this.#clearSpinner();
     clearInterval(this.#timer);
@@ -164,8 +274,8 @@ export class TurnView {
 
   #request(approval: PendingApproval): void {
     const key = approval.approvalId;
-    if (this.#openApprovals.has(key)) return;
-    this.#openApprovals.add(key);
+    if (this.#openApprovals.has(key) || this.#outcomes.has(key)) return;
+    this.#openApprovals.set(key, approval);
     this.#approvals = this.#approvals.then(() => this.#ask(approval, key));
   }
 
@@ -176,10 +286,34 @@ export class TurnView {
     this.stop();
     const call = `${approval.toolName}(${JSON.stringify(approval.args)})`;
     const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
-    this.#line(`? ${call}${asker} needs your approval: ${approval.reason}`);
-    const approved = await this.#options.askApproval(approval);
-    this.#line(approved ? `  approved ${approval.toolName}` : `  denied ${approval.toolName}`);
-    this.#drawSpinner();
+    this.#line(`? ${call}${asker} needs your approval: ${approval.reason} [approval ${key}]`);
+    // From here the question is on the last row: no spinner, and lines go above it.
+    this.#asking += 1;
+    const withdrawn = new AbortController();
+    this.#questions.set(key, withdrawn);
+    try {
+      const approved = await this.#options.askApproval(approval, withdrawn.signal);
+      this.#questions.delete(key);
+      if (approved === null || withdrawn.signal.aborted) return;
+      this.#decidingHere.add(key);
+      try {
+        await this.#options.decide(approval, approved);
+        this.#line(`  ${approved ? 'approved' : 'denied'} ${approval.toolName}`);
+      } catch (error) {
+        const outcome = this.#outcomes.get(key);
+        this.#line(
+          outcome
+            ? `  ${outcome.approved ? 'approved' : 'denied'} ${describeOutcome(outcome, approval.toolName)}; your answer came too late`
+            : `  (could not answer: ${describeThrown(error)})`,
+        );
+      } finally {
+        this.#decidingHere.delete(key);
+      }
+    } finally {
+      this.#questions.delete(key);
+      this.#asking -= 1;
+      this.#drawSpinner();
+    }
   }
 
   #drawSpinner(): void {
@@ -211,11 +345,30 @@ export class TurnView {
 
   #line(text: string): void {
     this.#clearSpinner();
+    if (this.#asking > 0 && this.#options.interactive) {
+      // A question is on the last row: the line goes above it, and the question is drawn again.
+      this.#write(`\r\x1b[2K${text}\n`);
+      this.#options.redrawPrompt?.();
+      return;
+    }
     this.#write(`${text}\n`);
   }
 
   #write(text: string): void {
     this.#options.output.write(text);
+  }
+}
+
+/** Who settled an approval, as the chat that did not settle it says it: `transferMoney elsewhere (…)`. */
+function describeOutcome(outcome: ApprovalOutcome, toolName: string): string {
+  const reason = outcome.reason ? `: ${outcome.reason}` : '';
+  switch (outcome.decidedBy) {
+    case 'person':
+      return `${toolName} elsewhere (by another client, e.g. yiem approve)${reason}`;
+    case 'timeout':
+      return `${toolName} by its approval timeout${reason}`;
+    case 'cancelled':
+      return `${toolName}: the turn was cancelled`;
   }
 }
 

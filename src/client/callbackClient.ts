@@ -6,7 +6,7 @@ import type {
   ConversationStatus,
   PendingCallback,
 } from '../contract/types.ts';
-import type { FollowEventsOptions } from './conversationEvents.ts';
+import type { FollowEventsOptions, ReconnectOptions } from './conversationEvents.ts';
 
 /** What serving callbacks needs of a conversation (a `Conversation` has it). */
 export interface CallbackConversation {
@@ -22,6 +22,8 @@ export interface ServeCallbacksOptions {
   signal?: AbortSignal;
   /** Told about a result that could not be handed back (e.g. another client answered first, or it timed out). */
   onError?: (error: Error, call: PendingCallback) => void;
+  /** Serves on through Temporal outages, as `Conversation.events({ reconnect })` follows on. */
+  reconnect?: ReconnectOptions;
 }
 
 /**
@@ -48,6 +50,7 @@ export async function serveCallbacks(
   const events = conversation.events({
     fromOffset: offset,
     ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.reconnect ? { reconnect: options.reconnect } : {}),
   });
   for await (const event of events) {
     if (event.type === 'callbackRequested') serve(event.callback);

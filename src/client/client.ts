@@ -139,7 +139,10 @@ export class AgentClient {
   ): Promise<ConversationListing[]> {
     const clauses = ["WorkflowType = 'conversationWorkflow'"];
     if (options.status) clauses.push(`YiemStatus = '${options.status}'`);
-    const listings: ConversationListing[] = [];
+    // Visibility lists running executions first, then by close time, and SQL visibility has no
+    // ORDER BY: every match is read, and the newest `limit` are kept.
+    const limit = options.limit ?? 100;
+    let listings: ConversationListing[] = [];
     for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
       const attributes = execution.typedSearchAttributes;
       listings.push({
@@ -150,9 +153,9 @@ export class AgentClient {
         startTime: execution.startTime,
         executionStatus: execution.status.name,
       });
-      if (listings.length >= (options.limit ?? 100)) break;
+      if (listings.length >= 2 * limit) listings = newestFirst(listings, limit);
     }
-    return listings;
+    return newestFirst(listings, limit);
   }
 
   /**
@@ -167,6 +170,10 @@ export class AgentClient {
   async close(): Promise<void> {
     await this.client.connection.close();
   }
+}
+
+function newestFirst(listings: ConversationListing[], limit: number): ConversationListing[] {
+  return listings.sort((a, b) => b.startTime.getTime() - a.startTime.getTime()).slice(0, limit);
 }
 
 function newTemporalClient(options: AgentClientOptions): Client {
@@ -203,13 +210,16 @@ export class Conversation {
   /**
    * Sends a message and waits for the result of the turn that consumed it. A message that is not a
    * non-empty string within the conversation's size limit is refused before anything is sent.
+   * Sending again with the same `updateId` (after a lost connection, say) delivers the message at
+   * most once and waits for the same turn.
    */
-  async send(text: string): Promise<TurnResult> {
+  async send(text: string, options: { updateId?: string } = {}): Promise<TurnResult> {
     this.#checkMessage(text);
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
     const update = await this.handle.startUpdate(promptUpdate, {
       args: [text],
+      ...(options.updateId ? { updateId: options.updateId } : {}),
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
     return update.result();

@@ -1,7 +1,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { EVENTS_TOPIC } from '../contract/protocol.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types.ts';
+import { isUnreachable, untilReachable } from './reachability.ts';
 
 /** Options of `Conversation.events()`. */
 export interface FollowEventsOptions {
@@ -9,6 +11,19 @@ export interface FollowEventsOptions {
   fromOffset?: number;
   /** Stops following; the iterator then ends. */
   signal?: AbortSignal;
+  /**
+   * Follows on through Temporal outages: when Temporal cannot be reached, the iterator waits with
+   * backoff until it answers again, and resumes from the next offset, instead of throwing.
+   */
+  reconnect?: ReconnectOptions;
+}
+
+/** What a follower that reconnects is told. */
+export interface ReconnectOptions {
+  /** Temporal stopped answering; following resumes once it answers again. */
+  onUnreachable?(error: Error): void;
+  /** Temporal answers again; following goes on from where it stopped. */
+  onReconnected?(): void;
 }
 
 /**
@@ -20,28 +35,35 @@ export async function* followEvents(
   handle: WorkflowHandle,
   options: FollowEventsOptions = {},
 ): AsyncGenerator<ConversationEventItem, void, undefined> {
-  const { signal } = options;
+  const { signal, reconnect } = options;
   let offset = options.fromOffset ?? 0;
   const aborted = new Promise<'aborted'>((resolve) => {
     if (signal?.aborted) resolve('aborted');
     signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
   while (!signal?.aborted) {
-    const items = new WorkflowStreamClient(handle)
-      .topic<ConversationEvent>(EVENTS_TOPIC)
-      .subscribe(offset, { pollCooldown: '50 milliseconds' });
-    for (;;) {
-      const next = await Promise.race([items.next(), aborted]);
-      if (next === 'aborted') {
-        // The poll in flight ends on its own; returning here only stops waiting for it.
-        void items.return(undefined).catch(() => {});
-        return;
+    try {
+      const items = new WorkflowStreamClient(handle)
+        .topic<ConversationEvent>(EVENTS_TOPIC)
+        .subscribe(offset, { pollCooldown: '50 milliseconds' });
+      for (;;) {
+        const next = await Promise.race([items.next(), aborted]);
+        if (next === 'aborted') {
+          // The poll in flight ends on its own; returning here only stops waiting for it.
+          void items.return(undefined).catch(() => {});
+          return;
+        }
+        if (next.done) break;
+        yield { ...next.value.data, offset: next.value.offset };
+        offset = next.value.offset + 1;
       }
-      if (next.done) break;
-      yield { ...next.value.data, offset: next.value.offset };
-      offset = next.value.offset + 1;
+      const description = await handle.describe();
+      if (description.status.name !== 'RUNNING') return;
+    } catch (error) {
+      if (!reconnect || signal?.aborted || !isUnreachable(error)) throw error;
+      reconnect.onUnreachable?.(error instanceof Error ? error : new Error(describeThrown(error)));
+      if (!(await untilReachable(handle, signal))) return;
+      reconnect.onReconnected?.();
     }
-    const description = await handle.describe();
-    if (description.status.name !== 'RUNNING') return;
   }
 }

@@ -120,10 +120,14 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
     await terminal.waitFor(lastPrompt, 'the prompt');
     ask = { kind: 'toolCalls', toolCalls: [{ name: 'banker', arguments: { task: 'pay 5' } }] };
     await say('pay five');
-    await terminal.waitFor(
-      '? transferMoney({"amount":5}) (asked by sub-agent banker) needs your approval',
-      'the approval question',
+    const asking = await terminal.waitFor(
+      (text) =>
+        text.includes('? transferMoney({"amount":5}) (asked by sub-agent banker) needs your approval') &&
+        text.includes('[banker] ? transferMoney waits for approval'),
+      'the approval question and the sub-agent line',
     );
+    // The question stays the last line, as typed: no spinner drawn onto it, no line printed after it.
+    expect(asking.trimEnd().split('\n').at(-1)).toBe('Approve transferMoney? [y/n]');
     await say('y');
     const screen = await terminal.waitFor(
       (text) => text.includes('agent> Got: Paid 5.') && lastPrompt(text),

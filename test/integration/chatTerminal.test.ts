@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
@@ -7,6 +9,7 @@ import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const run = promisify(execFile);
 
 /** A tool the test holds open, so the terminal can be read while it runs. */
 let releaseForecast: () => void = () => {};
@@ -40,7 +43,15 @@ describe('yiem chat in a terminal', () => {
   let agent: TestAgent;
   let terminal: Terminal | undefined;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [forecast, transferMoney] });
+    agent = await startTestAgent({
+      tools: [forecast, transferMoney],
+      hooks: {
+        beforeToolCall: ({ toolName, args }) =>
+          toolName === 'forecast' && args.city === 'Mordor'
+            ? { block: true, reason: 'no forecasts for Mordor' }
+            : undefined,
+      },
+    });
   });
   afterEach(async () => {
     await terminal?.close();
@@ -63,6 +74,9 @@ describe('yiem chat in a terminal', () => {
       { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
     );
   const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
+  /** Another terminal's `yiem` command against the same conversations. */
+  const yiem = async (...args: string[]) =>
+    (await run(process.execPath, [...YIEM_FROM_SOURCES, ...args, '--address', agent.address])).stdout;
 
   it('streams the reply, shows tool progress on a spinner line, asks for approval, and has /tools, /history, /ui', async () => {
     terminal = await chat();
@@ -137,7 +151,10 @@ describe('yiem chat in a terminal', () => {
     await terminal.waitForExit();
     await terminal.close();
     terminal = await chat('--id', id);
-    await terminal.waitFor(lastPrompt, 'the prompt of the resumed chat');
+    const resumed = await terminal.waitFor(lastPrompt, 'the prompt of the resumed chat');
+    // The earlier turns are on screen before anything is typed.
+    expect(resumed).toContain('you> Pay Ana 100');
+    expect(resumed).toContain('agent> Done: Ana has her 100.');
     await terminal.type('/history');
     await terminal.keys('Enter');
     const history = await terminal.waitFor('agent> Done: Ana has her 100.', 'the transcript');
@@ -260,5 +277,76 @@ describe('yiem chat in a terminal', () => {
     expect((await agent.client.getConversation(id).status()).lastTurn?.status).toBe('cancelled');
     await terminal.keys('C-c');
     expect(await terminal.waitForExit()).toContain('Bye.');
+  }, 120_000);
+
+  it('closes the approval question when yiem approve answers it, says so, and takes the next line as a message', async () => {
+    terminal = await chat();
+    const welcome = await terminal.waitFor(lastPrompt, 'the prompt');
+    const id = /Conversation (\S+)/.exec(welcome)?.[1] ?? '';
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_far', name: 'transferMoney', arguments: { to: 'Di', amount: 7 } }],
+      },
+      { kind: 'text', text: 'Di has her 7.' },
+      { kind: 'text', text: 'Glad to help.' },
+    );
+    await terminal.type('Pay Di 7');
+    await terminal.keys('Enter');
+    const asking = await terminal.waitFor('Approve transferMoney? [y/n]', 'the approval question');
+    expect(asking).toContain(
+      'needs your approval: Transfer Money requires approval [approval tool-1-call_far]',
+    );
+
+    const status = await yiem('status', id);
+    expect(status).toContain(`approval tool-1-call_far: transferMoney({"to":"Di","amount":7})`);
+    expect(status).toContain(`yiem approve ${id} tool-1-call_far`);
+    expect(await yiem('status')).toContain(`${id}  running`);
+    expect(await yiem('approve', id, 'tool-1-call_far')).toContain('Approved tool-1-call_far.');
+
+    const paid = await terminal.waitFor(
+      (screen) => screen.includes('agent> Di has her 7.') && lastPrompt(screen),
+      'the reply after the approval elsewhere',
+    );
+    expect(paid).toContain('  approved transferMoney elsewhere (by another client, e.g. yiem approve)');
+    expect(paid).toContain('  ✓ transferMoney: Sent 7 to Di');
+    expect(paid).not.toContain('denied transferMoney');
+    await terminal.type('thanks');
+    await terminal.keys('Enter');
+    await terminal.waitFor('agent> Glad to help.', 'the reply to the next line');
+    const said = await agent.client.getConversation(id).messages();
+    expect(said.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
+      'Pay Di 7',
+      'thanks',
+    ]);
+  }, 120_000);
+
+  it('shows the calls answered before they ran: an unknown tool, arguments that are not JSON, a blocked call', async () => {
+    terminal = await chat();
+    await terminal.waitFor(lastPrompt, 'the prompt');
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_a', name: 'teleport', arguments: {} },
+          { id: 'call_b', name: 'forecast', arguments: '{"city": "Par' },
+          { id: 'call_c', name: 'forecast', arguments: { city: 'Mordor' } },
+        ],
+      },
+      { kind: 'text', text: 'None of that worked.' },
+    );
+    await terminal.type('Try things');
+    await terminal.keys('Enter');
+    const screen = await terminal.waitFor(
+      (text) => text.includes('agent> None of that worked.') && lastPrompt(text),
+      'the reply',
+    );
+    expect(screen).toContain('  ✗ teleport: Tool "teleport" not found');
+    expect(screen).toMatch(/ {2}✗ forecast: .*JSON/);
+    expect(screen).toContain('  ✗ forecast: Tool call "forecast" was blocked: no forecasts for Mordor');
+    const lines = screen.split('\n');
+    expect(lines.findIndex((line) => line.includes('✗ teleport'))).toBeLessThan(
+      lines.findIndex((line) => line.includes('agent> None of that worked.')),
+    );
   }, 120_000);
 });

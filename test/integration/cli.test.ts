@@ -55,6 +55,51 @@ describe('the yiem CLI', () => {
     expect(history.stderr).toContain(`/namespaces/default/workflows/${id}`);
   });
 
+  it('send without --id ends its conversation after the reply; send --id starts the conversation with that id, then resumes it', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Once.' });
+    const once = await yiem(['send', '--address', address(), '--task-queue', agent.taskQueue, 'just once']);
+    expect(once.stderr).toContain('it ends after this reply');
+    const onceId = /Started conversation (\S+)/.exec(once.stderr)?.[1] ?? '';
+    const description = await agent.client.getConversation(onceId).handle.describe();
+    expect(description.status.name).toBe('COMPLETED');
+
+    const id = `cli-send-${randomUUID()}`;
+    const flags = ['--address', address(), '--task-queue', agent.taskQueue, '--id', id];
+    agent.model.enqueue({ kind: 'text', text: 'First.' }, { kind: 'text', text: 'Second.' });
+    const first = await yiem(['send', ...flags, 'one']);
+    expect(first).toMatchObject({ code: 0, stdout: 'agent> First.\n' });
+    expect(first.stderr).toContain(`Started conversation ${id}`);
+    const second = await yiem(['send', ...flags, 'two']);
+    expect(second).toMatchObject({ code: 0, stdout: 'agent> Second.\n', stderr: '' });
+    const messages = await agent.client.getConversation(id).messages();
+    expect(messages.map((message) => message.content)).toEqual(['one', 'First.', 'two', 'Second.']);
+  });
+
+  it('list shows the newest conversation first, whether it still runs or not', async () => {
+    const older = await agent.client.startConversation({ systemPrompt: 'older, still running' });
+    const newer = await agent.client.startConversation({ systemPrompt: 'newer, ended' });
+    await newer.end();
+    let listed = '';
+    await expect
+      .poll(
+        async () => {
+          listed = (await yiem(['list', '--address', address(), '--limit', '1000'])).stdout;
+          return listed.includes(older.id) && listed.includes(`${newer.id}  ended`);
+        },
+        { timeout: 20_000, interval: 500 },
+      )
+      .toBe(true);
+    expect(listed.indexOf(newer.id)).toBeLessThan(listed.indexOf(older.id));
+  });
+
+  it('--version prints the package version, and dev --help says which of --address and --port wins', async () => {
+    const manifest = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect((await yiem(['--version'])).stdout.trim()).toBe(manifest.version);
+    const help = (await yiem(['dev', '--help'])).stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('wins over --port');
+    expect(help).toContain('gRPC port of the server dev starts when none answers at --address');
+  });
+
   it('send exits non-zero with the reason when the turn fails', async () => {
     agent.model.enqueue({ kind: 'error', status: 401, message: 'invalid api key' });
     const sent = await yiem(['send', '--address', address(), '--task-queue', agent.taskQueue, 'hello']);

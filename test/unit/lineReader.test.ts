@@ -70,4 +70,21 @@ describe('reading the chat’s lines', { timeout: 2_000 }, () => {
     input.write('ks\r');
     expect(await message).toBe('Thanks');
   });
+
+  it('takes a withdrawn question off the screen and gives the next line to the prompt, with its draft', async () => {
+    const { input, line } = open(true);
+    const message = reader?.next('you> ');
+    input.write('Than');
+    await settled();
+    const withdrawn = new AbortController();
+    const answer = reader?.ask('Approve pay? [y/n] ', withdrawn.signal);
+    input.write('y');
+    await settled();
+    withdrawn.abort();
+    expect(await answer).toBeNull();
+    await settled();
+    expect(line()).toBe('you> Than');
+    input.write('ks\r');
+    expect(await message).toBe('Thanks');
+  });
 });

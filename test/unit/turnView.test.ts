@@ -1,7 +1,12 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { TurnView } from '../../src/cli/turnView.ts';
-import type { ConversationEvent, ConversationEventItem, PendingApproval } from '../../src/contract/types.ts';
+import { TurnView, type TurnViewOptions } from '../../src/cli/turnView.ts';
+import type {
+  ConversationEvent,
+  ConversationEventItem,
+  PendingApproval,
+  ToolResultMessage,
+} from '../../src/contract/types.ts';
 
 function captured(): { output: Writable; text: () => string } {
   let text = '';
@@ -14,6 +19,18 @@ function captured(): { output: Writable; text: () => string } {
   return { output, text: () => text };
 }
 
+/** A piped view whose answers are sent nowhere, with `overrides` on top. */
+function pipedView(output: Writable, overrides: Partial<TurnViewOptions> = {}): TurnView {
+  return new TurnView({
+    output,
+    interactive: false,
+    askApproval: async () => true,
+    decide: async () => {},
+    readResults: async () => [],
+    ...overrides,
+  });
+}
+
 let offset = 0;
 const item = (event: ConversationEvent): ConversationEventItem => ({ ...event, offset: offset++ });
 const origin = (attempt: number, seq: number) => ({ turn: 1, attempt, seq });
@@ -21,7 +38,7 @@ const origin = (attempt: number, seq: number) => ({ turn: 1, attempt, seq });
 describe('the chat view of a conversation’s events (as piped, without a terminal)', () => {
   it('marks a retried model call and starts its text over on a new line', () => {
     const { output, text } = captured();
-    const view = new TurnView({ output, interactive: false, askApproval: async () => true });
+    const view = pipedView(output);
     view.show(item({ type: 'turnStart', ...origin(1, 0) }));
     view.show(item({ type: 'messageStart', model: 'm', ...origin(1, 0) }));
     view.show(item({ type: 'textDelta', text: 'The answ', ...origin(1, 1) }));
@@ -43,7 +60,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
 
   it('prints tool start, progress and end lines, and a failed turn’s reason', () => {
     const { output, text } = captured();
-    const view = new TurnView({ output, interactive: false, askApproval: async () => true });
+    const view = pipedView(output);
     const tool = { toolCallId: 'c1', toolName: 'lookup' };
     view.show(item({ type: 'toolStart', ...tool, summary: 'lookup(city: "Oslo")', ...origin(1, 0) }));
     view.show(
@@ -103,9 +120,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
     it('asks about each once, even when the event stream delivers its request too', async () => {
       const { output, text } = captured();
       const asked: string[] = [];
-      const view = new TurnView({
-        output,
-        interactive: false,
+      const view = pipedView(output, {
         askApproval: async (approval) => {
           asked.push(`${approval.turn}:${approval.toolCallId}`);
           return true;
@@ -119,7 +134,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       await settled();
       expect(asked).toEqual(['1:a', '1:b', '1:c', '2:a']);
       expect(text()).toContain(
-        '? pay({"to":"a"}) needs your approval: Pay requires approval\n  approved pay\n',
+        '? pay({"to":"a"}) needs your approval: Pay requires approval [approval tool-1-a]\n  approved pay\n',
       );
     });
 
@@ -127,9 +142,7 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       const { output } = captured();
       const asked: string[] = [];
       let answer: (approved: boolean) => void = () => {};
-      const view = new TurnView({
-        output,
-        interactive: false,
+      const view = pipedView(output, {
         askApproval: (approval) => {
           asked.push(approval.toolCallId);
           return new Promise((resolve) => {
@@ -150,5 +163,143 @@ describe('the chat view of a conversation’s events (as piped, without a termin
       await settled();
       expect(asked).toEqual(['a']);
     });
+
+    it('closes the question when the call is approved elsewhere, says so, and sends no answer of its own', async () => {
+      const { output, text } = captured();
+      const decided: boolean[] = [];
+      let withdrawnSeen = false;
+      const view = pipedView(output, {
+        askApproval: (_approval, withdrawn) =>
+          new Promise((resolve) => {
+            withdrawn.addEventListener('abort', () => {
+              withdrawnSeen = true;
+              resolve(null);
+            });
+          }),
+        decide: async (_approval, approved) => {
+          decided.push(approved);
+        },
+      });
+      view.show(item({ type: 'approvalRequested', approval: waiting('a'), ...origin(1, 0) }));
+      await settled();
+      const outcome = {
+        approvalId: 'tool-1-a',
+        toolCallId: 'a',
+        approved: true,
+        decidedBy: 'person' as const,
+      };
+      view.show(item({ type: 'approvalResolved', outcome, ...origin(1, 1) }));
+      await settled();
+      expect(withdrawnSeen).toBe(true);
+      expect(decided).toEqual([]);
+      expect(text()).toContain('  approved pay elsewhere (by another client, e.g. yiem approve)\n');
+      expect(text()).not.toContain('denied');
+    });
+
+    it('says the answer came too late when the call was settled while it was being sent', async () => {
+      const { output, text } = captured();
+      const outcome = {
+        approvalId: 'tool-1-a',
+        toolCallId: 'a',
+        approved: true,
+        decidedBy: 'person' as const,
+      };
+      const view: TurnView = pipedView(output, {
+        askApproval: async () => false,
+        decide: async () => {
+          view.show(item({ type: 'approvalResolved', outcome, ...origin(1, 1) }));
+          throw new Error('no call waits with approval id tool-1-a');
+        },
+      });
+      view.show(item({ type: 'approvalRequested', approval: waiting('a'), ...origin(1, 0) }));
+      await settled();
+      expect(text()).toContain(
+        '  approved pay elsewhere (by another client, e.g. yiem approve); your answer came too late\n',
+      );
+      expect(text()).not.toContain('denied pay\n');
+    });
+  });
+});
+
+describe('tool calls no event settles', () => {
+  const result = (toolCallId: string, toolName: string, text: string): ToolResultMessage => ({
+    role: 'toolResult',
+    toolCallId,
+    toolName,
+    content: [{ type: 'text', text }],
+    details: {},
+    isError: true,
+    timestamp: 0,
+  });
+
+  it('prints the results of calls answered in PREPARE when the next model call starts', async () => {
+    const { output, text } = captured();
+    const asked: string[][] = [];
+    const view = pipedView(output, {
+      readResults: async (calls) => {
+        asked.push(calls.map((call) => call.id));
+        return [result('c2', 'nosuch', 'Tool "nosuch" not found')];
+      },
+    });
+    const show = async (event: ConversationEventItem) => {
+      await view.settle(event);
+      view.show(event);
+    };
+    await show(
+      item({
+        type: 'messageEnd',
+        toolCalls: [
+          { id: 'c1', name: 'lookup' },
+          { id: 'c2', name: 'nosuch' },
+        ],
+        ...origin(1, 0),
+      }),
+    );
+    await show(
+      item({ type: 'toolStart', toolCallId: 'c1', toolName: 'lookup', summary: 'lookup()', ...origin(1, 0) }),
+    );
+    await show(
+      item({
+        type: 'toolEnd',
+        toolCallId: 'c1',
+        toolName: 'lookup',
+        isError: false,
+        willRetry: false,
+        text: 'found',
+        ...origin(1, 1),
+      }),
+    );
+    await show(item({ type: 'messageStart', model: 'm', ...origin(1, 0) }));
+    expect(asked).toEqual([['c2']]);
+    expect(text()).toBe('  ⚙ lookup()\n  ✓ lookup: found\n  ✗ nosuch: Tool "nosuch" not found\n');
+  });
+
+  it('marks an attempt that follows a lost one as a retry', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    const tool = { toolCallId: 'c1', toolName: 'step', summary: 'step()' };
+    view.show(item({ type: 'toolStart', ...tool, ...origin(1, 0) }));
+    view.show(item({ type: 'toolProgress', ...tool, partialResult: { step: 3 }, ...origin(1, 1) }));
+    view.show(item({ type: 'toolStart', ...tool, ...origin(2, 0) }));
+    expect(text()).toBe(
+      [
+        '  ⚙ step()',
+        '  … step: step: 3',
+        '  ↻ step: attempt 2 (the previous attempt ended without a result: its worker stopped or timed out)',
+        '  ⚙ step() (attempt 2)',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('does not draw again the events of a turn it drew from its result', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    view.fallback({ turn: 1, status: 'completed', reply: 'Hello.' });
+    view.show(item({ type: 'textDelta', text: 'Hello.', ...origin(1, 0) }));
+    view.show(
+      item({ type: 'turnEnd', result: { turn: 1, status: 'completed', reply: 'Hello.' }, ...origin(1, 1) }),
+    );
+    expect(text()).toBe('agent> Hello.\n');
   });
 });
