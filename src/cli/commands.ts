@@ -71,7 +71,10 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
-  console.log(`Worker on task queue ${agent.taskQueue} (${runs}): ${agent.registry.names().join(', ')}`);
+  const model = flags.workflows ? `, ${agent.model}` : '';
+  console.log(
+    `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
+  );
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;

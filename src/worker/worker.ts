@@ -14,7 +14,7 @@ import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
-import { resolveModelSettings } from './model/settings.ts';
+import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
@@ -84,6 +84,8 @@ export interface AgentWorker {
   worker: Worker;
   registry: ToolRegistry;
   taskQueue: string;
+  /** Where its model calls go: `model <name> at <endpoint>`, for start lines and logs. */
+  model: string;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -95,6 +97,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const env = options.env ?? process.env;
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  // Checked before anything connects: a bad endpoint would otherwise fail every turn.
+  const model = resolveModelSettings(options.model, env);
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
@@ -103,7 +107,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const plugin = new AgentPlugin(
     {
       registry,
-      model: resolveModelSettings(options.model),
+      model,
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
@@ -145,6 +149,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     worker,
     registry,
     taskQueue,
+    model: describeModel(model),
     run,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

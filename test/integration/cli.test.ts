@@ -68,6 +68,42 @@ describe('the yiem CLI', () => {
     expect(run.stderr).toContain('No Temporal server answers at 127.0.0.1:1. Start one with "yiem server"');
   });
 
+  it('worker refuses a model base URL that is not a URL before it starts, naming the variable', async () => {
+    const run = await yiem(['worker', '--address', address(), '--task-queue', `bad-url-${randomUUID()}`], {
+      env: cleanEnv({ OPENAI_BASE_URL: 'not-a-url' }),
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('yiem: OPENAI_BASE_URL=not-a-url is not an http(s) URL');
+  });
+
+  it("worker's start line names its model and endpoint", async () => {
+    const taskQueue = `start-line-${randomUUID()}`;
+    const child = spawn(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, 'worker', '--address', address(), '--task-queue', taskQueue],
+      {
+        env: cleanEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', YIEM_MODEL: 'local-llama' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let stdout = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        stdout += chunk;
+        if (stdout.includes('\n')) break;
+      }
+      expect(stdout).toMatch(
+        new RegExp(
+          `^Worker on task queue ${taskQueue} \\(conversations and tools, model local-llama at http://127\\.0\\.0\\.1:9/v1\\): getTime,`,
+        ),
+      );
+    } finally {
+      child.kill('SIGINT');
+      await once(child, 'exit');
+    }
+  });
+
   it('server says what to install when the Temporal CLI cannot be had', async () => {
     const run = await yiem(['server', '--port', '0'], {
       env: cleanEnv({ TEMPORAL_CLI_PATH: '/nonexistent/temporal' }),
