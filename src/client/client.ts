@@ -45,6 +45,7 @@ import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.t
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
+import { unreachableServerHandling } from './unreachable.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {
@@ -166,10 +167,12 @@ export class AgentClient {
 function newTemporalClient(options: AgentClientOptions): Client {
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
+  const unreachable = unreachableServerHandling(connectionOptions.address);
   return new Client({
-    connection: Connection.lazy(connectionOptions),
+    connection: Connection.lazy({ ...connectionOptions, interceptors: unreachable.grpcInterceptors }),
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
+    interceptors: { workflow: [unreachable.workflowInterceptor] },
     plugins: tracingPlugins(options.tracing),
   });
 }
