@@ -1,6 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  type LogLevel,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -95,6 +102,7 @@ export interface AgentWorker {
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
+  installQuietRuntime(env);
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
@@ -158,6 +166,22 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await plugin.closeMcpServers();
     },
   };
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/**
+ * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
+ * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
+ * worker logs at `YIEM_WORKER_LOG_LEVEL` (default WARN).
+ */
+function installQuietRuntime(env: Record<string, string | undefined>): void {
+  if (Runtime._instance !== undefined) return;
+  const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
+  if (!LOG_LEVELS.includes(requested as LogLevel)) {
+    throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  Runtime.install({ logger: new DefaultLogger(requested as LogLevel) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
