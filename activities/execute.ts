@@ -27,6 +27,8 @@ export interface ExecuteDependencies {
   warn: (message: string) => void;
   /** Results larger than this (text or details, UTF-8 bytes) are cut with a note to the model. */
   maxResultBytes: number;
+  /** This worker's Temporal identity, for a call it cannot serve. */
+  workerIdentity?: string | undefined;
 }
 
 /**
@@ -44,14 +46,9 @@ export async function executeTool(
   await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
   if (!tool) {
-    return {
-      message: toolErrorMessage(
-        toolCallId,
-        toolName,
-        `Tool "${toolName}" is no longer available on this worker`,
-      ),
-      terminate: false,
-    };
+    const text = `Tool "${toolName}" is not on worker ${deps.workerIdentity ?? '(unknown)'} (task queue "${context.info.taskQueue}"): it was removed, or the worker that prepared the call serves other tools on the same queue.`;
+    deps.warn(text);
+    return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
   const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false);

@@ -1,11 +1,13 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/contract/types.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
+import type { TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { executeTool, safeSink } from './execute.ts';
@@ -28,6 +30,8 @@ export interface AgentActivityDependencies {
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
+  /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
+  neighbours?: TaskQueueNeighbours;
 }
 
 /** The activities a conversation workflow schedules, bound to one worker's tools and model. */
@@ -44,6 +48,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
   return {
     callModel: async (input) => {
+      await refuseCrossedQueue(deps, input.tools);
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
@@ -67,7 +72,14 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.tool.call_id': input.toolCallId,
       });
       const output = await executeTool(
-        { registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes },
+        {
+          registry: deps.registry,
+          hooks,
+          emit,
+          warn,
+          maxResultBytes: maxToolResultBytes,
+          workerIdentity: deps.neighbours?.identity,
+        },
         input,
       );
       // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
@@ -79,6 +91,37 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };
+}
+
+/**
+ * A model call must not be answered by a worker that calls another model than the other workers of
+ * its queue, nor without tools the conversation offers: the conversation would silently get
+ * another agent's answer. Neither is fixed by a retry.
+ */
+async function refuseCrossedQueue(
+  deps: AgentActivityDependencies,
+  offered: string[] | undefined,
+): Promise<void> {
+  const { info, client } = Context.current();
+  const conflict = await deps.neighbours?.modelConflict(
+    client.workflowService,
+    info.activityNamespace,
+    info.taskQueue,
+  );
+  if (conflict) {
+    (deps.log ?? console.warn)(conflict);
+    throw ApplicationFailure.create({ message: conflict, type: 'TaskQueueShared', nonRetryable: true });
+  }
+  if (!offered) return;
+  await deps.registry.refresh();
+  const missing = offered.filter(
+    (name) => !deps.registry.has(name) && !deps.registry.unavailableReason(name),
+  );
+  if (missing.length === 0) return;
+  const worker = deps.neighbours?.identity ?? 'this worker';
+  const message = `Worker ${worker} on task queue "${info.taskQueue}" does not have ${missing.map((name) => `"${name}"`).join(', ')}, offered by this conversation (it has: ${deps.registry.names().join(', ') || 'no tools'}). Is a worker of another agent on this queue? Give each agent its own task queue.`;
+  (deps.log ?? console.warn)(message);
+  throw ApplicationFailure.create({ message, type: 'ToolNotOnWorker', nonRetryable: true });
 }
 
 async function workerClient(): Promise<Client> {
