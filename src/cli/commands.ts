@@ -19,6 +19,7 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { startDemoModel } from './demoModel.ts';
+import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import { formatListing, formatToolEvent, formatTranscript, formatTurnResult } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 import { workerLogToFile } from './workerLog.ts';
@@ -84,7 +85,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
 export async function devCommand(
   flags: ChatFlags & ServerFlags & { toolsDir?: string[]; mcp?: string },
 ): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = { ...connectionConfig(flags), taskQueue: givenTaskQueue(flags) ?? DEV_TASK_QUEUE };
   const mcpServers = await mcpServersOption(flags.mcp);
   const reused = await waitForServer(config.address, 500).then(
     () => true,
@@ -96,7 +97,8 @@ export async function devCommand(
   if (demo) {
     console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
   }
-  const logFile = path.join(flags.dataDir ?? defaultDataDir(), 'worker.log');
+  const dataDir = flags.dataDir ?? defaultDataDir();
+  const logFile = path.join(dataDir, 'worker.log');
   const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
   const agent = await createAgentWorker({
     address,
@@ -108,6 +110,8 @@ export async function devCommand(
   });
   const running = agent.run();
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
+  const { namespace, taskQueue } = config;
+  const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });
   try {
     await runChat({
       client,
@@ -118,6 +122,7 @@ export async function devCommand(
       ...(flags.id ? { id: flags.id } : {}),
     });
   } finally {
+    await withdraw();
     await agent.shutdown();
     await running;
     await demo?.close();
@@ -137,7 +142,7 @@ async function mcpServersOption(
 
 /** `yiem chat`: a REPL against a running worker. */
 export async function chatCommand(flags: ChatFlags): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
     await runChat({
@@ -155,7 +160,7 @@ export async function chatCommand(flags: ChatFlags): Promise<void> {
 
 /** `yiem send`: one message, one reply; exits non-zero when the turn did not complete. */
 export async function sendCommand(text: string, flags: ChatFlags): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
     const conversation = flags.id
@@ -168,6 +173,23 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
   } finally {
     await client.close();
   }
+}
+
+/** The task queue named by `--task-queue` or `YIEM_TASK_QUEUE`, if any. */
+function givenTaskQueue(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return flags.taskQueue ?? (env.YIEM_TASK_QUEUE || undefined);
+}
+
+/** With no task queue given, chat and send go to the `yiem dev` running here, on its queue. */
+async function followingDevStack(
+  config: ConnectionConfig,
+  flags: ConnectionFlags,
+): Promise<ConnectionConfig> {
+  if (givenTaskQueue(flags)) return config;
+  const stack = await runningDevStack(defaultDataDir(), config.address);
+  if (!stack || stack.namespace !== config.namespace) return config;
+  console.error(`Using task queue ${stack.taskQueue} of the yiem dev running here (process ${stack.pid}).`);
+  return { ...config, taskQueue: stack.taskQueue };
 }
 
 /** `yiem history`: a conversation's transcript, readable or as JSON. */

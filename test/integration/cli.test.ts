@@ -162,6 +162,44 @@ describe('the yiem CLI', () => {
     }
   }, 120_000);
 
+  it('dev runs on a task queue of its own, and send from the same folder follows it', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-dev-queue-'));
+    const env = cleanEnv({ YIEM_DATA_DIR: dataDir });
+    const dev = spawn(process.execPath, [...YIEM_FROM_SOURCES, 'dev', '--address', address()], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    try {
+      let stdout = '';
+      await new Promise<void>((resolve, reject) => {
+        dev.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (/Conversation \S+/.test(stdout)) resolve();
+        });
+        dev.once('exit', (code) => reject(new Error(`dev exited (${code}): ${stdout}`)));
+      });
+      const sent = await yiem(['send', '--address', address(), 'hello'], { env });
+      expect(sent.code).toBe(0);
+      expect(sent.stderr).toContain('Using task queue yiem-dev of the yiem dev running here');
+      expect(sent.stdout).toMatch(/^agent> \S/);
+      const id = /Started conversation (\S+)/.exec(sent.stderr)?.[1] ?? '';
+      const described = await agent.client.getConversation(id).handle.describe();
+      expect(described.taskQueue).toBe('yiem-dev');
+      const chatId = /Conversation (\S+)/.exec(stdout)?.[1] ?? '';
+      expect((await agent.client.getConversation(chatId).handle.describe()).taskQueue).toBe('yiem-dev');
+    } finally {
+      const exited = once(dev, 'exit');
+      dev.stdin.end('/exit\n');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    // Once dev has stopped, send is back on the default queue (and says nothing of dev).
+    const after = await yiem(['send', '--address', address(), '--id', 'none-such', 'x'], {
+      env: cleanEnv({ YIEM_DATA_DIR: dataDir }),
+    });
+    expect(after.stderr).not.toContain('yiem dev running here');
+  }, 120_000);
+
   it('server --headless says it has no Web UI', async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-headless-'));
     const child = spawn(
