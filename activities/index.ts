@@ -102,9 +102,10 @@ async function refuseCrossedQueue(
   deps: AgentActivityDependencies,
   offered: string[] | undefined,
 ): Promise<void> {
-  const { info, client } = Context.current();
+  const context = Context.current();
+  const { info } = context;
   const conflict = await deps.neighbours?.modelConflict(
-    client.workflowService,
+    context.client.workflowService,
     info.activityNamespace,
     info.taskQueue,
   );

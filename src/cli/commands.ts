@@ -109,6 +109,7 @@ export async function devCommand(
     ...mcpServers,
   });
   const running = agent.run();
+  console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
   const { namespace, taskQueue } = config;
   const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });

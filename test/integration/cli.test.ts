@@ -179,6 +179,9 @@ describe('the yiem CLI', () => {
         dev.once('exit', (code) => reject(new Error(`dev exited (${code}): ${stdout}`)));
       });
       const sent = await yiem(['send', '--address', address(), 'hello'], { env });
+      expect(stdout).toMatch(
+        /Worker on task queue yiem-dev, model yiem-demo at http:\/\/127\.0\.0\.1:\d+\/v1\n/,
+      );
       expect(sent.code).toBe(0);
       expect(sent.stderr).toContain('Using task queue yiem-dev of the yiem dev running here');
       expect(sent.stdout).toMatch(/^agent> \S/);
