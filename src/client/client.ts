@@ -40,12 +40,16 @@ import type {
   TurnResult,
 } from '../contract/types.ts';
 import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
-import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import {
+  type ResolvedTemporalConnection,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from '../infrastructure/connection.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
-import { unreachableServerHandling } from './unreachable.ts';
+import { namingAddress, unreachableServerHandling } from './unreachable.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {
@@ -90,8 +94,17 @@ export class AgentClient {
   readonly client: Client;
   readonly taskQueue: string;
 
+  /** The address of the connection this client opened, for errors that name it. */
+  readonly #address: string | undefined;
+
   constructor(options: AgentClientOptions = {}) {
-    this.client = options.client ?? newTemporalClient(options);
+    if (options.client) {
+      this.client = options.client;
+    } else {
+      const { connectionOptions, namespace } = resolveTemporalConnection(options);
+      this.#address = connectionOptions.address;
+      this.client = newTemporalClient(options, connectionOptions, namespace);
+    }
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
@@ -135,7 +148,17 @@ export class AgentClient {
     const clauses = ["WorkflowType = 'conversationWorkflow'"];
     if (options.status) clauses.push(`YiemStatus = '${options.status}'`);
     const listings: ConversationListing[] = [];
-    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+    try {
+      await this.#list(clauses.join(' AND '), options.limit ?? 100, listings);
+    } catch (error) {
+      // Listing is no workflow call, so the client's interceptor does not name the address.
+      throw this.#address ? namingAddress(error, this.#address) : error;
+    }
+    return listings;
+  }
+
+  async #list(query: string, limit: number, listings: ConversationListing[]): Promise<void> {
+    for await (const execution of this.client.workflow.list({ query })) {
       const attributes = execution.typedSearchAttributes;
       listings.push({
         id: execution.workflowId,
@@ -145,9 +168,8 @@ export class AgentClient {
         startTime: execution.startTime,
         executionStatus: execution.status.name,
       });
-      if (listings.length >= (options.limit ?? 100)) break;
+      if (listings.length >= limit) break;
     }
-    return listings;
   }
 
   /**
@@ -164,8 +186,11 @@ export class AgentClient {
   }
 }
 
-function newTemporalClient(options: AgentClientOptions): Client {
-  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+function newTemporalClient(
+  options: AgentClientOptions,
+  connectionOptions: ResolvedTemporalConnection['connectionOptions'],
+  namespace: string,
+): Client {
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
   const unreachable = unreachableServerHandling(connectionOptions.address);
   return new Client({

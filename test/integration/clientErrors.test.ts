@@ -28,6 +28,16 @@ describe('a client whose Temporal address is wrong', () => {
     }
   });
 
+  it('fails a listing the same way', async () => {
+    const address = `127.0.0.1:${await closedPort()}`;
+    const client = new AgentClient({ address });
+    try {
+      await expect(client.listConversations()).rejects.toThrow(`Temporal at ${address} is unreachable (`);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('still reaches a server at the right address', async () => {
     const client = new AgentClient({ address: inject('temporalAddress'), taskQueue: 'nowhere' });
     try {
