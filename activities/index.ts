@@ -1,13 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/contract/types.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
-import type { TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
+import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { executeTool, safeSink } from './execute.ts';
@@ -91,38 +90,6 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };
-}
-
-/**
- * A model call must not be answered by a worker that calls another model than the other workers of
- * its queue, nor without tools the conversation offers: the conversation would silently get
- * another agent's answer. Neither is fixed by a retry.
- */
-async function refuseCrossedQueue(
-  deps: AgentActivityDependencies,
-  offered: string[] | undefined,
-): Promise<void> {
-  const context = Context.current();
-  const { info } = context;
-  const conflict = await deps.neighbours?.modelConflict(
-    context.client.workflowService,
-    info.activityNamespace,
-    info.taskQueue,
-  );
-  if (conflict) {
-    (deps.log ?? console.warn)(conflict);
-    throw ApplicationFailure.create({ message: conflict, type: 'TaskQueueShared', nonRetryable: true });
-  }
-  if (!offered) return;
-  await deps.registry.refresh();
-  const missing = offered.filter(
-    (name) => !deps.registry.has(name) && !deps.registry.unavailableReason(name),
-  );
-  if (missing.length === 0) return;
-  const worker = deps.neighbours?.identity ?? 'this worker';
-  const message = `Worker ${worker} on task queue "${info.taskQueue}" does not have ${missing.map((name) => `"${name}"`).join(', ')}, offered by this conversation (it has: ${deps.registry.names().join(', ') || 'no tools'}). Is a worker of another agent on this queue? Give each agent its own task queue.`;
-  (deps.log ?? console.warn)(message);
-  throw ApplicationFailure.create({ message, type: 'ToolNotOnWorker', nonRetryable: true });
 }
 
 async function workerClient(): Promise<Client> {

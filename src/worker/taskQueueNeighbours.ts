@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ToolRegistry } from './registry.ts';
 
 /**
  * What a yiem worker serves, written into its Temporal identity (`<pid>@<host> yiem(model <name> at
@@ -178,4 +181,36 @@ function describeDifference(own: WorkerSignature | undefined, other: WorkerSigna
 function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!time) return 0;
   return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+}
+
+/**
+ * A model call must not be answered by a worker that calls another model than the other workers of
+ * its queue, nor without tools the conversation offers: the conversation would silently get
+ * another agent's answer. Neither is fixed by a retry.
+ */
+export async function refuseCrossedQueue(
+  deps: { registry: ToolRegistry; neighbours?: TaskQueueNeighbours; log?: (message: string) => void },
+  offered: string[] | undefined,
+): Promise<void> {
+  const context = Context.current();
+  const { info } = context;
+  const conflict = await deps.neighbours?.modelConflict(
+    context.client.workflowService,
+    info.activityNamespace,
+    info.taskQueue,
+  );
+  if (conflict) {
+    (deps.log ?? console.warn)(conflict);
+    throw ApplicationFailure.create({ message: conflict, type: 'TaskQueueShared', nonRetryable: true });
+  }
+  if (!offered) return;
+  await deps.registry.refresh();
+  const missing = offered.filter(
+    (name) => !deps.registry.has(name) && !deps.registry.unavailableReason(name),
+  );
+  if (missing.length === 0) return;
+  const worker = deps.neighbours?.identity ?? 'this worker';
+  const message = `Worker ${worker} on task queue "${info.taskQueue}" does not have ${missing.map((name) => `"${name}"`).join(', ')}, offered by this conversation (it has: ${deps.registry.names().join(', ') || 'no tools'}). Is a worker of another agent on this queue? Give each agent its own task queue.`;
+  (deps.log ?? console.warn)(message);
+  throw ApplicationFailure.create({ message, type: 'ToolNotOnWorker', nonRetryable: true });
 }
