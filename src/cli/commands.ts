@@ -220,7 +220,8 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
 
 /**
  * The worker side, loaded only by the commands that run a worker (the others start faster), with the
- * worker's log at WARN: its INFO lines (webpack stats, state changes) would bury everything else.
+ * worker's log at YIEM_WORKER_LOG_LEVEL (default WARN): its INFO lines (webpack stats, state
+ * changes) would bury everything else.
  */
 async function loadWorker(
   logFunction?: (entry: LogEntry) => void,
@@ -229,7 +230,7 @@ async function loadWorker(
     import('@temporalio/worker'),
     import('../worker/worker.ts'),
   ]);
-  Runtime.install({ logger: new DefaultLogger('WARN', logFunction) });
+  Runtime.install({ logger: new DefaultLogger(worker.workerLogLevel(process.env), logFunction) });
   return worker;
 }
 

@@ -170,18 +170,23 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
 
 const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
-/**
- * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
- * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
- * worker logs at `YIEM_WORKER_LOG_LEVEL` (default WARN).
- */
-function installQuietRuntime(env: Record<string, string | undefined>): void {
-  if (Runtime._instance !== undefined) return;
+/** The Temporal SDK's log level in a worker: `YIEM_WORKER_LOG_LEVEL`, default WARN. */
+export function workerLogLevel(env: Record<string, string | undefined>): LogLevel {
   const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
   if (!LOG_LEVELS.includes(requested as LogLevel)) {
     throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
   }
-  Runtime.install({ logger: new DefaultLogger(requested as LogLevel) });
+  return requested as LogLevel;
+}
+
+/**
+ * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
+ * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
+ * worker logs at {@link workerLogLevel}.
+ */
+function installQuietRuntime(env: Record<string, string | undefined>): void {
+  if (Runtime._instance !== undefined) return;
+  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env)) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
