@@ -21,6 +21,8 @@ export interface ExecuteDependencies {
   warn: (message: string) => void;
   /** Results larger than this (text or details, UTF-8 bytes) are cut with a note to the model. */
   maxResultBytes: number;
+  /** This worker's Temporal identity, for a call it cannot serve. */
+  workerIdentity?: string | undefined;
 }
 
 /**
@@ -39,14 +41,16 @@ export async function executeTool(
   const { conversationId, toolCallId, toolName, args } = input;
   await deps.registry.refresh();
   const tool = deps.registry.get(toolName);
-  if (!tool?.execute) {
+  if (!tool) {
+    const text = `Tool "${toolName}" is not on worker ${deps.workerIdentity ?? '(unknown)'} (task queue "${context.info.taskQueue}"): it was removed, or the worker that prepared the call serves other tools on the same queue.`;
+    deps.warn(text);
+    return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
+  }
+  if (!tool.execute) {
     // A tool the workflow runs itself gets here only from a worker that registers it differently
     // from the one that PREPAREd the call.
-    const problem = tool ? 'runs in the workflow on this worker' : 'is no longer available on this worker';
-    return {
-      message: toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" ${problem}`),
-      terminate: false,
-    };
+    const text = `Tool "${toolName}" runs in the workflow on worker ${deps.workerIdentity ?? '(unknown)'}, not in an activity`;
+    return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
   const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false);

@@ -6,6 +6,7 @@ import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks } from '../src/contract/types.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
+import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { executeTool, safeSink } from './execute.ts';
@@ -28,6 +29,8 @@ export interface AgentActivityDependencies {
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
+  /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
+  neighbours?: TaskQueueNeighbours;
 }
 
 /**
@@ -50,6 +53,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
   return {
     callModel: async (input) => {
+      await refuseCrossedQueue(deps, input.tools);
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
@@ -73,7 +77,14 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.tool.call_id': input.toolCallId,
       });
       const output = await executeTool(
-        { registry: deps.registry, hooks, emit, warn, maxResultBytes: maxToolResultBytes },
+        {
+          registry: deps.registry,
+          hooks,
+          emit,
+          warn,
+          maxResultBytes: maxToolResultBytes,
+          workerIdentity: deps.neighbours?.identity,
+        },
         input,
       );
       // A terminating result's text becomes the turn's reply, which the workflow reads from the message.

@@ -11,7 +11,7 @@ import type {
 import { classifyModelError } from '../src/worker/model/errors.ts';
 import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
 import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
-import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import { modelEndpoint, type ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -140,7 +140,7 @@ async function streamModelCall(
   } catch (error) {
     text.flush();
     await events.abandon();
-    throw classifyModelError(error);
+    throw classifyModelError(error, { endpoint: modelEndpoint(deps.settings), model });
   } finally {
     text.stop();
   }

@@ -19,6 +19,7 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { startDemoModel, useOfflineDemoWeather } from './demoModel.ts';
+import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
   formatListing,
   formatStatus,
@@ -77,7 +78,10 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
-  console.log(`Worker on task queue ${agent.taskQueue} (${runs}): ${agent.registry.names().join(', ')}`);
+  const model = flags.workflows ? `, ${agent.model}` : '';
+  console.log(
+    `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
+  );
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
@@ -87,7 +91,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
 export async function devCommand(
   flags: ChatFlags & ServerFlags & { toolsDir?: string[]; mcp?: string },
 ): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = { ...connectionConfig(flags), taskQueue: givenTaskQueue(flags) ?? DEV_TASK_QUEUE };
   const mcpServers = await mcpServersOption(flags.mcp);
   const reused = await waitForServer(config.address, 500).then(
     () => true,
@@ -100,7 +104,8 @@ export async function devCommand(
   if (demo) {
     console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
   }
-  const logFile = path.join(flags.dataDir ?? defaultDataDir(), 'worker.log');
+  const dataDir = flags.dataDir ?? defaultDataDir();
+  const logFile = path.join(dataDir, 'worker.log');
   const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
   const agent = await createAgentWorker({
     address,
@@ -112,7 +117,10 @@ export async function devCommand(
   });
   if (demo) useOfflineDemoWeather(agent.registry);
   const running = agent.run();
+  console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
+  const { namespace, taskQueue } = config;
+  const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });
   try {
     await runChat({
       client,
@@ -124,6 +132,7 @@ export async function devCommand(
       ...(flags.id ? { id: flags.id } : {}),
     });
   } finally {
+    await withdraw();
     await agent.shutdown();
     await running;
     await demo?.close();
@@ -143,7 +152,7 @@ async function mcpServersOption(
 
 /** `yiem chat`: a REPL against a running worker. */
 export async function chatCommand(flags: ChatFlags): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
     await runChat({
@@ -162,7 +171,7 @@ export async function chatCommand(flags: ChatFlags): Promise<void> {
 
 /** `yiem send`: one message, one reply; exits non-zero when the turn did not complete. */
 export async function sendCommand(text: string, flags: ChatFlags): Promise<void> {
-  const config = connectionConfig(flags);
+  const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
     const { conversation, resumed } = await openConversation({
@@ -186,6 +195,23 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
   } finally {
     await client.close();
   }
+}
+
+/** The task queue named by `--task-queue` or `YIEM_TASK_QUEUE`, if any. */
+function givenTaskQueue(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return flags.taskQueue ?? (env.YIEM_TASK_QUEUE || undefined);
+}
+
+/** With no task queue given, chat and send go to the `yiem dev` running here, on its queue. */
+async function followingDevStack(
+  config: ConnectionConfig,
+  flags: ConnectionFlags,
+): Promise<ConnectionConfig> {
+  if (givenTaskQueue(flags)) return config;
+  const stack = await runningDevStack(defaultDataDir(), config.address);
+  if (!stack || stack.namespace !== config.namespace) return config;
+  console.error(`Using task queue ${stack.taskQueue} of the yiem dev running here (process ${stack.pid}).`);
+  return { ...config, taskQueue: stack.taskQueue };
 }
 
 /** `yiem history`: a conversation's transcript, readable or as JSON. */
@@ -232,7 +258,8 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
 
 /**
  * The worker side, loaded only by the commands that run a worker (the others start faster), with the
- * worker's log at WARN: its INFO lines (webpack stats, state changes) would bury everything else.
+ * worker's log at YIEM_WORKER_LOG_LEVEL (default WARN): its INFO lines (webpack stats, state
+ * changes) would bury everything else.
  */
 async function loadWorker(
   logFunction?: (entry: LogEntry) => void,
@@ -241,7 +268,7 @@ async function loadWorker(
     import('@temporalio/worker'),
     import('../worker/worker.ts'),
   ]);
-  Runtime.install({ logger: new DefaultLogger('WARN', logFunction) });
+  Runtime.install({ logger: new DefaultLogger(worker.workerLogLevel(process.env), logFunction) });
   return worker;
 }
 

@@ -32,7 +32,10 @@ const connectionOptions = (command: Command, addressHelp = ADDRESS_HELP): Comman
   command
     .option('--address <host:port>', addressHelp)
     .option('--namespace <name>', 'Temporal namespace (env TEMPORAL_NAMESPACE, default "default")')
-    .option('--task-queue <name>', 'task queue (env YIEM_TASK_QUEUE, default "yiem-agent")')
+    .option(
+      '--task-queue <name>',
+      'task queue (env YIEM_TASK_QUEUE; default "yiem-agent", "yiem-dev" for dev, and for chat and send while a dev runs here)',
+    )
     .option('--profile <name>', 'profile of the Temporal config file (env TEMPORAL_PROFILE)');
 
 const chatOptions = (command: Command, addressHelp = ADDRESS_HELP): Command =>

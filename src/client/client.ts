@@ -48,10 +48,15 @@ import type {
   TurnResult,
 } from '../contract/types.ts';
 import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
-import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import {
+  type ResolvedTemporalConnection,
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+} from '../infrastructure/connection.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -95,8 +100,17 @@ export class AgentClient {
   readonly client: Client;
   readonly taskQueue: string;
 
+  /** The address of the connection this client opened, for errors that name it. */
+  readonly #address: string | undefined;
+
   constructor(options: AgentClientOptions = {}) {
-    this.client = options.client ?? newTemporalClient(options);
+    if (options.client) {
+      this.client = options.client;
+    } else {
+      const { connectionOptions, namespace } = resolveTemporalConnection(options);
+      this.#address = connectionOptions.address;
+      this.client = newTemporalClient(options, connectionOptions, namespace);
+    }
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
@@ -141,9 +155,17 @@ export class AgentClient {
     if (options.status) clauses.push(`YiemStatus = '${options.status}'`);
     // Visibility lists running executions first, then by close time, and SQL visibility has no
     // ORDER BY: every match is read, and the newest `limit` are kept.
-    const limit = options.limit ?? 100;
+    try {
+      return await this.#listNewest(clauses.join(' AND '), options.limit ?? 100);
+    } catch (error) {
+      // Listing is no workflow call, so the client's interceptor does not name the address.
+      throw this.#address ? namingAddress(error, this.#address) : error;
+    }
+  }
+
+  async #listNewest(query: string, limit: number): Promise<ConversationListing[]> {
     let listings: ConversationListing[] = [];
-    for await (const execution of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+    for await (const execution of this.client.workflow.list({ query })) {
       const attributes = execution.typedSearchAttributes;
       listings.push({
         id: execution.workflowId,
@@ -176,13 +198,18 @@ function newestFirst(listings: ConversationListing[], limit: number): Conversati
   return listings.sort((a, b) => b.startTime.getTime() - a.startTime.getTime()).slice(0, limit);
 }
 
-function newTemporalClient(options: AgentClientOptions): Client {
-  const { connectionOptions, namespace } = resolveTemporalConnection(options);
+function newTemporalClient(
+  options: AgentClientOptions,
+  connectionOptions: ResolvedTemporalConnection['connectionOptions'],
+  namespace: string,
+): Client {
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
+  const unreachable = unreachableServerHandling(connectionOptions.address);
   return new Client({
-    connection: Connection.lazy(connectionOptions),
+    connection: Connection.lazy({ ...connectionOptions, interceptors: unreachable.grpcInterceptors }),
     namespace,
     ...(dataConverter ? { dataConverter } : {}),
+    interceptors: { workflow: [unreachable.workflowInterceptor] },
     plugins: tracingPlugins(options.tracing),
   });
 }

@@ -8,6 +8,8 @@ import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import type { McpServerConfig } from '../contract/types.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
+import { describeModel } from './model/settings.ts';
+import { identityWithSignature, TaskQueueNeighbours, toolSetHash } from './taskQueueNeighbours.ts';
 
 /** `.ts` when running from the sources, `.js` from the built package. */
 const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -43,9 +45,13 @@ export class AgentPlugin extends SimplePlugin {
   #sessionQueue: string | undefined;
   #workerOptions: WorkerOptions | undefined;
   readonly #sinks: InjectedSinks<AgentEventSinks>;
+  readonly #dependencies: AgentActivityDependencies;
+  readonly #runsModelCalls: boolean;
+  readonly #neighbours: TaskQueueNeighbours;
 
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
-    const activities = createAgentActivities(dependencies);
+    const neighbours = new TaskQueueNeighbours(dependencies.log ?? console.warn);
+    const activities = createAgentActivities({ ...dependencies, neighbours });
     super({
       name: 'yiem-agent',
       activities,
@@ -54,6 +60,9 @@ export class AgentPlugin extends SimplePlugin {
         : { workflowsPath: (ownPath: string | undefined) => ownPath ?? AGENT_WORKFLOWS_PATH }),
     });
     this.activities = activities;
+    this.#dependencies = dependencies;
+    this.#runsModelCalls = options.workflows !== false;
+    this.#neighbours = neighbours;
     const servers = options.mcpServers ?? {};
     this.#mcp =
       Object.keys(servers).length === 0
@@ -93,9 +102,31 @@ export class AgentPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     this.#workerOptions = options;
     if (this.#mcp?.hasStatefulServers) this.#sessionQueue ??= sessionQueueName(options.taskQueue);
-    const configured = { ...super.configureWorker(options), sinks: { ...options.sinks, ...this.#sinks } };
+    const signature = {
+      ...(this.#runsModelCalls ? { model: describeModel(this.#dependencies.model) } : {}),
+      tools: toolSetHash(this.#dependencies.registry.names()),
+    };
+    const identity = identityWithSignature(options.identity, signature);
+    this.#neighbours.bind(identity, signature);
+    const configured = {
+      ...super.configureWorker(options),
+      identity,
+      sinks: { ...options.sinks, ...this.#sinks },
+    };
     // A prebuilt bundle brings the worker's workflows: no path goes beside it.
     return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
+  }
+
+  /** Says at start when other workers of the queue serve another model or other tools. */
+  #lookAtTaskQueue(): void {
+    const { connection, namespace = 'default', taskQueue } = this.#workerOptions ?? {};
+    if (!connection || !taskQueue) return;
+    this.#neighbours
+      .differing(connection.workflowService, namespace, taskQueue, { fresh: true })
+      .then((differing) => this.#neighbours.warn(differing, taskQueue))
+      .catch(() => {
+        // Only a warning: a server that cannot describe queues still runs the worker.
+      });
   }
 
   override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
@@ -104,6 +135,7 @@ export class AgentPlugin extends SimplePlugin {
   }
 
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    this.#lookAtTaskQueue();
     if (!this.#mcp) return super.runWorker(worker, next);
     try {
       await this.#mcp.start();

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { describeThrown } from '../contract/thrown.ts';
 import type {
   AgentTool,
   SandboxOptions,
@@ -12,6 +13,7 @@ import { sandboxedTool } from './sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from './sandbox/settings.ts';
 import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
 import { listToolFiles } from './toolFiles.ts';
+import { ArgumentValidator } from './validation.ts';
 import { WatchedToolDirectory } from './watchedDirectory.ts';
 
 /** What a tool name may be: what model APIs accept as a function name. */
@@ -159,14 +161,26 @@ export async function loadTools(dir: string): Promise<AgentTool[]> {
 }
 
 async function importTool(file: string, context: ToolLoadContext): Promise<AgentTool> {
-  const module = (await importModule(file)) as Partial<ToolModule>;
+  let module: Partial<ToolModule>;
+  try {
+    module = (await importModule(file)) as Partial<ToolModule>;
+  } catch (error) {
+    throw new Error(`Tool file ${file} could not be imported: ${describeThrown(error)}`, { cause: error });
+  }
   if (typeof module.getTool !== 'function') {
     throw new Error(
       `Tool file ${file} does not export a getTool() function (a helper module's name starts with _)`,
     );
   }
-  return module.getTool(context);
+  try {
+    return await module.getTool(context);
+  } catch (error) {
+    throw new Error(`getTool() of tool file ${file} threw: ${describeThrown(error)}`, { cause: error });
+  }
 }
+
+/** Compiles each tool's schema at registration, so an invalid one is reported at load, not at its first call. */
+const schemaCompiler = new ArgumentValidator();
 
 /**
  * TypeScript tool files go through tsx so that a worker started from plain JavaScript can still load
@@ -188,6 +202,13 @@ function assertToolShape(tool: AgentTool, source: string): void {
   assertRunsSomewhere(tool, source);
   if (typeof tool.inputSchema !== 'object' || tool.inputSchema === null) {
     throw new Error(`Tool "${tool.name}" from ${source} has no inputSchema object`);
+  }
+  try {
+    schemaCompiler.compile(tool.inputSchema);
+  } catch (error) {
+    throw new Error(
+      `Tool "${tool.name}" from ${source} has an invalid inputSchema: ${describeThrown(error)}`,
+    );
   }
   if (!TOOL_NAME_PATTERN.test(tool.name)) {
     throw new Error(`Tool name "${tool.name}" from ${source} must be 1-64 letters, digits, _ or -`);

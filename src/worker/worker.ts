@@ -1,6 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  type LogLevel,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -14,7 +21,7 @@ import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
-import { resolveModelSettings } from './model/settings.ts';
+import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
@@ -84,6 +91,8 @@ export interface AgentWorker {
   worker: Worker;
   registry: ToolRegistry;
   taskQueue: string;
+  /** Where its model calls go: `model <name> at <endpoint>`, for start lines and logs. */
+  model: string;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -93,8 +102,11 @@ export interface AgentWorker {
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
+  installQuietRuntime(env);
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  // Checked before anything connects: a bad endpoint would otherwise fail every turn.
+  const model = resolveModelSettings(options.model, env);
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   const ownsConnection = !options.connection;
@@ -103,7 +115,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const plugin = new AgentPlugin(
     {
       registry,
-      model: resolveModelSettings(options.model),
+      model,
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
@@ -145,6 +157,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     worker,
     registry,
     taskQueue,
+    model: describeModel(model),
     run,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -153,6 +166,27 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await plugin.closeMcpServers();
     },
   };
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
+
+/** The Temporal SDK's log level in a worker: `YIEM_WORKER_LOG_LEVEL`, default WARN. */
+export function workerLogLevel(env: Record<string, string | undefined>): LogLevel {
+  const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
+  if (!LOG_LEVELS.includes(requested as LogLevel)) {
+    throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return requested as LogLevel;
+}
+
+/**
+ * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
+ * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
+ * worker logs at {@link workerLogLevel}.
+ */
+function installQuietRuntime(env: Record<string, string | undefined>): void {
+  if (Runtime._instance !== undefined) return;
+  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env)) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */

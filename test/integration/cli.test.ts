@@ -113,6 +113,42 @@ describe('the yiem CLI', () => {
     expect(run.stderr).toContain('No Temporal server answers at 127.0.0.1:1. Start one with "yiem server"');
   });
 
+  it('worker refuses a model base URL that is not a URL before it starts, naming the variable', async () => {
+    const run = await yiem(['worker', '--address', address(), '--task-queue', `bad-url-${randomUUID()}`], {
+      env: cleanEnv({ OPENAI_BASE_URL: 'not-a-url' }),
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('yiem: OPENAI_BASE_URL=not-a-url is not an http(s) URL');
+  });
+
+  it("worker's start line names its model and endpoint", async () => {
+    const taskQueue = `start-line-${randomUUID()}`;
+    const child = spawn(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, 'worker', '--address', address(), '--task-queue', taskQueue],
+      {
+        env: cleanEnv({ OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', YIEM_MODEL: 'local-llama' }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    try {
+      let stdout = '';
+      child.stdout.setEncoding('utf8');
+      for await (const chunk of child.stdout) {
+        stdout += chunk;
+        if (stdout.includes('\n')) break;
+      }
+      expect(stdout).toMatch(
+        new RegExp(
+          `^Worker on task queue ${taskQueue} \\(conversations and tools, model local-llama at http://127\\.0\\.0\\.1:9/v1\\): getTime,`,
+        ),
+      );
+    } finally {
+      child.kill('SIGINT');
+      await once(child, 'exit');
+    }
+  });
+
   it('server says what to install when the Temporal CLI cannot be had', async () => {
     const run = await yiem(['server', '--port', '0'], {
       env: cleanEnv({ TEMPORAL_CLI_PATH: '/nonexistent/temporal' }),
@@ -190,6 +226,47 @@ describe('the yiem CLI', () => {
     } finally {
       await rm(dataDir, { recursive: true, force: true });
     }
+  }, 120_000);
+
+  it('dev runs on a task queue of its own, and send from the same folder follows it', async () => {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-dev-queue-'));
+    const env = cleanEnv({ YIEM_DATA_DIR: dataDir });
+    const dev = spawn(process.execPath, [...YIEM_FROM_SOURCES, 'dev', '--address', address()], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    try {
+      let stdout = '';
+      await new Promise<void>((resolve, reject) => {
+        dev.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          if (/Conversation \S+/.test(stdout)) resolve();
+        });
+        dev.once('exit', (code) => reject(new Error(`dev exited (${code}): ${stdout}`)));
+      });
+      const sent = await yiem(['send', '--address', address(), 'hello'], { env });
+      expect(stdout).toMatch(
+        /Worker on task queue yiem-dev, model yiem-demo at http:\/\/127\.0\.0\.1:\d+\/v1\n/,
+      );
+      expect(sent.code).toBe(0);
+      expect(sent.stderr).toContain('Using task queue yiem-dev of the yiem dev running here');
+      expect(sent.stdout).toMatch(/^agent> \S/);
+      const id = /Started conversation (\S+)/.exec(sent.stderr)?.[1] ?? '';
+      const described = await agent.client.getConversation(id).handle.describe();
+      expect(described.taskQueue).toBe('yiem-dev');
+      const chatId = /Conversation (\S+)/.exec(stdout)?.[1] ?? '';
+      expect((await agent.client.getConversation(chatId).handle.describe()).taskQueue).toBe('yiem-dev');
+    } finally {
+      const exited = once(dev, 'exit');
+      dev.stdin.end('/exit\n');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    // Once dev has stopped, send is back on the default queue (and says nothing of dev).
+    const after = await yiem(['send', '--address', address(), '--id', 'none-such', 'x'], {
+      env: cleanEnv({ YIEM_DATA_DIR: dataDir }),
+    });
+    expect(after.stderr).not.toContain('yiem dev running here');
   }, 120_000);
 
   it('server --headless says it has no Web UI', async () => {

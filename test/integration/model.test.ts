@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { historyText } from '../support/history.ts';
@@ -42,7 +44,7 @@ describe('model calls against an OpenAI-compatible endpoint', () => {
       expect(agent.model.requestCount - before).toBe(1);
       expect(result.status).toBe('failed');
       expect(result.error).toBe(
-        `The model call failed: The model endpoint answered ${status}: provider says ${status}`,
+        `The model call failed: The model endpoint answered ${status}: provider says ${status} (model scripted at ${agent.model.baseURL})`,
       );
       agent.model.enqueue({ kind: 'text', text: 'recovered' });
       expect(await conversation.send('again')).toMatchObject({
@@ -64,7 +66,7 @@ describe('model calls against an OpenAI-compatible endpoint', () => {
     const result = await (await start()).send('hi');
     expect(result).toMatchObject({
       status: 'failed',
-      error: 'The model call failed: The model endpoint answered 500: still down',
+      error: `The model call failed: The model endpoint answered 500: still down (model scripted at ${agent.model.baseURL})`,
     });
   });
 
@@ -81,5 +83,46 @@ describe('model calls against an OpenAI-compatible endpoint', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '', model: 'special-model' });
     await conversation.send('which model?');
     expect(agent.model.lastRequest()?.body.model).toBe('special-model');
+  });
+});
+
+/** A port nothing listens on: taken from the system, then let go. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+describe('a model endpoint that does not answer', () => {
+  let refused: string;
+  let port: number;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    port = await closedPort();
+    refused = `http://127.0.0.1:${port}/v1`;
+    agent = await startTestAgent({
+      worker: { model: { baseURL: refused, apiKey: 'k', model: 'local-llama', timeoutMs: 2_000 } },
+    });
+  });
+  afterAll(async () => agent?.close());
+
+  it('fails the turn naming the endpoint, the model and the connection error', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      modelPolicy: FAST_MODEL_RETRY,
+    });
+    const result = await conversation.send('anyone there?');
+    expect(result.status).toBe('failed');
+    expect(result.error).toContain(
+      `The model call failed: Could not reach the model endpoint ${refused} (model local-llama): Connection error.`,
+    );
+    expect(result.error).toContain(`connect ECONNREFUSED 127.0.0.1:${port}`);
+  });
+
+  it('names the endpoint and the model where the worker says what it runs', () => {
+    expect(agent.worker.model).toBe(`model local-llama at ${refused}`);
   });
 });

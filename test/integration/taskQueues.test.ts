@@ -125,3 +125,73 @@ describe('a tool with its own task queue', () => {
     await replayAndRecord(conversation.handle, 'conversation-dedicated-queue');
   });
 });
+
+/** Waits until `count` workers poll the activities of `taskQueue` (a precondition, not a timing check). */
+async function untilPollers(agent: TestAgent, taskQueue: string, count: number): Promise<string[]> {
+  for (;;) {
+    const { pollers } = await agent.client.client.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue, kind: 1 },
+      taskQueueType: 2,
+    });
+    const identities = (pollers ?? []).map((poller) => poller.identity ?? '');
+    if (identities.length >= count) return identities;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('two agents on one task queue', () => {
+  const shared = `shared-${randomUUID()}`;
+  let devStack: TestAgent;
+  let users: TestAgent;
+  beforeAll(async () => {
+    // Like `yiem dev` and a user's own worker left on the same queue: another model, other tools.
+    devStack = await startTestAgent({ tools: [lookup], worker: { taskQueue: shared } });
+    users = await startTestAgent({ tools: [renderOnMain], worker: { taskQueue: shared } });
+  });
+  afterAll(async () => {
+    await users?.close();
+    await devStack?.close();
+  });
+
+  it("refuses the model call, naming both workers, instead of answering with either one's model", async () => {
+    const identities = await untilPollers(users, shared, 2);
+    expect(
+      identities.every((identity) =>
+        / yiem\(model scripted at http:\/\/127\.0\.0\.1:\d+\/v1, tools [0-9a-f]{8}\)$/.test(identity),
+      ),
+    ).toBe(true);
+    devStack.model.enqueue({ kind: 'text', text: 'the demo model answers' });
+    users.model.enqueue({ kind: 'text', text: "the user's model answers" });
+    const conversation = await users.client.startConversation({ systemPrompt: 'Whose model?' });
+    const result = await conversation.send('who answers?');
+    expect(result.status).toBe('failed');
+    expect(result.error).toContain(`shares task queue "${shared}" with worker`);
+    expect(result.error).toContain('give each agent its own task queue');
+    for (const identity of identities) expect(result.error).toContain(identity);
+    expect(devStack.model.requestCount + users.model.requestCount).toBe(0);
+  });
+});
+
+describe('a conversation offered a tool its worker does not have', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [lookup] });
+  });
+  afterAll(async () => agent?.close());
+
+  it('fails the turn naming the worker, its queue and the missing tool', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      tools: ['lookup', 'render'],
+    });
+    const result = await conversation.send('render it');
+    expect(result.status).toBe('failed');
+    expect(result.error).toMatch(
+      new RegExp(
+        `^The model call failed: Worker \\d+@\\S+ yiem\\(.*\\) on task queue "${agent.taskQueue}" does not have "render", offered by this conversation \\(it has: lookup\\)`,
+      ),
+    );
+    expect(agent.model.requestCount).toBe(0);
+  });
+});

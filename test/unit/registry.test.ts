@@ -198,6 +198,36 @@ describe('loadTools', () => {
     await expect(new ToolRegistry().loadTools(dir)).rejects.toThrow(`Tool "x" from ${file} has no execute()`);
   });
 
+  it('reports a getTool() that throws, naming the file and the error', async () => {
+    const file = await write(
+      'throws.mjs',
+      `export function getTool() { throw new Error('API_KEY is not set'); }\n`,
+    );
+    await expect(new ToolRegistry().loadTools(dir)).rejects.toThrow(
+      `getTool() of tool file ${file} threw: API_KEY is not set`,
+    );
+  });
+
+  it('reports a tool file that does not import, naming the file', async () => {
+    const file = await write('syntax.mjs', 'export function getTool( {\n');
+    await expect(new ToolRegistry().loadTools(dir)).rejects.toThrow(
+      `Tool file ${file} could not be imported:`,
+    );
+  });
+
+  it('refuses an invalid inputSchema at load, naming the file and what is wrong', async () => {
+    const file = await write(
+      'badschema.mjs',
+      jsTool('badSchema').replace(
+        "inputSchema: { type: 'object', properties: {} }",
+        "inputSchema: { type: 'objekt' }",
+      ),
+    );
+    const loading = new ToolRegistry().loadTools(dir);
+    await expect(loading).rejects.toThrow(`Tool "badSchema" from ${file} has an invalid inputSchema:`);
+    await expect(loading).rejects.toThrow('must be equal to one of the allowed values');
+  });
+
   it('loads a new version of an edited .ts tool into a new registry', async () => {
     const file = await write('versioned.ts', tsTool('versioned', 'version 1'));
     const first = new ToolRegistry();

@@ -5,7 +5,7 @@ import {
   resolveConversationSettings,
   userTextProblem,
 } from '../../src/contract/settings.ts';
-import { DEFAULT_MODEL, resolveModelSettings } from '../../src/worker/model/settings.ts';
+import { DEFAULT_MODEL, describeModel, resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 describe('userTextProblem', () => {
   it('accepts an ordinary message', () => {
@@ -189,6 +189,25 @@ describe('resolveModelSettings', () => {
     expect(() => resolveModelSettings({}, { YIEM_MAX_CONTEXT_BYTES: '1 MB' })).toThrow(
       'YIEM_MAX_CONTEXT_BYTES=1 MB: expected a number of bytes',
     );
+  });
+
+  it.each([
+    [{}, { OPENAI_BASE_URL: 'not-a-url' }, 'OPENAI_BASE_URL=not-a-url is not an http(s) URL'],
+    [{ baseURL: 'localhost:11434/v1' }, {}, 'model.baseURL=localhost:11434/v1 is not an http(s) URL'],
+  ])(
+    'refuses a base URL that is not http(s) at start, naming where it came from',
+    (settings, env, message) => {
+      expect(() => resolveModelSettings(settings, env)).toThrow(message);
+    },
+  );
+
+  it('describes the model and endpoint, OpenAI when no base URL is set', () => {
+    expect(describeModel(resolveModelSettings({}, {}))).toBe(
+      'model gpt-4o-mini at https://api.openai.com/v1',
+    );
+    expect(
+      describeModel(resolveModelSettings({ baseURL: 'http://localhost:11434/v1', model: 'llama3' }, {})),
+    ).toBe('model llama3 at http://localhost:11434/v1');
   });
 
   it('reads process.env when no environment is given', () => {

@@ -4,23 +4,41 @@ import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai'
 /** HTTP statuses that another attempt cannot fix: the turn ends and the user is told why. */
 const NOT_RETRYABLE_STATUSES = new Set([400, 401, 403, 404, 422]);
 
+/** Which endpoint and model a failed call went to, for its error. */
+export interface ModelCallTarget {
+  endpoint: string;
+  model: string;
+}
+
 /**
  * Turns a provider error into the failure Temporal retries (429, 5xx, timeouts, network errors) or
- * does not (400, 401, 403, 404, 422). A 429's Retry-After becomes the delay before the next attempt.
+ * does not (400, 401, 403, 404, 422, a request that cannot be built). A 429's Retry-After becomes the
+ * delay before the next attempt. Each message names the endpoint and the model.
  */
-export function classifyModelError(error: unknown): ApplicationFailure | unknown {
+export function classifyModelError(error: unknown, target: ModelCallTarget): ApplicationFailure | unknown {
+  const { endpoint, model } = target;
   if (error instanceof APIConnectionTimeoutError) {
-    return ApplicationFailure.retryable(`The model did not answer in time: ${error.message}`, 'ModelTimeout');
+    return ApplicationFailure.retryable(
+      `The model ${model} at ${endpoint} did not answer in time: ${error.message}`,
+      'ModelTimeout',
+    );
   }
   if (error instanceof APIConnectionError) {
     return ApplicationFailure.retryable(
-      `Could not reach the model endpoint: ${error.message}`,
+      `Could not reach the model endpoint ${endpoint} (model ${model}): ${withCauses(error)}`,
       'ModelUnreachable',
     );
   }
+  if (isInvalidUrl(error)) {
+    return ApplicationFailure.create({
+      message: `The model endpoint ${endpoint} is not a usable URL: ${error.message}`,
+      type: 'ModelEndpointInvalid',
+      nonRetryable: true,
+    });
+  }
   if (!(error instanceof APIError) || error.status === undefined) return error;
   const status = error.status;
-  const detail = `The model endpoint answered ${status}: ${providerMessage(error)}`;
+  const detail = `The model endpoint answered ${status}: ${providerMessage(error)} (model ${model} at ${endpoint})`;
   if (NOT_RETRYABLE_STATUSES.has(status)) {
     return ApplicationFailure.create({ message: detail, type: 'ModelRequestRejected', nonRetryable: true });
   }
@@ -33,6 +51,21 @@ export function classifyModelError(error: unknown): ApplicationFailure | unknown
     });
   }
   return ApplicationFailure.retryable(detail, 'ModelServerError');
+}
+
+/** `Connection error.` alone says nothing: the causes (`fetch failed`, `connect ECONNREFUSED …`) do. */
+function withCauses(error: Error): string {
+  const parts = [error.message];
+  let cause: unknown = error.cause;
+  for (let depth = 0; cause instanceof Error && depth < 4; depth++) {
+    if (!parts.includes(cause.message)) parts.push(cause.message);
+    cause = cause.cause;
+  }
+  return parts.join(': ');
+}
+
+function isInvalidUrl(error: unknown): error is Error {
+  return error instanceof TypeError && (error as { code?: unknown }).code === 'ERR_INVALID_URL';
 }
 
 function providerMessage(error: APIError): string {

@@ -11,6 +11,9 @@ export interface ResolvedModelSettings {
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
 
+/** Where the `openai` client sends requests when no base URL is set. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
 /** Fills what the caller left out from the environment. */
 export function resolveModelSettings(
   settings: ModelSettings = {},
@@ -18,8 +21,12 @@ export function resolveModelSettings(
 ): ResolvedModelSettings {
   // An empty variable (`OPENAI_API_KEY=` in a .env file, a compose pass-through) counts as unset.
   const fromEnv = (name: string): string | undefined => env[name] || undefined;
+  const baseURL =
+    settings.baseURL === undefined
+      ? checkedBaseURL(fromEnv('OPENAI_BASE_URL'), 'OPENAI_BASE_URL')
+      : checkedBaseURL(settings.baseURL, 'model.baseURL');
   return {
-    baseURL: settings.baseURL ?? fromEnv('OPENAI_BASE_URL'),
+    baseURL,
     apiKey: settings.apiKey ?? fromEnv('OPENAI_API_KEY') ?? 'not-needed',
     model: settings.model ?? fromEnv('YIEM_MODEL') ?? DEFAULT_MODEL,
     timeoutMs: settings.timeoutMs ?? 60_000,
@@ -28,6 +35,32 @@ export function resolveModelSettings(
       positiveInteger(fromEnv('YIEM_MAX_CONTEXT_BYTES')) ??
       DEFAULT_MAX_CONTEXT_BYTES,
   };
+}
+
+/** The endpoint and model a worker's calls go to, as its start line and its errors name them. */
+export function describeModel(settings: Pick<ResolvedModelSettings, 'baseURL' | 'model'>): string {
+  return `model ${settings.model} at ${modelEndpoint(settings)}`;
+}
+
+export function modelEndpoint(settings: Pick<ResolvedModelSettings, 'baseURL'>): string {
+  return settings.baseURL ?? OPENAI_DEFAULT_BASE_URL;
+}
+
+/** A base URL that is not http(s) fails every call; it is refused when the worker starts instead. */
+function checkedBaseURL(value: string | undefined, source: string): string | undefined {
+  if (value === undefined) return undefined;
+  let protocol: string | undefined;
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    // Not a URL at all: the error below says what is expected.
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new Error(
+      `${source}=${value} is not an http(s) URL: give the model endpoint's base URL, e.g. http://localhost:11434/v1`,
+    );
+  }
+  return value;
 }
 
 function positiveInteger(text: string | undefined): number | undefined {

@@ -1,0 +1,216 @@
+import { createHash } from 'node:crypto';
+import os from 'node:os';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ToolRegistry } from './registry.ts';
+
+/**
+ * What a yiem worker serves, written into its Temporal identity (`<pid>@<host> yiem(model <name> at
+ * <endpoint>, tools <hash>)`) so that every worker of a task queue can see what the others serve:
+ * Temporal hands each task to any worker polling the queue, and two workers with different models
+ * or tools on one queue answer each other's conversations.
+ */
+export interface WorkerSignature {
+  /** `model <name> at <endpoint>`; absent for a worker that runs no model calls (a tool queue's). */
+  model?: string;
+  /** A short hash of the sorted tool names. */
+  tools: string;
+}
+
+const SIGNATURE = / yiem\((?:(model .+), )?tools ([0-9a-f]{8})\)$/;
+
+/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
+const RECENT_POLL_MS = 2 * 60_000;
+/** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
+const LOOK_INTERVAL_MS = 10_000;
+
+export function toolSetHash(names: string[]): string {
+  return createHash('sha256')
+    .update([...names].sort().join(','))
+    .digest('hex')
+    .slice(0, 8);
+}
+
+export function identityWithSignature(base: string | undefined, signature: WorkerSignature): string {
+  const model = signature.model ? `${signature.model}, ` : '';
+  return `${base ?? `${process.pid}@${os.hostname()}`} yiem(${model}tools ${signature.tools})`;
+}
+
+export function signatureOf(identity: string): WorkerSignature | undefined {
+  const match = SIGNATURE.exec(identity);
+  if (!match?.[2]) return undefined;
+  return { ...(match[1] ? { model: match[1] } : {}), tools: match[2] };
+}
+
+/** The part of Temporal's WorkflowService this needs. */
+export interface TaskQueueService {
+  describeTaskQueue(request: {
+    namespace: string;
+    taskQueue: { name: string; kind: number };
+    taskQueueType: number;
+  }): Promise<{
+    pollers?:
+      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
+      | null;
+  }>;
+}
+
+/** Another yiem worker on the same task queue that serves something else. */
+export interface Neighbour {
+  identity: string;
+  signature: WorkerSignature;
+}
+
+const TASK_QUEUE_KIND_NORMAL = 1;
+const TASK_QUEUE_TYPE_ACTIVITY = 2;
+
+/**
+ * Watches the other workers of this worker's task queue. A worker that calls another model is a
+ * conflict (a conversation's answers would come from either); one with other tools is warned about.
+ */
+export class TaskQueueNeighbours {
+  #identity: string | undefined;
+  #signature: WorkerSignature | undefined;
+  #looked: { at: number; neighbours: Promise<Neighbour[]> } | undefined;
+  readonly #warned = new Set<string>();
+  readonly #log: (message: string) => void;
+
+  constructor(log: (message: string) => void) {
+    this.#log = log;
+  }
+
+  /** Set when the worker is configured: the identity it polls with and what it serves. */
+  bind(identity: string, signature: WorkerSignature): void {
+    this.#identity = identity;
+    this.#signature = signature;
+  }
+
+  get identity(): string | undefined {
+    return this.#identity;
+  }
+
+  /**
+   * The other yiem workers recently polling `taskQueue`'s activities with another model or tools.
+   * `fresh`: look now (at start) rather than reuse a look of the last few seconds (on each call).
+   */
+  async differing(
+    service: TaskQueueService,
+    namespace: string,
+    taskQueue: string,
+    options: { fresh?: boolean } = {},
+  ): Promise<Neighbour[]> {
+    const own = this.#signature;
+    if (!own) return [];
+    const now = Date.now();
+    const neighbours = options.fresh
+      ? this.#look(service, namespace, taskQueue, now)
+      : this.#cachedLook(service, namespace, taskQueue, now);
+    return (await neighbours).filter(
+      ({ signature }) =>
+        signature.tools !== own.tools || (signature.model && own.model && signature.model !== own.model),
+    );
+  }
+
+  /**
+   * Why this worker must not answer a model call on `taskQueue`: another worker there calls another
+   * model. Logged once per other worker; tool sets that differ are logged too, not refused.
+   */
+  async modelConflict(
+    service: TaskQueueService,
+    namespace: string,
+    taskQueue: string,
+  ): Promise<string | undefined> {
+    const differing = await this.differing(service, namespace, taskQueue).catch(() => []);
+    this.warn(differing, taskQueue);
+    const own = this.#signature?.model;
+    const other = differing.find(({ signature }) => signature.model && own && signature.model !== own);
+    if (!other) return undefined;
+    return `Worker ${this.#identity} (${own}) shares task queue "${taskQueue}" with worker ${other.identity}, which calls another model. Temporal hands each call to any worker of a queue, so this conversation's answers would come from either: give each agent its own task queue (the taskQueue option of createAgentWorker and AgentClient, env YIEM_TASK_QUEUE, or --task-queue).`;
+  }
+
+  /** Logs each differing worker once. */
+  warn(differing: Neighbour[], taskQueue: string): void {
+    for (const neighbour of differing) {
+      if (this.#warned.has(neighbour.identity)) continue;
+      this.#warned.add(neighbour.identity);
+      this.#log(
+        `Task queue "${taskQueue}" has another worker serving ${describeDifference(this.#signature, neighbour.signature)}: ${neighbour.identity} (this worker: ${this.#identity}). Temporal hands each task to any worker of the queue; give each agent its own task queue.`,
+      );
+    }
+  }
+
+  #cachedLook(
+    service: TaskQueueService,
+    namespace: string,
+    taskQueue: string,
+    now: number,
+  ): Promise<Neighbour[]> {
+    if (!this.#looked || now - this.#looked.at > LOOK_INTERVAL_MS) {
+      this.#looked = { at: now, neighbours: this.#look(service, namespace, taskQueue, now) };
+    }
+    return this.#looked.neighbours;
+  }
+
+  async #look(
+    service: TaskQueueService,
+    namespace: string,
+    taskQueue: string,
+    now: number,
+  ): Promise<Neighbour[]> {
+    const response = await service.describeTaskQueue({
+      namespace,
+      taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+      taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
+    });
+    const neighbours: Neighbour[] = [];
+    for (const poller of response.pollers ?? []) {
+      const identity = poller.identity ?? '';
+      if (identity === this.#identity || now - pollMs(poller.lastAccessTime) > RECENT_POLL_MS) continue;
+      const signature = signatureOf(identity);
+      if (signature) neighbours.push({ identity, signature });
+    }
+    return neighbours;
+  }
+}
+
+function describeDifference(own: WorkerSignature | undefined, other: WorkerSignature): string {
+  if (other.model && own?.model && other.model !== own.model) return `another model (${other.model})`;
+  return 'another set of tools';
+}
+
+function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!time) return 0;
+  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+}
+
+/**
+ * A model call must not be answered by a worker that calls another model than the other workers of
+ * its queue, nor without tools the conversation offers: the conversation would silently get
+ * another agent's answer. Neither is fixed by a retry.
+ */
+export async function refuseCrossedQueue(
+  deps: { registry: ToolRegistry; neighbours?: TaskQueueNeighbours; log?: (message: string) => void },
+  offered: string[] | undefined,
+): Promise<void> {
+  const context = Context.current();
+  const { info } = context;
+  const conflict = await deps.neighbours?.modelConflict(
+    context.client.workflowService,
+    info.activityNamespace,
+    info.taskQueue,
+  );
+  if (conflict) {
+    (deps.log ?? console.warn)(conflict);
+    throw ApplicationFailure.create({ message: conflict, type: 'TaskQueueShared', nonRetryable: true });
+  }
+  if (!offered) return;
+  await deps.registry.refresh();
+  const missing = offered.filter(
+    (name) => !deps.registry.has(name) && !deps.registry.unavailableReason(name),
+  );
+  if (missing.length === 0) return;
+  const worker = deps.neighbours?.identity ?? 'this worker';
+  const message = `Worker ${worker} on task queue "${info.taskQueue}" does not have ${missing.map((name) => `"${name}"`).join(', ')}, offered by this conversation (it has: ${deps.registry.names().join(', ') || 'no tools'}). Is a worker of another agent on this queue? Give each agent its own task queue.`;
+  (deps.log ?? console.warn)(message);
+  throw ApplicationFailure.create({ message, type: 'ToolNotOnWorker', nonRetryable: true });
+}

@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest';
+import {
+  identityWithSignature,
+  signatureOf,
+  TaskQueueNeighbours,
+  type TaskQueueService,
+  toolSetHash,
+} from '../../src/worker/taskQueueNeighbours.ts';
+
+const demo = {
+  model: 'model yiem-demo at http://127.0.0.1:4000/v1',
+  tools: toolSetHash(['getTime', 'getWeather']),
+};
+const users = { model: 'model gpt-4o-mini at https://api.openai.com/v1', tools: toolSetHash(['lookup']) };
+
+/** A queue whose pollers are the given identities, seen `agoMs` before now. */
+function queueOf(pollers: { identity: string; agoMs?: number }[]): TaskQueueService {
+  return {
+    describeTaskQueue: async () => ({
+      pollers: pollers.map(({ identity, agoMs = 0 }) => ({
+        identity,
+        lastAccessTime: { seconds: String(Math.floor((Date.now() - agoMs) / 1000)), nanos: 0 },
+      })),
+    }),
+  };
+}
+
+describe('worker signatures in identities', () => {
+  it('round-trips the model and the tool hash, and leaves a worker without model calls without a model', () => {
+    expect(signatureOf(identityWithSignature('1@host', demo))).toEqual(demo);
+    expect(signatureOf(identityWithSignature('1@host', { tools: demo.tools }))).toEqual({
+      tools: demo.tools,
+    });
+    expect(signatureOf('1@host')).toBeUndefined();
+  });
+
+  it('hashes tool names whatever their order', () => {
+    expect(toolSetHash(['b', 'a'])).toBe(toolSetHash(['a', 'b']));
+    expect(toolSetHash(['a'])).not.toBe(toolSetHash(['a', 'b']));
+  });
+});
+
+describe('TaskQueueNeighbours', () => {
+  const own = identityWithSignature('1@host', users);
+  const other = identityWithSignature('2@host', demo);
+
+  it('refuses model calls while another worker of the queue calls another model, and logs it once', async () => {
+    const logged: string[] = [];
+    const neighbours = new TaskQueueNeighbours((line) => logged.push(line));
+    neighbours.bind(own, users);
+    const queue = queueOf([{ identity: own }, { identity: other }]);
+    const conflict = await neighbours.modelConflict(queue, 'default', 'yiem-agent');
+    expect(conflict).toContain(
+      `Worker ${own} (${users.model}) shares task queue "yiem-agent" with worker ${other}`,
+    );
+    await neighbours.modelConflict(queue, 'default', 'yiem-agent');
+    expect(logged).toEqual([expect.stringContaining(`another model (${demo.model}): ${other}`)]);
+  });
+
+  it('only logs a worker with the same model and other tools', async () => {
+    const logged: string[] = [];
+    const neighbours = new TaskQueueNeighbours((line) => logged.push(line));
+    neighbours.bind(own, users);
+    const sameModel = identityWithSignature('3@host', { model: users.model, tools: demo.tools });
+    expect(
+      await neighbours.modelConflict(queueOf([{ identity: sameModel }]), 'default', 'q'),
+    ).toBeUndefined();
+    expect(logged).toEqual([expect.stringContaining(`another set of tools: ${sameModel}`)]);
+  });
+
+  it('ignores workers that serve the same, workers long gone, and pollers that are not yiem workers', async () => {
+    const logged: string[] = [];
+    const neighbours = new TaskQueueNeighbours((line) => logged.push(line));
+    neighbours.bind(own, users);
+    const twin = identityWithSignature('4@host', users);
+    const queue = queueOf([
+      { identity: twin },
+      { identity: other, agoMs: 5 * 60_000 },
+      { identity: '5@host' },
+    ]);
+    expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
+    expect(logged).toEqual([]);
+  });
+});
