@@ -1,5 +1,6 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { condition } from '@temporalio/workflow';
+import { MAX_DECIDER_CHARS } from '../src/contract/limits.ts';
 import type { ApprovalPolicy } from '../src/contract/settings.ts';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
@@ -33,6 +34,10 @@ export class Approvals {
     if (typeof decision?.approvalId !== 'string' || typeof decision.approve !== 'boolean') {
       return 'A decision needs an approvalId and approve: true or false';
     }
+    const { decider } = decision;
+    if (decider !== undefined && (typeof decider !== 'string' || decider.length > MAX_DECIDER_CHARS)) {
+      return `A decision's decider must be a name of at most ${MAX_DECIDER_CHARS} characters`;
+    }
     const found = this.#find(decision.approvalId);
     return typeof found === 'string' ? found : null;
   }
@@ -50,6 +55,7 @@ export class Approvals {
       approved: decision.approve,
       decidedBy: 'person',
       ...(decision.reason ? { reason: decision.reason } : {}),
+      ...(decision.decider ? { decider: decision.decider } : {}),
     };
     this.#settle(outcome);
     return outcome;

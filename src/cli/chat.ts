@@ -9,7 +9,7 @@ import type {
   ToolResultMessage,
   TurnResult,
 } from '../contract/types.ts';
-import { conversationUiUrl } from './config.ts';
+import { cliDecider, conversationUiUrl } from './config.ts';
 import { formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
 import { readUserFileHandler } from './readUserFile.ts';
@@ -50,6 +50,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
     (input as { isTTY?: boolean }).isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
   const { conversation, resumed } = await openConversation(options);
   const lines = new LineReader(input, output, interactive);
+  const decider = cliDecider('yiem chat');
   const view = new TurnView({
     output,
     interactive,
@@ -61,8 +62,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
     },
     decide: async (approval, approved) => {
       await (approved
-        ? conversation.approve(approval.approvalId)
-        : conversation.deny(approval.approvalId, 'the user said no in the chat'));
+        ? conversation.approve(approval.approvalId, { decider })
+        : conversation.deny(approval.approvalId, 'the user said no in the chat', { decider }));
     },
     readResults: (calls) => recentResults(conversation, calls),
     redrawPrompt: () => lines.redraw(),

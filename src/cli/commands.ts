@@ -14,6 +14,7 @@ import { openConversation, runChat } from './chat.ts';
 import {
   type ConnectionConfig,
   type ConnectionFlags,
+  cliDecider,
   connectionConfig,
   conversationUiUrl,
   defaultUiUrl,
@@ -315,7 +316,7 @@ function untilInterrupted(): Promise<void> {
 export async function approveCommand(id: string, approvalId: string, flags: ConnectionFlags): Promise<void> {
   const client = await connectedClient(connectionConfig(flags));
   try {
-    await client.getConversation(id).approve(approvalId);
+    await client.getConversation(id).approve(approvalId, { decider: cliDecider('yiem approve') });
     console.log(`Approved ${approvalId}.`);
   } finally {
     await client.close();
@@ -330,7 +331,7 @@ export async function denyCommand(
 ): Promise<void> {
   const client = await connectedClient(connectionConfig(flags));
   try {
-    await client.getConversation(id).deny(approvalId, flags.reason);
+    await client.getConversation(id).deny(approvalId, flags.reason, { decider: cliDecider('yiem deny') });
     console.log(`Denied ${approvalId}.`);
   } finally {
     await client.close();

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { resolveTemporalConnection } from '../infrastructure/connection.ts';
 
 /** Where the CLI finds Temporal and which task queue it uses: flags first, then the environment. */
@@ -48,4 +49,9 @@ export function defaultUiUrl(address: string, env: NodeJS.ProcessEnv = process.e
   if (env.YIEM_UI_URL) return env.YIEM_UI_URL;
   const [host = '127.0.0.1', port = '7233'] = address.split(':');
   return `http://${host}:${Number(port) + 1000}`;
+}
+
+/** How a decision made from this command line names its decider: `yiem approve (alice@laptop)`. */
+export function cliDecider(command: string): string {
+  return `${command} (${os.userInfo().username}@${os.hostname()})`;
 }

@@ -364,7 +364,9 @@ function describeOutcome(outcome: ApprovalOutcome, toolName: string): string {
   const reason = outcome.reason ? `: ${outcome.reason}` : '';
   switch (outcome.decidedBy) {
     case 'person':
-      return `${toolName} elsewhere (by another client, e.g. yiem approve)${reason}`;
+      return outcome.decider
+        ? `${toolName} by ${outcome.decider}${reason}`
+        : `${toolName} elsewhere (by another client, e.g. yiem approve)${reason}`;
     case 'timeout':
       return `${toolName} by its approval timeout${reason}`;
     case 'cancelled':

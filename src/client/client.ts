@@ -95,6 +95,12 @@ export interface ConversationListing {
   executionStatus: string;
 }
 
+/** Options of `Conversation.approve` and `deny`. */
+export interface DecisionOptions {
+  /** How other clients name who decided. Default: this Temporal client's identity (`pid@host`). */
+  decider?: string;
+}
+
 /** Starts and finds conversations. Every call goes through the Temporal client. */
 export class AgentClient {
   readonly client: Client;
@@ -312,17 +318,20 @@ export class Conversation {
    * `approvalId`, or its tool call id while no other waiting call has the same one. Throws when
    * nothing waiting matches, or the call was settled meanwhile (by its timeout).
    */
-  approve(approvalId: string): Promise<ApprovalOutcome> {
-    return this.#decide({ approvalId, approve: true });
+  approve(approvalId: string, options: DecisionOptions = {}): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: true }, options);
   }
 
   /** Refuses a tool call that waits for approval (named as for `approve`); the model gets the reason. */
-  deny(approvalId: string, reason?: string): Promise<ApprovalOutcome> {
-    return this.#decide({ approvalId, approve: false, ...(reason ? { reason } : {}) });
+  deny(approvalId: string, reason?: string, options: DecisionOptions = {}): Promise<ApprovalOutcome> {
+    return this.#decide({ approvalId, approve: false, ...(reason ? { reason } : {}) }, options);
   }
 
-  #decide(decision: ApprovalDecision): Promise<ApprovalOutcome> {
-    return withValidatorMessage(this.handle.executeUpdate(decideToolCallUpdate, { args: [decision] }));
+  #decide(decision: ApprovalDecision, options: DecisionOptions): Promise<ApprovalOutcome> {
+    const decider = options.decider ?? this.handle.client.options.identity;
+    return withValidatorMessage(
+      this.handle.executeUpdate(decideToolCallUpdate, { args: [{ ...decision, decider }] }),
+    );
   }
 
   /**

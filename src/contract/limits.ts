@@ -112,3 +112,6 @@ export const CONVERSATION_TITLE_CHARS = 80;
 
 /** A tool result's first line in the CLI (`yiem history`, a worker's tool events in the chat). */
 export const CLI_RESULT_LINE_CHARS = 160;
+
+/** The longest name a decision may give its decider (`ApprovalDecision.decider`). */
+export const MAX_DECIDER_CHARS = 200;

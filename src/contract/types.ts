@@ -481,6 +481,12 @@ export interface ApprovalDecision {
   approve: boolean;
   /** Shown to the model with a denial. */
   reason?: string;
+  /**
+   * Who decides, as other clients name them (`yiem approve (alice@laptop)`); at most 200
+   * characters (`MAX_DECIDER_CHARS`). `Conversation.approve`/`deny` send the Temporal client's
+   * identity unless told otherwise.
+   */
+  decider?: string;
 }
 
 /**
@@ -497,6 +503,8 @@ export interface ApprovalOutcome {
    */
   decidedBy: 'person' | 'timeout' | 'cancelled';
   reason?: string;
+  /** The decision's `decider`, when a person decided and it was named. */
+  decider?: string;
 }
 
 /**

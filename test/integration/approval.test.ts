@@ -118,6 +118,37 @@ describe('tool calls that need a person to approve them', () => {
     expect((await conversation.status()).pendingApprovals).toEqual([]);
   });
 
+  it('records who decided: the name a client gives, else its Temporal identity; refuses an overlong one', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_a', name: 'transferMoney', arguments: { to: 'Bo', amount: 1 } },
+          { id: 'call_b', name: 'transferMoney', arguments: { to: 'Cy', amount: 2 } },
+        ],
+      },
+      { kind: 'text', text: 'Both sent.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const turn = conversation.send('Pay Bo 1 and Cy 2');
+    await expect.poll(async () => (await conversation.status()).pendingApprovals.length, POLL).toBe(2);
+
+    await expect(conversation.approve('call_a', { decider: 'x'.repeat(201) })).rejects.toThrow(
+      "A decision's decider must be a name of at most 200 characters",
+    );
+    const resolved = nextEvent(conversation, 'approvalResolved');
+    expect(await conversation.approve('call_a', { decider: 'ops-bot' })).toMatchObject({
+      approved: true,
+      decidedBy: 'person',
+      decider: 'ops-bot',
+    });
+    expect(await resolved).toMatchObject({ outcome: { toolCallId: 'call_a', decider: 'ops-bot' } });
+    const identity = agent.client.client.options.identity;
+    expect(await conversation.approve('call_b')).toMatchObject({ approved: true, decider: identity });
+    expect(identity).toMatch(/@/);
+    expect(await turn).toMatchObject({ status: 'completed', reply: 'Both sent.' });
+  });
+
   it('on deny, never runs the tool and gives the model the reason (approval asked by beforeToolCall)', async () => {
     agent.model.enqueue(
       {

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -308,7 +309,9 @@ describe('yiem chat in a terminal', () => {
       (screen) => screen.includes('agent> Di has her 7.') && lastPrompt(screen),
       'the reply after the approval elsewhere',
     );
-    expect(paid).toContain('  approved transferMoney elsewhere (by another client, e.g. yiem approve)');
+    expect(paid).toContain(
+      `  approved transferMoney by yiem approve (${os.userInfo().username}@${os.hostname()})`,
+    );
     expect(paid).toContain('  ✓ transferMoney: Sent 7 to Di');
     expect(paid).not.toContain('denied transferMoney');
     await terminal.type('thanks');
