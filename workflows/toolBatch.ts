@@ -1,6 +1,17 @@
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
-import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
+import {
+  type AgentActivities,
+  type ExecuteToolOutput,
+  type PreparedToolCall,
+  TOOL_CALL_FAILED,
+} from '../src/contract/protocol.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
@@ -197,12 +208,26 @@ async function executeInActivity(
     if (events) state.events.publishFromResult(events);
     return outcome;
   } catch (error) {
+    const reported = reportedToolOutput(error);
+    if (reported) {
+      const { events, ...outcome } = reported;
+      if (events) state.events.publishFromResult(events);
+      return outcome;
+    }
     if (isCancellation(error))
       return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
     // The activity failed for good (lost workers, timeouts): the model still gets a result.
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
+}
+
+/** The output of a call whose result is an error, which its activity reports as a failure. */
+function reportedToolOutput(error: unknown): ExecuteToolOutput | undefined {
+  if (!(error instanceof ActivityFailure)) return undefined;
+  const { cause } = error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== TOOL_CALL_FAILED) return undefined;
+  return cause.details?.[0] as ExecuteToolOutput | undefined;
 }
 
 /** A tool with a `runner`: the workflow runs the call itself, and publishes its events. */
