@@ -1,5 +1,4 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { condition } from '@temporalio/workflow';
 import type { ApprovalPolicy } from '../src/contract/settings.ts';
 import type {
   ApprovalDecision,
@@ -8,6 +7,7 @@ import type {
   ToolArguments,
 } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
+import { namedWait } from './webUiRows.ts';
 
 export interface ApprovalRequest {
   /** Unique in the conversation (the call's activity id), unlike the model's tool call id. */
@@ -20,7 +20,7 @@ export interface ApprovalRequest {
 }
 
 /**
- * Tool calls waiting for a person. The wait is a workflow condition, so it survives worker restarts;
+ * Tool calls waiting for a person. The wait is a workflow condition (and timer), so it survives worker restarts;
  * the decision arrives as an Update and is recorded in history. Calls are keyed by their approval id:
  * a model may give two calls of one batch the same tool call id.
  */
@@ -67,8 +67,11 @@ export class Approvals {
     return outcome;
   }
 
-  /** Waits until a person decides, or the timeout policy applies. */
-  async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+  /**
+   * Waits until a person decides, or the timeout policy applies; the Web UI shows the wait as a
+   * timer named after the call (`summary`) and its approval id.
+   */
+  async request(request: ApprovalRequest, summary = request.toolName): Promise<ApprovalOutcome> {
     const requestedAt = Date.now();
     const { timeout, onTimeout } = this.#policy;
     const { approvalId, toolCallId } = request;
@@ -81,8 +84,7 @@ export class Approvals {
     this.#events.publish(request.turn, { type: 'approvalRequested', approval });
     const decided = () => this.#decided.has(approvalId);
     try {
-      if (timeout) await condition(decided, timeout);
-      else await condition(decided);
+      await namedWait(decided, `awaiting approval: ${summary} · approval ${approvalId}`, timeout);
     } catch (error) {
       // The turn was cancelled while the call waited: nobody needs to answer any more.
       const outcome: ApprovalOutcome = { approvalId, toolCallId, approved: false, decidedBy: 'cancelled' };
