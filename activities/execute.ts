@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
@@ -132,7 +132,14 @@ export async function executeTool(
  */
 export function endToolActivity(output: ExecuteToolOutput): ExecuteToolOutput {
   if (!output.message.isError) return output;
-  throw ApplicationFailure.nonRetryable(toolEndText(output.message.content), TOOL_CALL_FAILED, output);
+  // Benign: an expected outcome the model handles, so the worker logs it at debug level, not as a warning.
+  throw ApplicationFailure.create({
+    message: toolEndText(output.message.content),
+    type: TOOL_CALL_FAILED,
+    nonRetryable: true,
+    details: [output],
+    category: ApplicationFailureCategory.BENIGN,
+  });
 }
 
 /**
