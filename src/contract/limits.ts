@@ -104,8 +104,11 @@ export const TOOL_END_TEXT_CHARS = 200;
 /** A tool call's activity summary in the Temporal UI, e.g. `getWeather(city: "Tokyo")`. */
 export const TOOL_CALL_SUMMARY_CHARS = 120;
 
-/** A sub-agent's child workflow summary in the Temporal UI (`researcher · the task`). */
+/** A sub-agent's child workflow summary in the Temporal UI (`sub-agent researcher: the task`). */
 export const SUB_AGENT_SUMMARY_CHARS = 80;
+
+/** The name of a timer row in the Web UI: a wait, or a tool call that never ran. */
+export const TIMER_SUMMARY_CHARS = 160;
 
 /** A conversation's default title in the Temporal UI (`agent · system prompt`). */
 export const CONVERSATION_TITLE_CHARS = 80;
