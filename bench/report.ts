@@ -149,6 +149,15 @@ function goalsSection(results: BenchResults): string {
       ]);
     }
   }
+  if (results.largeResults) {
+    const longest = Math.max(...results.largeResults.map((point) => point.bystanderLongestMs));
+    const answered = results.largeResults.every((point) => !point.outcome.startsWith('error'));
+    rows.push([
+      `A bystander's turn < 1 s while a tool returns ${LARGE_RESULT_KB / 1024} MB (plain, written, MCP)`,
+      `longest ${longest.toFixed(0)} ms${answered ? '' : '; a big call ended in an error'}`,
+      verdict(longest < 1000 && answered),
+    ]);
+  }
   if (results.idleMemory) {
     const idle = results.idleMemory;
     const measured = idle.conversations >= 10_000;
