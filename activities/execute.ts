@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
@@ -120,6 +121,9 @@ export async function executeTool(
 
   const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
   result = limitToolResult(after.result, deps.maxResultBytes);
+  // Cutting a result of megabytes takes tens of milliseconds; let other conversations' work run
+  // before the cut result is measured and stored.
+  if (result !== after.result) await setImmediate();
   isError = after.isError;
   end(result, isError, false);
   const message = toolResultMessage(toolCallId, toolName, result, isError);

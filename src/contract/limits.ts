@@ -45,6 +45,14 @@ export const MAX_ARGUMENT_BYTES = 256 * 1024;
 export const DEFAULT_MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024;
 
 /**
+ * The largest message a stdio MCP server may send (the SDK's default is 10 MB, below a result the
+ * worker would cut to {@link DEFAULT_MAX_TOOL_RESULT_BYTES}). A 12 MB result must reach the cut, not
+ * close the connection; a server that sends more than this is stopped, so it cannot exhaust the
+ * worker's memory.
+ */
+export const MAX_MCP_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/**
  * Largest progress report a tool may send, as JSON in UTF-8 bytes. Each one becomes heartbeat
  * details and an event (carried by a signal or in the tool's result), so a large one could push a
  * payload past Temporal's limit and lose the tool's result.
