@@ -30,10 +30,15 @@ export function payloadStorage(options: PayloadStorageOptions = {}): ExternalSto
  * Temporal's 2 MB payload limit. `YIEM_PAYLOAD_STORAGE=s3` keeps them in an S3 bucket instead
  * (`s3DriverFromEnv`).
  *
- * @throws when the threshold is not a non-negative integer.
+ * @throws when the threshold is not a non-negative integer, or YIEM_PAYLOAD_STORAGE not file, s3 or off.
  */
 export function payloadStorageFromEnv(env: Record<string, string | undefined>): ExternalStorage | undefined {
   if (env.YIEM_PAYLOAD_STORAGE === 'off') return undefined;
+  if (env.YIEM_PAYLOAD_STORAGE && !['file', 's3'].includes(env.YIEM_PAYLOAD_STORAGE)) {
+    throw new Error(
+      `YIEM_PAYLOAD_STORAGE=${env.YIEM_PAYLOAD_STORAGE}: expected file (the default), s3 or off`,
+    );
+  }
   const threshold = env.YIEM_PAYLOAD_THRESHOLD_BYTES;
   if (threshold && !/^\d+$/.test(threshold)) {
     throw new Error(`YIEM_PAYLOAD_THRESHOLD_BYTES=${threshold}: expected a number of bytes`);
