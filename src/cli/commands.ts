@@ -361,7 +361,11 @@ export async function listCommand(
  * `yiem payloads sweep`: deletes the S3 payloads of conversations Temporal no longer has (deleted,
  * or past the namespace's retention) and keeps those of running and retained ones.
  */
-export async function sweepPayloadsCommand(flags: ConnectionFlags & { dryRun?: boolean }): Promise<void> {
+export async function sweepPayloadsCommand(
+  flags: ConnectionFlags & { dryRun?: boolean; minAge: string },
+): Promise<void> {
+  if (!/^\d+$/.test(flags.minAge)) throw new Error(`--min-age ${flags.minAge}: expected a number of minutes`);
+  const minAgeMinutes = Number(flags.minAge);
   const driver = payloadStorageFromEnv(process.env)?.drivers[0];
   if (!(driver instanceof S3StorageDriver)) {
     throw new Error(
@@ -370,7 +374,10 @@ export async function sweepPayloadsCommand(flags: ConnectionFlags & { dryRun?: b
   }
   const client = await connectedClient(connectionConfig(flags));
   try {
-    const result = await sweepPayloads(driver, client.client, { dryRun: flags.dryRun === true });
+    const result = await sweepPayloads(driver, client.client, {
+      dryRun: flags.dryRun === true,
+      minAgeMs: minAgeMinutes * 60_000,
+    });
     for (const group of result.deleted) {
       const what = flags.dryRun ? 'would delete' : `deleted ${group.objects} payload(s) of`;
       console.log(`${what} ${group.namespace}/${group.workflowId}`);

@@ -146,6 +146,7 @@ connectionOptions(
     ),
 )
   .option('--dry-run', 'only print what would be deleted')
+  .option('--min-age <minutes>', 'keep payloads younger than this (a conversation being started)', '60')
   .action(sweepPayloadsCommand);
 
 try {

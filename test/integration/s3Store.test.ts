@@ -217,7 +217,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
         id: `${goneParent}.helper.turn-1.call_2`,
         systemPrompt: 'Child.',
       });
-      const sweep = await yiem(['payloads', 'sweep']);
+      const sweep = await yiem(['payloads', 'sweep', '--min-age', '0']);
       expect(sweep.stderr).toBe('');
       expect(sweep.stdout).not.toContain(goneChild);
       expect(sweep.stdout).not.toContain(goneParent);
@@ -251,11 +251,15 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       const retainedKeys = await keysOf(retained);
       expect(await keysOf(deleted)).not.toEqual([]);
 
-      const dryRun = await yiem(['payloads', 'sweep', '--dry-run']);
+      const young = await yiem(['payloads', 'sweep']);
+      expect(young.stdout).toMatch(new RegExp(`deleted 0 payload\\(s\\) of default/${deleted.id}`));
+      expect(await keysOf(deleted)).not.toEqual([]);
+
+      const dryRun = await yiem(['payloads', 'sweep', '--dry-run', '--min-age', '0']);
       expect(dryRun.stdout).toContain(`would delete default/${deleted.id}`);
       expect(await keysOf(deleted)).not.toEqual([]);
 
-      const sweep = await yiem(['payloads', 'sweep']);
+      const sweep = await yiem(['payloads', 'sweep', '--min-age', '0']);
       expect(sweep.stderr).toBe('');
       expect(sweep.stdout).toMatch(new RegExp(`deleted \\d+ payload\\(s\\) of default/${deleted.id}`));
       expect(sweep.stdout).not.toContain(running.id);

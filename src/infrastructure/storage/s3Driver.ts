@@ -115,8 +115,11 @@ export class S3StorageDriver implements StorageDriver {
     return groups;
   }
 
-  /** Deletes every payload of `group`; returns how many objects it deleted. */
-  async deleteGroup(group: PayloadGroup): Promise<number> {
+  /**
+   * Deletes the payloads of `group` written before `writtenBefore` (default: all); returns how many
+   * objects it deleted.
+   */
+  async deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number> {
     const { s3, client } = this.#s3();
     const prefix = this.#groupPrefix({ kind: 'workflow', namespace: group.namespace, id: group.workflowId });
     let deleted = 0;
@@ -125,9 +128,9 @@ export class S3StorageDriver implements StorageDriver {
       const page = await client.send(
         new s3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
       );
-      const keys = (page.Contents ?? []).flatMap((object) => (object.Key ? [object.Key] : []));
-      for (const key of keys) {
-        await client.send(new s3.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+      for (const { Key, LastModified } of page.Contents ?? []) {
+        if (!Key || (writtenBefore && LastModified && LastModified >= writtenBefore)) continue;
+        await client.send(new s3.DeleteObjectCommand({ Bucket: this.bucket, Key }));
         deleted++;
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;

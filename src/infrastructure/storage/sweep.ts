@@ -2,8 +2,11 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { PayloadGroup, S3StorageDriver } from './s3Driver.ts';
 
+/** How old a payload must be before a sweep may delete it. */
+export const DEFAULT_SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
+
 export interface SweepResult {
-  /** The workflows whose payloads were deleted, with how many objects each had. */
+  /** The workflows Temporal no longer has, with how many of their objects were deleted. */
   deleted: Array<PayloadGroup & { objects: number }>;
   /** How many workflows' payloads were kept. */
   kept: number;
@@ -15,13 +18,17 @@ export interface SweepResult {
  * still exists: a sub-agent's history refers to payloads stored for its parent and the other way
  * round (a child's input, its result), and a sub-agent's id is its parent's id and `.`, so the
  * conversation's workflows are the ids that are dotted prefixes of each other. Payloads stored for no
- * workflow are never deleted. Only namespaces `client` may read are swept; the others are kept.
+ * workflow are never deleted. Only the namespace of `client` is swept; the others are kept.
+ *
+ * A client stores a new conversation's input before the server has the workflow, so payloads
+ * younger than `minAgeMs` (default an hour) are kept whatever the server says.
  */
 export async function sweepPayloads(
   driver: S3StorageDriver,
   client: Client,
-  options: { dryRun?: boolean } = {},
+  options: { dryRun?: boolean; minAgeMs?: number } = {},
 ): Promise<SweepResult> {
+  const writtenBefore = new Date(Date.now() - (options.minAgeMs ?? DEFAULT_SWEEP_MIN_AGE_MS));
   const result: SweepResult = { deleted: [], kept: 0 };
   for (const group of await driver.listGroups()) {
     if (
@@ -31,7 +38,7 @@ export async function sweepPayloads(
       result.kept++;
       continue;
     }
-    const objects = options.dryRun ? 0 : await driver.deleteGroup(group);
+    const objects = options.dryRun ? 0 : await driver.deleteGroup(group, writtenBefore);
     result.deleted.push({ ...group, objects });
   }
   return result;
