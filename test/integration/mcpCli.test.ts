@@ -79,7 +79,7 @@ describe('yiem worker --mcp and yiem dev --mcp', () => {
         void exited.then((code) => reject(new Error(`yiem worker exited with ${code}`)));
       });
       expect(banner).toBe(
-        `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__sleep, counter__crash`,
+        `Worker on task queue ${taskQueue} (tools only): counter__increment, counter__addTool, counter__sleep, counter__large, counter__crash`,
       );
     } finally {
       child.kill('SIGTERM');

@@ -69,7 +69,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
   });
 
-  it('records no patch markers and upserts a search attribute only when it changes', async () => {
+  it('records one patch marker per run (the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hi!' },
       { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
@@ -84,7 +84,10 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await conversation.end();
 
     const events = (await conversation.handle.fetchHistory()).events ?? [];
-    expect(events.filter((event) => event.markerRecordedEventAttributes)).toEqual([]);
+    const markers = events.filter((event) => event.markerRecordedEventAttributes);
+    expect(markers.map((event) => event.markerRecordedEventAttributes?.markerName)).toEqual(['core_patch']);
+    const patch = markers[0]?.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
+    expect(defaultPayloadConverter.fromPayload(patch as never)).toMatchObject({ id: 'yiem-named-waits' });
     const upserts = events.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       if (!fields) return [];
