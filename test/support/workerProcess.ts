@@ -8,6 +8,8 @@ import { workflowBundle } from './agentHarness.ts';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 const ENTRY = fileURLToPath(new URL('./markerWorker.ts', import.meta.url));
+// By URL, not by name: a worker started in another working directory would not find `tsx` there.
+const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 const READY_TIMEOUT_MS = 60_000;
 
 /** What crash tests share: a directory for markers and the workflow bundle on disk. */
@@ -55,20 +57,27 @@ export async function startWorkerProcess(options: {
   entry?: string;
   /** More environment for the worker script. */
   env?: Record<string, string>;
+  /** The worker's working directory. Default: this process's. */
+  cwd?: string;
 }): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [SOURCE_CONDITION_FLAG, '--import', 'tsx', options.entry ?? ENTRY], {
-    env: {
-      ...process.env,
-      ...options.env,
-      TEMPORAL_ADDRESS: options.address,
-      YIEM_TASK_QUEUE: options.taskQueue,
-      MODEL_BASE_URL: options.modelBaseURL,
-      MARKER_DIR: options.bench.markerDir,
-      WORKFLOW_BUNDLE: options.bench.bundlePath,
-      WORKER_NAME: options.name,
+  const child = spawn(
+    process.execPath,
+    [SOURCE_CONDITION_FLAG, '--import', TSX_LOADER, options.entry ?? ENTRY],
+    {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      env: {
+        ...process.env,
+        ...options.env,
+        TEMPORAL_ADDRESS: options.address,
+        YIEM_TASK_QUEUE: options.taskQueue,
+        MODEL_BASE_URL: options.modelBaseURL,
+        MARKER_DIR: options.bench.markerDir,
+        WORKFLOW_BUNDLE: options.bench.bundlePath,
+        WORKER_NAME: options.name,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
