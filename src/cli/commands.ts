@@ -119,7 +119,8 @@ export async function devCommand(
   });
   if (demo) useOfflineDemoWeather(agent.registry);
   const running = agent.run();
-  console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}; payload store ${agent.payloadStore}`);
+  console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
+  console.log(`Payload store: ${agent.payloadStore}`);
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
   const { namespace, taskQueue } = config;
   const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });

@@ -14,7 +14,11 @@ export interface PollerService {
     namespace: string;
     taskQueue: { name: string; kind: number };
     taskQueueType: number;
-  }): Promise<{ pollers?: { identity?: string | null }[] | null }>;
+  }): Promise<{
+    pollers?:
+      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
+      | null;
+  }>;
 }
 
 /** A worker of a queue and the store it announces (undefined: it announces none, payloads stay inline for it). */
@@ -24,9 +28,30 @@ export interface WorkerStore {
 }
 
 const TASK_QUEUE_KIND_NORMAL = 1;
-const TASK_QUEUE_TYPE_WORKFLOW = 1;
+export const TASK_QUEUE_TYPE_WORKFLOW = 1;
+export const TASK_QUEUE_TYPE_ACTIVITY = 2;
+/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
+const RECENT_POLL_MS = 2 * 60_000;
 /** Room for the JSON quotes and the codec's envelope (key id, IV, tag) around a message. */
 const ENVELOPE_BYTES = 256;
+
+/** The identities of the workers that polled `taskQueue` (workflow or activity tasks) in the last two minutes. */
+export async function recentPollers(
+  service: PollerService,
+  namespace: string,
+  taskQueue: string,
+  taskQueueType: number,
+): Promise<string[]> {
+  const response = await service.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+    taskQueueType,
+  });
+  const now = Date.now();
+  return (response.pollers ?? [])
+    .filter((poller) => now - pollMs(poller.lastAccessTime) <= RECENT_POLL_MS)
+    .map((poller) => poller.identity ?? '');
+}
 
 /** The yiem workers polling `taskQueue`'s workflow tasks and the payload store each announces. */
 export async function workerStores(
@@ -34,18 +59,17 @@ export async function workerStores(
   namespace: string,
   taskQueue: string,
 ): Promise<WorkerStore[]> {
-  const response = await service.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
-    taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
-  });
   const stores: WorkerStore[] = [];
-  for (const poller of response.pollers ?? []) {
-    const identity = poller.identity ?? '';
+  for (const identity of await recentPollers(service, namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW)) {
     const announced = announcementOf(identity);
     if (announced.announced) stores.push({ identity, store: announced.store });
   }
   return stores;
+}
+
+function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!time) return 0;
+  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
 }
 
 /** Why a worker with `worker`'s store cannot read what a process with `own` stores, and how to fix it. */

@@ -5,11 +5,10 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { workflowBundle } from './agentHarness.ts';
+import { TSX_LOADER } from './cli.ts';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 const ENTRY = fileURLToPath(new URL('./markerWorker.ts', import.meta.url));
-// By URL, not by name: a worker started in another working directory would not find `tsx` there.
-const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 const READY_TIMEOUT_MS = 60_000;
 
 /** What crash tests share: a directory for markers and the workflow bundle on disk. */
