@@ -1,7 +1,8 @@
+import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
 import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
-import type { ExecuteToolInput, ExecuteToolOutput } from '../src/contract/protocol.ts';
+import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
@@ -104,12 +105,13 @@ export async function executeTool(
       const why = aborted
         ? `Tool "${toolName}" was stopped (${describeThrown(reason)}): ${describeThrown(error)}`
         : undefined;
-      const willRetry = aborted
-        ? describeThrown(reason) !== 'CANCELLED' && !lastAttempt(attempt, input.maximumAttempts)
-        : true;
+      const cancelledByWorkflow = aborted && describeThrown(reason) === 'CANCELLED';
+      const willRetry = aborted ? !cancelledByWorkflow && !lastAttempt(attempt, input.maximumAttempts) : true;
       end(failureResult(toolName, error, attempt, why), true, willRetry);
       await published.abandon();
-      throw error;
+      // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
+      // so that its row in the Web UI says so.
+      throw cancelledByWorkflow && reason instanceof CancelledFailure ? reason : error;
     }
     result = failureResult(toolName, error, attempt);
     isError = true;
@@ -119,11 +121,33 @@ export async function executeTool(
 
   const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
   result = limitToolResult(after.result, deps.maxResultBytes);
+  // Cutting a result of megabytes takes tens of milliseconds; let other conversations' work run
+  // before the cut result is measured and stored.
+  if (result !== after.result) await setImmediate();
   isError = after.isError;
   end(result, isError, false);
   const message = toolResultMessage(toolCallId, toolName, result, isError);
   const heldBack = await published.finish();
   return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
+}
+
+/**
+ * How the `executeTool` activity ends, as the Web UI shows it: a call whose result is an error (a
+ * `ToolError`, a non-retryable failure, the last attempt, an `afterToolCall` that made it one) fails
+ * the activity, without retries, with the whole output as the failure's details; the workflow reads
+ * it back from there (workflows/toolBatch.ts) and the model gets the same error result. Any other
+ * result completes it.
+ */
+export function endToolActivity(output: ExecuteToolOutput): ExecuteToolOutput {
+  if (!output.message.isError) return output;
+  // Benign: an expected outcome the model handles, so the worker logs it at debug level, not as a warning.
+  throw ApplicationFailure.create({
+    message: toolEndText(output.message.content),
+    type: TOOL_CALL_FAILED,
+    nonRetryable: true,
+    details: [output],
+    category: ApplicationFailureCategory.BENIGN,
+  });
 }
 
 /**

@@ -9,7 +9,7 @@ import type { ToolRegistry } from '../src/worker/registry.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
-import { executeTool, safeSink } from './execute.ts';
+import { endToolActivity, executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
@@ -88,9 +88,9 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         input,
       );
       // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
-      if (output.terminate) return output;
+      if (output.terminate) return endToolActivity(output);
       const { stored } = await storedMessages.keep(output.message);
-      return stored ? { ...output, message: storedOutline(output.message, stored) } : output;
+      return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
     },
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),

@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { StorageDriverTargetInfo } from '@temporalio/common';
@@ -30,8 +31,11 @@ export class StoredMessages {
     if (bytes <= INLINE_MESSAGE_BYTES) return message;
     const store = await this.#store();
     if (!store) return message;
+    // Measuring and serialising a message of megabytes each hold the event loop for tens of
+    // milliseconds; other conversations' work runs in between.
+    await setImmediate();
     const stored = await store.put(message, bytes, conversationTarget());
-    this.#cache.set(storedKey(stored), message);
+    this.#cache.set(storedKey(stored), message, { size: Math.max(1, bytes) });
     return storedOutline(message, stored);
   }
 

@@ -25,7 +25,7 @@ export interface BenchConfig {
   largeContentCheckpoints: number[];
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({

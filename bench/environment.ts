@@ -36,6 +36,9 @@ export interface BenchEnvironment {
     taskQueue?: string;
     /** Also run the whole-context baseline workflow on `<taskQueue>-baseline`. */
     baseline?: boolean;
+    /** Self-written tools and MCP servers (scenario j). */
+    selfWritingDir?: string;
+    mcpServers?: Record<string, { command: string; args: string[] }>;
   }): Promise<{ worker: WorkerHandle; agents: AgentClient; taskQueue: string }>;
   close(): Promise<void>;
 }
@@ -97,6 +100,8 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
         payloadsDir,
         ...(workerOptions.workerOptions ? { workerOptions: workerOptions.workerOptions } : {}),
+        ...(workerOptions.selfWritingDir ? { selfWritingDir: workerOptions.selfWritingDir } : {}),
+        ...(workerOptions.mcpServers ? { mcpServers: workerOptions.mcpServers } : {}),
       });
       workers.add(worker);
       worker.child.once('exit', () => workers.delete(worker));

@@ -15,6 +15,7 @@ import {
   TOOL_RESULT_KB,
   TURNS_PER_RUN,
 } from './scenarios/largeContent.ts';
+import { LARGE_RESULT_KB, type LargeResultPoint } from './scenarios/largeResults.ts';
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
@@ -33,6 +34,7 @@ export interface BenchResults {
   actions?: ActionsResult;
   tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
+  largeResults?: LargeResultPoint[];
 }
 
 export interface ReportInput {
@@ -76,6 +78,7 @@ export function renderReport(input: ReportInput): string {
     results.actions ? actionsSection(results.actions) : '',
     results.tokenDelay ? tokenDelaySection(results.tokenDelay) : '',
     results.largeContent ? largeContentSection(results.largeContent) : '',
+    results.largeResults ? largeResultsSection(results.largeResults) : '',
     existsSync(TUNING_NOTES) ? readFileSync(TUNING_NOTES, 'utf8').trim() : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
@@ -145,6 +148,15 @@ function goalsSection(results: BenchResults): string {
         verdict(level.turnsPerSecond.median >= 50),
       ]);
     }
+  }
+  if (results.largeResults) {
+    const longest = Math.max(...results.largeResults.map((point) => point.bystanderLongestMs));
+    const answered = results.largeResults.every((point) => !point.outcome.startsWith('error'));
+    rows.push([
+      `A bystander's turn < 1 s while a tool returns ${LARGE_RESULT_KB / 1024} MB (plain, written, MCP)`,
+      `longest ${longest.toFixed(0)} ms${answered ? '' : '; a big call ended in an error'}`,
+      verdict(longest < 1000 && answered),
+    ]);
   }
   if (results.idleMemory) {
     const idle = results.idleMemory;
@@ -406,6 +418,29 @@ function largeContentSection(result: LargeContentResult): string {
       ms(point.turnMs, 0),
       `${point.workerRssMb.toFixed(0)} MB`,
       `${point.workerHeapMb.toFixed(0)} MB`,
+    ]),
+  )}`;
+}
+
+function largeResultsSection(points: LargeResultPoint[]): string {
+  return `## (j) A ${LARGE_RESULT_KB / 1024} MB tool result beside a bystander conversation\n\nOn one fresh worker process, a tool of each kind returns ${LARGE_RESULT_KB / 1024} MB of text (cut to the 4 MB \`maxToolResultBytes\`, with its note to the model) while a second conversation on the same worker sends one short turn after another until the big turn has answered. The event-loop figure is the worker's longest block during the big turn (\`perf_hooks.monitorEventLoopDelay\`, 10 ms resolution); RSS is read after a forced GC, before the big turn and after both conversations ended. One run per kind.\n\n${table(
+    [
+      'tool',
+      'what the model read',
+      'big turn',
+      "bystander's turns",
+      "bystander's longest turn",
+      'event loop max delay',
+      'worker RSS before → after',
+    ],
+    points.map((point) => [
+      point.kind,
+      point.outcome,
+      `${point.bigTurnMs.toFixed(0)} ms`,
+      String(point.bystanderTurns),
+      `${point.bystanderLongestMs.toFixed(0)} ms`,
+      `${point.eventLoopMaxMs.toFixed(0)} ms`,
+      `${point.rssBeforeMb.toFixed(0)} → ${point.rssAfterMb.toFixed(0)} MB`,
     ]),
   )}`;
 }

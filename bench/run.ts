@@ -16,6 +16,7 @@ import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
 import { measureLargeContent } from './scenarios/largeContent.ts';
+import { measureLargeResults } from './scenarios/largeResults.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
@@ -99,6 +100,10 @@ try {
       config.largeContentCheckpoints,
     );
     await large.worker.stop();
+  }
+  if (config.only.has('j')) {
+    step('j: a 12 MB tool result beside a bystander conversation');
+    results.largeResults = await measureLargeResults(env);
   }
 } finally {
   await env.close();

@@ -12,6 +12,8 @@ export interface MemoryUsage {
   external: number;
   /** The worker's workflow cache size (its option, or the SDK's default from the heap limit). */
   maxCachedWorkflows: number;
+  /** The longest the worker's event loop was blocked since the previous call. */
+  eventLoopMaxMs: number;
 }
 
 /** A worker process the benchmark controls: ask its memory, shut it down, or SIGKILL it. */
@@ -66,8 +68,8 @@ export async function startWorkerProcess(config: WorkerProcessConfig): Promise<W
     async memory() {
       const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
       child.send({ type: 'memory' });
-      const { rss, heapUsed, external, maxCachedWorkflows } = await reply;
-      return { rss, heapUsed, external, maxCachedWorkflows };
+      const { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs } = await reply;
+      return { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs };
     },
     next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
     async stop() {

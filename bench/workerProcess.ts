@@ -3,6 +3,7 @@
  * Started by `workerHandle.ts` with one JSON argument ({@link WorkerProcessConfig}); talks over IPC.
  */
 import { readFile } from 'node:fs/promises';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker/worker.ts';
@@ -21,12 +22,23 @@ export interface WorkerProcessConfig {
   workerOptions?: Record<string, unknown>;
   /** The payload store's directory, shared with the benchmark's client. */
   payloadsDir?: string;
+  /** Self-written tools in this directory and MCP servers (scenario j: large results). */
+  selfWritingDir?: string;
+  mcpServers?: Record<string, { command: string; args: string[] }>;
 }
 
 export type WorkerProcessMessage =
   | { type: 'ready' }
   | { type: 'toolStart' | 'toolEnd'; attempt: string; at: number }
-  | { type: 'memory'; rss: number; heapUsed: number; external: number; maxCachedWorkflows: number };
+  | {
+      type: 'memory';
+      rss: number;
+      heapUsed: number;
+      external: number;
+      maxCachedWorkflows: number;
+      /** The longest the event loop was blocked since the previous memory report. */
+      eventLoopMaxMs: number;
+    };
 
 const send = (message: WorkerProcessMessage): void => {
   process.send?.(message);
@@ -35,6 +47,8 @@ const send = (message: WorkerProcessMessage): void => {
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const eventLoopDelay = monitorEventLoopDelay({ resolution: 10 });
+  eventLoopDelay.enable();
   const connection = await NativeConnection.connect({ address: config.address });
   const model = {
     baseURL: config.modelBaseURL,
@@ -57,6 +71,8 @@ async function main(): Promise<void> {
       }),
     ],
     model,
+    ...(config.selfWritingDir ? { selfWriting: { toolsDir: config.selfWritingDir, memoryMb: 128 } } : {}),
+    ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
     ...(config.payloadsDir
       ? { dataConverter: { externalStorage: payloadStorage({ directory: config.payloadsDir }) } }
       : {}),
@@ -77,6 +93,8 @@ async function main(): Promise<void> {
   }
   process.on('message', (message: { type: string }) => {
     if (message.type === 'memory') {
+      const eventLoopMaxMs = eventLoopDelay.max / 1e6;
+      eventLoopDelay.reset();
       globalThis.gc?.();
       const usage = process.memoryUsage();
       send({
@@ -85,6 +103,7 @@ async function main(): Promise<void> {
         heapUsed: usage.heapUsed,
         external: usage.external,
         maxCachedWorkflows: agent.worker.options.maxCachedWorkflows,
+        eventLoopMaxMs,
       });
     } else if (message.type === 'shutdown') {
       baseline?.shutdown();

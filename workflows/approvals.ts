@@ -1,15 +1,15 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { condition } from '@temporalio/workflow';
 import { MAX_DECIDER_CHARS } from '../src/contract/limits.ts';
 import type { ApprovalPolicy } from '../src/contract/settings.ts';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
 import type { ConversationEvents } from './events.ts';
+import { namedWait } from './webUiRows.ts';
 
 /** A call to ask about: the pending approval before the workflow stamps its times. */
 export type ApprovalRequest = Omit<PendingApproval, 'requestedAt' | 'expiresAt'>;
 
 /**
- * Tool calls waiting for a person. The wait is a workflow condition, so it survives worker restarts;
+ * Tool calls waiting for a person. The wait is a workflow condition (and timer), so it survives worker restarts;
  * the decision arrives as an Update and is recorded in history. Calls are keyed by their approval id:
  * a model may give two calls of one batch the same tool call id.
  */
@@ -61,8 +61,11 @@ export class Approvals {
     return outcome;
   }
 
-  /** Waits until a person decides, or the timeout policy applies. */
-  async request(request: ApprovalRequest): Promise<ApprovalOutcome> {
+  /**
+   * Waits until a person decides, or the timeout policy applies; the Web UI shows the wait as a
+   * timer named after the call (`summary`) and its approval id.
+   */
+  async request(request: ApprovalRequest, summary = request.toolName): Promise<ApprovalOutcome> {
     const requestedAt = Date.now();
     const { timeout, onTimeout } = this.#policy;
     const { approvalId, toolCallId } = request;
@@ -75,8 +78,7 @@ export class Approvals {
     this.#events.publish(request.turn, { type: 'approvalRequested', approval });
     const decided = () => this.#decided.has(approvalId);
     try {
-      if (timeout) await condition(decided, timeout);
-      else await condition(decided);
+      await namedWait(decided, `awaiting approval: ${summary} · approval ${approvalId}`, timeout);
     } catch (error) {
       // The turn was cancelled while the call waited: nobody needs to answer any more.
       const outcome: ApprovalOutcome = { approvalId, toolCallId, approved: false, decidedBy: 'cancelled' };

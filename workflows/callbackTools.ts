@@ -1,5 +1,5 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities } from '@temporalio/workflow';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
@@ -13,6 +13,7 @@ import type {
 } from '../src/contract/types.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
 import type { ConversationEvents } from './events.ts';
+import { namedWait } from './webUiRows.ts';
 
 const { checkCallbackOutput } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
@@ -84,7 +85,11 @@ export class CallbackCalls {
     this.#events.publish(turn, { type: 'callbackRequested', callback: pending });
     let answered: boolean;
     try {
-      answered = await condition(() => this.#answers.has(callId), runner.timeout);
+      answered = await namedWait(
+        () => this.#answers.has(callId),
+        `callback ${call.summary}: waiting for a client · call ${callId}`,
+        runner.timeout,
+      );
     } catch (error) {
       if (!isCancellation(error)) throw error;
       return toolCancelledMessage(toolCallId, toolName);

@@ -8,6 +8,7 @@ import {
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
 import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
+import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
 import { type ConversationState, carryOver, createConversationState } from './state.ts';
 import { runTurn } from './turn.ts';
@@ -26,6 +27,7 @@ export async function conversationWorkflow(
   const state = createConversationState(options, carried);
   const { events } = state;
   registerHandlers(state);
+  showCurrentDetails(state);
   for (;;) {
     await condition(() => hasWork(state));
     if (state.pending.length === 0 && state.ending) break;

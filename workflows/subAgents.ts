@@ -60,7 +60,7 @@ export async function runSubAgent(
     const child = await startChild('conversationWorkflow', {
       workflowId,
       args: [childOptions(context.settings, agent), firstTask(task, context.conversationId)],
-      staticSummary: cut(`${agent.name} · ${task}`),
+      staticSummary: cut(`sub-agent ${agent.name}: ${task.trim().split('\n')[0]}`),
       ...childSearchAttributes(agent),
     });
     announce();

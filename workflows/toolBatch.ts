@@ -1,6 +1,17 @@
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
-import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
+import {
+  type AgentActivities,
+  type ExecuteToolOutput,
+  type PreparedToolCall,
+  TOOL_CALL_FAILED,
+} from '../src/contract/protocol.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
@@ -11,9 +22,11 @@ import type {
 } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
+import { showCurrentDetails } from './currentDetails.ts';
 import { emitAgentEvent } from './eventSink.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
+import { markCall } from './webUiRows.ts';
 
 type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
 
@@ -55,6 +68,10 @@ export async function runToolBatch(
   const results: (ToolResultMessage | undefined)[] = prepared.map((call) =>
     call.kind === 'immediate' ? call.message : undefined,
   );
+  for (const call of prepared) {
+    if (call.kind === 'immediate')
+      markCall(`blocked: ${call.message.toolName} — ${toolEndText(call.message.content)}`);
+  }
   const terminated: boolean[] = prepared.map(() => false);
   const scope = CancellationScope.current();
   for (const group of planExecutionGroups(prepared, state.settings.toolExecution)) {
@@ -133,38 +150,55 @@ async function approvalGate(
   if (!call.approval) return undefined;
   let outcome: ApprovalOutcome;
   try {
-    outcome = await requestApproval(state, {
-      approvalId,
-      turn: state.turn,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      args: call.args,
-      reason: call.approval.reason,
-    });
+    outcome = await requestApproval(
+      state,
+      {
+        approvalId,
+        turn: state.turn,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        args: call.args,
+        reason: call.approval.reason,
+      },
+      call.summary,
+    );
   } catch (error) {
     if (isCancellation(error)) return toolCancelledMessage(call.toolCallId, call.toolName);
     throw error;
   }
   if (outcome.approved) return undefined;
   const why = outcome.reason ? `: ${outcome.reason}` : '';
+  const timedOut = `approval timed out (${outcome.reason})`;
   const text =
     outcome.decidedBy === 'timeout'
-      ? `Tool call "${call.toolName}" was denied: approval timed out (${outcome.reason})`
+      ? `Tool call "${call.toolName}" was denied: ${timedOut}`
       : `Tool call "${call.toolName}" was denied by the user${why}`;
+  markCall(
+    `denied: ${call.summary} — ${outcome.decidedBy === 'timeout' ? timedOut : (outcome.reason ?? 'by the user')}`,
+  );
   return toolErrorMessage(call.toolCallId, call.toolName, text);
 }
 
 /** Waits for the decision, shown as `awaitingApproval` in search attributes and told to a parent. */
-async function requestApproval(state: ConversationState, request: ApprovalRequest): Promise<ApprovalOutcome> {
+async function requestApproval(
+  state: ConversationState,
+  request: ApprovalRequest,
+  summary: string,
+): Promise<ApprovalOutcome> {
   const { approvals, parentLink, turn } = state;
   state.updateSearchAttributes('awaitingApproval', turn);
-  const waiting = approvals.request(request);
+  const waiting = approvals.request(request, summary);
+  showCurrentDetails(state);
   const asked = approvals.list().find((approval) => approval.approvalId === request.approvalId);
   if (asked) parentLink?.requested(asked);
-  const outcome = await waiting;
-  parentLink?.resolved(outcome);
-  if (approvals.list().length === 0) state.updateSearchAttributes('running', turn);
-  return outcome;
+  try {
+    const outcome = await waiting;
+    parentLink?.resolved(outcome);
+    if (approvals.list().length === 0) state.updateSearchAttributes('running', turn);
+    return outcome;
+  } finally {
+    showCurrentDetails(state);
+  }
 }
 
 /** An ordinary tool: EXECUTE and FINALIZE in an `executeTool` activity, with the tool's own policy. */
@@ -197,12 +231,26 @@ async function executeInActivity(
     if (events) state.events.publishFromResult(events);
     return outcome;
   } catch (error) {
+    const reported = reportedToolOutput(error);
+    if (reported) {
+      const { events, ...outcome } = reported;
+      if (events) state.events.publishFromResult(events);
+      return outcome;
+    }
     if (isCancellation(error))
       return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
     // The activity failed for good (lost workers, timeouts): the model still gets a result.
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
+}
+
+/** The output of a call whose result is an error, which its activity reports as a failure. */
+function reportedToolOutput(error: unknown): ExecuteToolOutput | undefined {
+  if (!(error instanceof ActivityFailure)) return undefined;
+  const { cause } = error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== TOOL_CALL_FAILED) return undefined;
+  return cause.details?.[0] as ExecuteToolOutput | undefined;
 }
 
 /** A tool with a `runner`: the workflow runs the call itself, and publishes its events. */
@@ -229,7 +277,7 @@ async function runInWorkflow(
       break;
     case 'callback':
       publishToolStart(state, call);
-      message = await state.callbacks.run(call, runner, callKey, state.turn);
+      message = await whileShown(state, state.callbacks.run(call, runner, callKey, state.turn));
       break;
   }
   publishToolEnd(state, message);
@@ -237,6 +285,16 @@ async function runInWorkflow(
   const result = { content, details, usage: null, terminate: false };
   emitAgentEvent({ type: 'toolExecutionEnd', ...event, result, isError, willRetry: false });
   return message;
+}
+
+/** Keeps the Current Details up to date while `waiting` (a call that waits for someone) runs. */
+async function whileShown<T>(state: ConversationState, waiting: Promise<T>): Promise<T> {
+  showCurrentDetails(state);
+  try {
+    return await waiting;
+  } finally {
+    showCurrentDetails(state);
+  }
 }
 
 /** From the next model call on, the conversation speaks as `agent`. */

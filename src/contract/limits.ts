@@ -45,6 +45,14 @@ export const MAX_ARGUMENT_BYTES = 256 * 1024;
 export const DEFAULT_MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024;
 
 /**
+ * The largest message a stdio MCP server may send (the SDK's default is 10 MB, below a result the
+ * worker would cut to {@link DEFAULT_MAX_TOOL_RESULT_BYTES}). A 12 MB result must reach the cut, not
+ * close the connection; a server that sends more than this is stopped, so it cannot exhaust the
+ * worker's memory.
+ */
+export const MAX_MCP_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/**
  * Largest progress report a tool may send, as JSON in UTF-8 bytes. Each one becomes heartbeat
  * details and an event (carried by a signal or in the tool's result), so a large one could push a
  * payload past Temporal's limit and lose the tool's result.
@@ -104,8 +112,11 @@ export const TOOL_END_TEXT_CHARS = 200;
 /** A tool call's activity summary in the Temporal UI, e.g. `getWeather(city: "Tokyo")`. */
 export const TOOL_CALL_SUMMARY_CHARS = 120;
 
-/** A sub-agent's child workflow summary in the Temporal UI (`researcher · the task`). */
+/** A sub-agent's child workflow summary in the Temporal UI (`sub-agent researcher: the task`). */
 export const SUB_AGENT_SUMMARY_CHARS = 80;
+
+/** The name of a timer row in the Web UI: a wait, or a tool call that never ran. */
+export const TIMER_SUMMARY_CHARS = 160;
 
 /** A conversation's default title in the Temporal UI (`agent · system prompt`). */
 export const CONVERSATION_TITLE_CHARS = 80;

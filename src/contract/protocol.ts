@@ -151,6 +151,13 @@ export interface ExecuteToolInput {
   followed?: boolean;
 }
 
+/**
+ * The failure type of an `executeTool` activity whose call's result is an error: the failure's one
+ * detail is the call's `ExecuteToolOutput` (activities/execute.ts `endToolActivity`). Histories
+ * recorded before it hold such results as completed activities; the workflow reads both.
+ */
+export const TOOL_CALL_FAILED = 'ToolCallFailed';
+
 export interface ExecuteToolOutput {
   /** A large result is in the payload store; the transcript keeps its outline (see `TranscriptEntry`). */
   message: ToolResultMessage & { stored?: StoredContent };

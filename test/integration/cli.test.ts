@@ -263,10 +263,12 @@ describe('the yiem CLI', () => {
       await exited;
       await rm(dataDir, { recursive: true, force: true });
     }
-    // Once dev has stopped, send is back on the default queue (and says nothing of dev).
-    const after = await yiem(['send', '--address', address(), '--id', 'none-such', 'x'], {
+    // Once dev has stopped, send is back on the default queue (and says nothing of dev). No server
+    // answers at that address, so the send fails at once instead of waiting for a worker.
+    const after = await yiem(['send', '--address', '127.0.0.1:1', '--id', 'none-such', 'x'], {
       env: cleanEnv({ YIEM_DATA_DIR: dataDir }),
     });
+    expect(after.stderr).toContain('127.0.0.1:1');
     expect(after.stderr).not.toContain('yiem dev running here');
   }, 120_000);
 

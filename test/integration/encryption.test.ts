@@ -6,7 +6,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
+import { ToolError, textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, Message } from '../../src/contract/types.ts';
 import {
   AesGcmPayloadCodec,
@@ -25,6 +25,7 @@ const SECRETS = {
   toolResult: 'RESULT-SECRET-cobalt',
   reply: 'REPLY-SECRET-dolomite',
   failedAttempt: 'FAILURE-SECRET-epidote',
+  toolError: 'TOOLERROR-SECRET-fluorite',
 };
 
 const attempted = new Set<string>();
@@ -42,6 +43,18 @@ const vault: AgentTool = {
       throw new Error(`Vault jammed: ${SECRETS.failedAttempt}`);
     }
     return textResult(`The vault holds ${SECRETS.toolResult}`);
+  },
+};
+
+// A tool error fails its activity, with the result the model gets as the failure's details.
+const lockedSafe: AgentTool = {
+  name: 'lockedSafe',
+  label: 'Locked safe',
+  description: 'A safe that stays shut',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  execute: () => {
+    throw new ToolError(`The safe stays shut: ${SECRETS.toolError}`);
   },
 };
 
@@ -69,7 +82,7 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     server = await startDevServer({ dataDir, port: 0, headless: true, cliPath: await ensureTemporalCli() });
     agent = await startTestAgent({
       address: server.address,
-      tools: [vault],
+      tools: [vault, lockedSafe],
       // No prebuilt bundle: the worker bundles the workflow with the encrypting failure converter.
       worker: { dataConverter: encryptedDataConverter(codec), workflowBundle: undefined },
     });
@@ -83,7 +96,10 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     agent.model.enqueue(
       {
         kind: 'toolCalls',
-        toolCalls: [{ id: 'v1', name: 'vault', arguments: { combination: SECRETS.toolArgument } }],
+        toolCalls: [
+          { id: 'v1', name: 'vault', arguments: { combination: SECRETS.toolArgument } },
+          { id: 's1', name: 'lockedSafe', arguments: {} },
+        ],
       },
       { kind: 'text', text: SECRETS.reply },
     );
@@ -108,6 +124,7 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
     const request = JSON.stringify(agent.model.requests);
     expect(request).toContain(SECRETS.prompt);
     expect(request).toContain(SECRETS.toolResult);
+    expect(request).toContain(SECRETS.toolError);
     expect(JSON.stringify(transcript)).toContain(SECRETS.toolArgument);
   });
 

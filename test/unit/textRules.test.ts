@@ -31,6 +31,21 @@ describe('UTF-8 bytes', () => {
   it('keeps the longest prefix within a byte budget without splitting a character', () => {
     expect(utf8Prefix('ééé', 5)).toBe('éé');
     expect(utf8Prefix('abc', 5)).toBe('abc');
+    expect(utf8Prefix('a😀b', 4)).toBe('a');
+    expect(utf8Prefix('a😀b', 5)).toBe('a😀');
+  });
+
+  it('counts a lone surrogate as the three bytes of U+FFFD, as utf8Bytes does', () => {
+    expect(utf8Prefix('\uD800ab', 3)).toBe('\uD800');
+    expect(utf8Prefix('\uD800ab', 2)).toBe('');
+    expect(utf8Prefix('x\uDC00\uD800y', 7)).toBe('x\uDC00\uD800');
+  });
+
+  it('cuts a 12 MB text to a 4 MB budget exactly', () => {
+    const text = `${'é'.repeat(6 * 1024 * 1024)}`;
+    const cut = utf8Prefix(text, 4 * 1024 * 1024 + 1);
+    expect(utf8Bytes(cut)).toBe(4 * 1024 * 1024);
+    expect(cut).toHaveLength(2 * 1024 * 1024);
   });
 });
 

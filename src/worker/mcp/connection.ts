@@ -9,6 +9,7 @@ import {
   type Tool,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_MCP_STDIO_MESSAGE_BYTES } from '../../contract/limits.ts';
 import { describeThrown } from '../../contract/thrown.ts';
 import { ToolError } from '../../contract/toolResult.ts';
 import type { McpServerConfig } from '../../contract/types.ts';
@@ -174,6 +175,7 @@ function createTransport(config: McpServerConfig): Transport {
     env: { ...getDefaultEnvironment(), ...config.env },
     ...(config.cwd ? { cwd: config.cwd } : {}),
     stderr: 'inherit',
+    maxBufferSize: MAX_MCP_STDIO_MESSAGE_BYTES,
   });
 }
 
