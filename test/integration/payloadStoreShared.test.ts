@@ -83,12 +83,20 @@ describe('the payload store of a worker and a client in two working directories'
     await expect(refused).rejects.toThrow(clientStore);
     await expect(refused).rejects.toThrow(/YIEM_PAYLOADS_DIR/);
 
-    model.enqueue({ kind: 'text', text: 'Small one answered.' });
-    expect(await conversation.send('A small prompt.')).toMatchObject({ reply: 'Small one answered.' });
+    // A reply over 4 KB: the worker keeps it in its store, where this client cannot read it.
+    const longReply = `Small one answered. ${'r'.repeat(10_000)}`;
+    model.enqueue({ kind: 'text', text: longReply });
+    expect((await conversation.send('A small prompt.')).reply === longReply).toBe(true);
+    await expect(conversation.messages()).rejects.toThrow(
+      /Message 1 of conversation \S+ \(\d+ bytes, in the payload store\) cannot be read by this client: .*yiem doctor/,
+    );
 
     // Fixed: a client on the worker's store sends the big prompt to the same conversation.
     const fixed = newClient(taskQueue, { YIEM_PAYLOADS_DIR: workerStore }).getConversation(conversation.id);
     model.enqueue({ kind: 'text', text: 'Big one answered.' });
     expect(await fixed.send(bigPrompt)).toMatchObject({ reply: 'Big one answered.' });
+    const transcript = await fixed.messages();
+    expect(transcript.map((message) => message.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(transcript[2]?.content === bigPrompt, 'the big prompt comes back whole').toBe(true);
   });
 });
