@@ -116,6 +116,7 @@ export class AgentClient {
     let converter = options.dataConverter;
     if (options.client) {
       this.client = options.client;
+      converter ??= options.client.options.dataConverter;
     } else {
       const { connectionOptions, namespace } = resolveTemporalConnection(options);
       this.#address = connectionOptions.address;
