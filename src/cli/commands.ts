@@ -9,6 +9,9 @@ import {
   startDevServer,
   waitForServer,
 } from '../infrastructure/server/index.ts';
+import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.ts';
+import { S3StorageDriver } from '../infrastructure/storage/s3Driver.ts';
+import { sweepPayloads } from '../infrastructure/storage/sweep.ts';
 import { loadMcpConfig } from '../worker/mcp/config.ts';
 import { openConversation, runChat } from './chat.ts';
 import {
@@ -351,6 +354,40 @@ export async function listCommand(
       limit: Number(flags.limit),
     });
     console.log(formatListing(rows));
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * `yiem payloads sweep`: deletes the S3 payloads of conversations Temporal no longer has (deleted,
+ * or past the namespace's retention) and keeps those of running and retained ones.
+ */
+export async function sweepPayloadsCommand(
+  flags: ConnectionFlags & { dryRun?: boolean; minAge: string },
+): Promise<void> {
+  if (!/^\d+$/.test(flags.minAge)) throw new Error(`--min-age ${flags.minAge}: expected a number of minutes`);
+  const minAgeMinutes = Number(flags.minAge);
+  const driver = payloadStorageFromEnv(process.env)?.drivers[0];
+  if (!(driver instanceof S3StorageDriver)) {
+    throw new Error(
+      'yiem payloads sweep sweeps the S3 payload store: set YIEM_PAYLOAD_STORAGE=s3 and YIEM_S3_BUCKET',
+    );
+  }
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    const result = await sweepPayloads(driver, client.client, {
+      dryRun: flags.dryRun === true,
+      minAgeMs: minAgeMinutes * 60_000,
+    });
+    for (const group of result.deleted) {
+      const what = flags.dryRun ? 'would delete' : `deleted ${group.objects} payload(s) of`;
+      console.log(`${what} ${group.namespace}/${group.workflowId}`);
+    }
+    const verb = flags.dryRun ? 'would delete' : 'deleted';
+    console.log(
+      `${driver.location}: ${verb} the payloads of ${result.deleted.length} workflow(s) Temporal no longer has; kept ${result.kept}.`,
+    );
   } finally {
     await client.close();
   }

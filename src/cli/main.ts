@@ -14,6 +14,7 @@ import {
   sendCommand,
   serverCommand,
   statusCommand,
+  sweepPayloadsCommand,
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
@@ -145,6 +146,18 @@ connectionOptions(program.command('cancel').description("cancel a conversation's
   .argument('<conversationId>')
   .action(cancelCommand);
 
+const payloads = program.command('payloads').description('the payload store of large messages and results');
+connectionOptions(
+  payloads
+    .command('sweep')
+    .description(
+      'delete the S3 payloads of conversations Temporal no longer has (deleted or past retention)',
+    ),
+)
+  .option('--dry-run', 'only print what would be deleted')
+  .option('--min-age <minutes>', 'keep payloads younger than this (a conversation being started)', '60')
+  .action(sweepPayloadsCommand);
+
 try {
   await program.parseAsync();
 } catch (error) {
@@ -154,5 +167,7 @@ try {
   process.exitCode = 1;
 }
 // A command is done when its promise settles: what it left open (a retrying call, an idle
-// connection) must not keep the process alive or crash it afterwards.
+// connection) must not keep the process alive or crash it afterwards. Its output goes first: on a
+// pipe, stdout is asynchronous and exit would cut a long transcript short.
+await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
 process.exit();

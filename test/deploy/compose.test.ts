@@ -71,11 +71,20 @@ describe('docker-compose.yml', () => {
     expect(services.worker?.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233' });
   });
 
-  it('gives every worker replica and the codec server one payload store, where YIEM_PAYLOADS_DIR points', () => {
+  it('gives every worker replica and the codec server one payload store: the bucket of the S3 service', () => {
+    expect(services.s3?.image).toMatch(/^minio\/minio:RELEASE\./);
+    expect(services['s3-bucket']?.entrypoint?.at(-1)).toBe('local/yiem-payloads');
+    expect(services.worker?.depends_on).toMatchObject({
+      's3-bucket': { condition: 'service_completed_successfully' },
+    });
     for (const name of ['worker', 'codec-server']) {
-      const directory = services[name]?.environment?.YIEM_PAYLOADS_DIR;
-      expect(directory, name).toBeTruthy();
-      expect(services[name]?.volumes, name).toContain(`yiem-payloads:${directory}`);
+      expect(services[name]?.environment, name).toMatchObject({
+        YIEM_PAYLOAD_STORAGE: 's3',
+        YIEM_S3_BUCKET: 'yiem-payloads',
+        YIEM_S3_ENDPOINT: 'http://s3:9000',
+        AWS_ACCESS_KEY_ID: services.s3?.environment?.MINIO_ROOT_USER,
+        AWS_SECRET_ACCESS_KEY: services.s3?.environment?.MINIO_ROOT_PASSWORD,
+      });
     }
   });
 

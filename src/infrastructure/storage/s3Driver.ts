@@ -1,0 +1,224 @@
+import { createHash } from 'node:crypto';
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import {
+  type Payload,
+  type StorageDriver,
+  StorageDriverClaim,
+  type StorageDriverRetrieveContext,
+  type StorageDriverStoreContext,
+  type StorageDriverTargetInfo,
+} from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { describeThrown } from '../../contract/thrown.ts';
+import { requireOptional } from '../optionalDependency.ts';
+
+// A CommonJS module: Node's ESM loader does not see its named exports.
+const { Payload: PayloadProto } = proto.temporal.api.common.v1;
+
+type S3Module = typeof import('@aws-sdk/client-s3');
+
+/** The prefix of payloads stored for no workflow (a standalone activity); the sweeper never touches it. */
+const UNOWNED = 'unowned/';
+const WORKFLOWS = 'workflows/';
+
+export interface S3StorageDriverOptions {
+  bucket: string;
+  /** Prepended to every key, e.g. `yiem/`; default none. */
+  prefix?: string;
+  /** The S3 client's settings (endpoint, region, credentials, forcePathStyle); default the AWS SDK's own. */
+  client?: S3ClientConfig;
+}
+
+/** The workflow a group of payloads belongs to: their key is `<prefix>workflows/<namespace>/<workflow id>/<sha256>`. */
+export interface PayloadGroup {
+  namespace: string;
+  workflowId: string;
+}
+
+/**
+ * An External Storage driver keeping each payload as an object in an S3-compatible bucket. The bytes
+ * are what the codec chain produced, so with the AES-GCM codec the bucket holds only ciphertext.
+ * Keys are grouped by the namespace and workflow whose history refers to them (the SDK's store
+ * target), so {@link sweepPayloads} can delete what belongs to workflows Temporal no longer has.
+ * `@aws-sdk/client-s3` is loaded on first use: a process without S3 never loads it.
+ */
+export class S3StorageDriver implements StorageDriver {
+  readonly name: string;
+  readonly type = 'yiem.s3';
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly #clientConfig: S3ClientConfig;
+  #client: { s3: S3Module; client: S3Client } | undefined;
+
+  constructor(options: S3StorageDriverOptions, name = 'yiem-s3') {
+    this.bucket = options.bucket;
+    this.prefix = options.prefix ?? '';
+    this.#clientConfig = options.client ?? {};
+    this.name = name;
+  }
+
+  /** Where this driver stores, for messages: `s3://bucket/prefix`. */
+  get location(): string {
+    return `s3://${this.bucket}/${this.prefix}`;
+  }
+
+  async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const { s3, client } = this.#s3();
+    const group = this.#groupPrefix(context.target);
+    return Promise.all(
+      payloads.map(async (payload) => {
+        const bytes = PayloadProto.encode(payload).finish();
+        const key = `${group}${createHash('sha256').update(bytes).digest('hex')}`;
+        await client.send(new s3.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }), {
+          ...(context.abortSignal ? { abortSignal: context.abortSignal } : {}),
+        });
+        return new StorageDriverClaim({ bucket: this.bucket, key });
+      }),
+    );
+  }
+
+  async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
+    const { s3, client } = this.#s3();
+    return Promise.all(
+      claims.map(async (claim) => {
+        const bucket = claim.claimData.bucket || this.bucket;
+        const key = claim.claimData.key ?? '';
+        if (!key) throw new Error('Payload store: an S3 claim without a key');
+        let bytes: Uint8Array;
+        try {
+          const object = await client.send(new s3.GetObjectCommand({ Bucket: bucket, Key: key }), {
+            ...(context.abortSignal ? { abortSignal: context.abortSignal } : {}),
+          });
+          if (!object.Body) throw new Error('empty object');
+          bytes = await object.Body.transformToByteArray();
+        } catch (error) {
+          throw new Error(
+            `Payload store: payload s3://${bucket}/${key} is missing or unreadable (${describeThrown(error)}). ` +
+              'Workers and clients must use the same bucket (YIEM_S3_BUCKET, YIEM_S3_ENDPOINT).',
+          );
+        }
+        const { metadata, data } = PayloadProto.decode(bytes);
+        return { metadata, data };
+      }),
+    );
+  }
+
+  /** Every workflow that has payloads in the bucket. */
+  async listGroups(): Promise<PayloadGroup[]> {
+    const groups: PayloadGroup[] = [];
+    for (const namespacePrefix of await this.#listPrefixes(`${this.prefix}${WORKFLOWS}`)) {
+      const namespace = decodeURIComponent(lastSegment(namespacePrefix));
+      for (const workflowPrefix of await this.#listPrefixes(namespacePrefix)) {
+        groups.push({ namespace, workflowId: decodeURIComponent(lastSegment(workflowPrefix)) });
+      }
+    }
+    return groups;
+  }
+
+  /**
+   * Deletes the payloads of `group` written before `writtenBefore` (default: all); returns how many
+   * objects it deleted.
+   */
+  async deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number> {
+    const { s3, client } = this.#s3();
+    const prefix = this.#groupPrefix({ kind: 'workflow', namespace: group.namespace, id: group.workflowId });
+    let deleted = 0;
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new s3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const { Key, LastModified } of page.Contents ?? []) {
+        if (!Key || (writtenBefore && LastModified && LastModified >= writtenBefore)) continue;
+        await client.send(new s3.DeleteObjectCommand({ Bucket: this.bucket, Key }));
+        deleted++;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return deleted;
+  }
+
+  #groupPrefix(target: StorageDriverTargetInfo | undefined): string {
+    if (target?.kind !== 'workflow' || !target.id) return `${this.prefix}${UNOWNED}`;
+    return `${this.prefix}${WORKFLOWS}${encodeURIComponent(target.namespace)}/${encodeURIComponent(target.id)}/`;
+  }
+
+  async #listPrefixes(prefix: string): Promise<string[]> {
+    const { s3, client } = this.#s3();
+    const prefixes: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await client.send(
+        new s3.ListObjectsV2Command({
+          Bucket: this.bucket,
+          Prefix: prefix,
+          Delimiter: '/',
+          ContinuationToken: token,
+        }),
+      );
+      for (const common of page.CommonPrefixes ?? []) if (common.Prefix) prefixes.push(common.Prefix);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return prefixes;
+  }
+
+  #s3(): { s3: S3Module; client: S3Client } {
+    if (!this.#client) {
+      // The SDK warns on every Node 20 process that *later* SDK releases will need Node 22: noise on
+      // every `yiem` command, about versions this one is not.
+      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+      const s3 = requireOptional<S3Module>(
+        '@aws-sdk/client-s3',
+        'The S3 payload store (YIEM_PAYLOAD_STORAGE=s3)',
+      );
+      this.#client = { s3, client: new s3.S3Client(this.#clientConfig) };
+    }
+    return this.#client;
+  }
+}
+
+function lastSegment(prefix: string): string {
+  const parts = prefix.split('/');
+  return parts[parts.length - 2] ?? '';
+}
+
+/**
+ * The S3 driver the environment configures: `YIEM_S3_BUCKET` (required), `YIEM_S3_PREFIX`,
+ * `YIEM_S3_ENDPOINT` (an S3-compatible server; path-style addressing then, unless
+ * `YIEM_S3_FORCE_PATH_STYLE=0`). Region and credentials come the AWS way (`AWS_REGION`,
+ * `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, instance roles...).
+ *
+ * @throws when `YIEM_S3_BUCKET` is missing.
+ */
+export function s3DriverFromEnv(env: Record<string, string | undefined>): S3StorageDriver {
+  const bucket = env.YIEM_S3_BUCKET;
+  if (!bucket)
+    throw new Error('YIEM_PAYLOAD_STORAGE=s3 needs YIEM_S3_BUCKET, the bucket to keep payloads in');
+  const endpoint = env.YIEM_S3_ENDPOINT;
+  const client: S3ClientConfig = {};
+  const region = env.AWS_REGION || env.AWS_DEFAULT_REGION;
+  if (region) client.region = region;
+  // Given explicitly, so an environment other than the process's (a test's, a tool's) is honoured;
+  // otherwise the SDK's chain (process environment, profiles, instance roles) finds them.
+  if (env.AWS_ACCESS_KEY_ID && env.AWS_SECRET_ACCESS_KEY) {
+    client.credentials = {
+      accessKeyId: env.AWS_ACCESS_KEY_ID,
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY,
+      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+    };
+  }
+  if (endpoint) {
+    client.endpoint = endpoint;
+    client.forcePathStyle = env.YIEM_S3_FORCE_PATH_STYLE !== '0';
+    // S3-compatible servers ignore the region but the SDK insists on one; they may not speak the
+    // SDK's default aws-chunked checksums either.
+    client.region ??= 'us-east-1';
+    client.requestChecksumCalculation = 'WHEN_REQUIRED';
+    client.responseChecksumValidation = 'WHEN_REQUIRED';
+  }
+  return new S3StorageDriver({
+    bucket,
+    ...(env.YIEM_S3_PREFIX ? { prefix: env.YIEM_S3_PREFIX } : {}),
+    client,
+  });
+}

@@ -1,0 +1,99 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const INSTALL = fileURLToPath(new URL('../../deploy/s3/install.sh', import.meta.url));
+
+/** A real S3-compatible server (gofakes3, see deploy/s3/install.sh) on a free loopback port. */
+export interface S3Server {
+  endpoint: string;
+  bucket: string;
+  /** The environment a worker, client or CLI needs to keep payloads in this server's bucket. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startS3Server(bucket = 'yiem-payloads'): Promise<S3Server> {
+  const { stdout } = await promisify(execFile)('bash', [INSTALL], { timeout: 600_000 });
+  const bin = /^YIEM_S3_SERVER_BIN=(.+)$/m.exec(stdout)?.[1];
+  if (!bin) throw new Error(`deploy/s3/install.sh printed no YIEM_S3_SERVER_BIN: ${stdout}`);
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-s3-'));
+  const port = await freePort();
+  const child = spawn(
+    bin,
+    [
+      '-backend',
+      'fs',
+      '-fs.path',
+      dataDir,
+      '-fs.create',
+      '-host',
+      `127.0.0.1:${port}`,
+      '-initialbucket',
+      bucket,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4_000);
+  });
+  const endpoint = `http://127.0.0.1:${port}`;
+  await waitForPort(
+    port,
+    () => child.exitCode !== null,
+    () => stderr,
+  );
+  return {
+    endpoint,
+    bucket,
+    env: {
+      YIEM_PAYLOAD_STORAGE: 's3',
+      YIEM_S3_BUCKET: bucket,
+      YIEM_S3_ENDPOINT: endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'yiem-test',
+      AWS_SECRET_ACCESS_KEY: 'yiem-test-secret',
+    },
+    async close() {
+      if (child.exitCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitForPort(port: number, exited: () => boolean, log: () => string): Promise<void> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    if (exited()) throw new Error(`the S3 server exited: ${log()}`);
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the S3 server did not listen on 127.0.0.1:${port}: ${log()}`);
+}
