@@ -1,6 +1,7 @@
 import { codecFromEnv } from '../infrastructure/codec/dataConverter.ts';
 import { startCodecServer } from '../infrastructure/codec/index.ts';
-import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.ts';
+import { payloadStorageFromEnv, payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
+import { describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 
 export interface CodecServerFlags {
   host: string;
@@ -26,6 +27,8 @@ export async function codecServerCommand(flags: CodecServerFlags): Promise<void>
     port: Number(flags.port),
   });
   console.log(`Codec server at ${server.url} (CORS for ${flags.origin.join(', ')}). Press Ctrl-C to stop.`);
+  const store = await payloadStoreOf(externalStorage);
+  console.log(`Payload store: ${store ? describeStore(store) : 'none (payloads inline)'}`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', () => resolve());
     process.once('SIGTERM', () => resolve());

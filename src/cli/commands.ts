@@ -86,6 +86,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   console.log(
     `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
   );
+  console.log(`Payload store: ${agent.payloadStore}`);
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
@@ -122,6 +123,7 @@ export async function devCommand(
   if (demo) useOfflineDemoWeather(agent.registry);
   const running = agent.run();
   console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
+  console.log(`Payload store: ${agent.payloadStore}`);
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
   const { namespace, taskQueue } = config;
   const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });

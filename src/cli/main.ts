@@ -17,6 +17,7 @@ import {
   sweepPayloadsCommand,
   workerCommand,
 } from './commands.ts';
+import { doctorCommand } from './doctor.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { packageVersion } from './version.ts';
 
@@ -133,6 +134,14 @@ connectionOptions(program.command('list').description('list conversations, newes
   )
   .option('--limit <n>', 'at most this many', '50')
   .action(listCommand);
+connectionOptions(
+  program
+    .command('doctor')
+    .description(
+      "check the server, the task queue's workers, and that they share this client's payload store and codec keys",
+    ),
+).action(doctorCommand);
+
 connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
   .argument('<conversationId>')
   .action(cancelCommand);

@@ -56,6 +56,7 @@ import {
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 
@@ -108,15 +109,25 @@ export class AgentClient {
 
   /** The address of the connection this client opened, for errors that name it. */
   readonly #address: string | undefined;
+  /** Compares this client's payload store with the workers' before a message that would be stored. */
+  readonly payloadStoreCheck: PayloadStoreCheck;
 
   constructor(options: AgentClientOptions = {}) {
+    let converter = options.dataConverter;
     if (options.client) {
       this.client = options.client;
+      converter ??= options.client.options.dataConverter;
     } else {
       const { connectionOptions, namespace } = resolveTemporalConnection(options);
       this.#address = connectionOptions.address;
-      this.client = newTemporalClient(options, connectionOptions, namespace);
+      converter ??= dataConverterFromEnv(options.env ?? process.env);
+      this.client = newTemporalClient(converter, options, connectionOptions, namespace);
     }
+    this.payloadStoreCheck = new PayloadStoreCheck(
+      converter,
+      this.client.workflowService,
+      this.client.options.namespace,
+    );
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   }
@@ -150,6 +161,8 @@ export class AgentClient {
     });
     return new Conversation(handle, {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
+      payloadStoreCheck: this.payloadStoreCheck,
+      taskQueue: this.taskQueue,
     });
   }
 
@@ -191,7 +204,10 @@ export class AgentClient {
    * `maxMessageBytes` if it set one, so that oversized messages are refused here rather than by it.
    */
   getConversation(id: string, limits: ConversationLimits = {}): Conversation {
-    return new Conversation(this.client.workflow.getHandle<ConversationWorkflow>(id), limits);
+    return new Conversation(this.client.workflow.getHandle<ConversationWorkflow>(id), {
+      payloadStoreCheck: this.payloadStoreCheck,
+      ...limits,
+    });
   }
 
   /** Closes the connection this client opened. */
@@ -205,11 +221,11 @@ function newestFirst(listings: ConversationListing[], limit: number): Conversati
 }
 
 function newTemporalClient(
+  dataConverter: DataConverter | undefined,
   options: AgentClientOptions,
   connectionOptions: ResolvedTemporalConnection['connectionOptions'],
   namespace: string,
 ): Client {
-  const dataConverter = options.dataConverter ?? dataConverterFromEnv(options.env ?? process.env);
   const unreachable = unreachableServerHandling(connectionOptions.address);
   return new Client({
     connection: Connection.lazy({ ...connectionOptions, interceptors: unreachable.grpcInterceptors }),
@@ -224,16 +240,24 @@ function newTemporalClient(
 export interface ConversationLimits {
   /** The conversation's `maxMessageBytes`. Default: the largest any conversation accepts. */
   maxMessageBytes?: number;
+  /** Checks a message that would be stored against the workers' payload store before sending it. */
+  payloadStoreCheck?: PayloadStoreCheck;
+  /** The conversation's task queue, when known; else asked of the server when needed. */
+  taskQueue?: string;
 }
 
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
   readonly handle: WorkflowHandle<ConversationWorkflow>;
   readonly #maxMessageBytes: number;
+  readonly #payloadStoreCheck: PayloadStoreCheck | undefined;
+  #taskQueue: string | undefined;
 
   constructor(handle: WorkflowHandle<ConversationWorkflow>, limits: ConversationLimits = {}) {
     this.handle = handle;
     this.#maxMessageBytes = limits.maxMessageBytes ?? MAX_MESSAGE_BYTES_LIMIT;
+    this.#payloadStoreCheck = limits.payloadStoreCheck;
+    this.#taskQueue = limits.taskQueue;
   }
 
   get id(): string {
@@ -248,6 +272,7 @@ export class Conversation {
    */
   async send(text: string, options: { updateId?: string } = {}): Promise<TurnResult> {
     this.#checkMessage(text);
+    await this.#checkPayloadStore(text);
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
     const update = await this.handle.startUpdate(promptUpdate, {
@@ -264,7 +289,16 @@ export class Conversation {
    */
   async post(text: string): Promise<void> {
     this.#checkMessage(text);
+    await this.#checkPayloadStore(text);
     await this.handle.signal(postSignal, text);
+  }
+
+  async #checkPayloadStore(text: string): Promise<void> {
+    const problem = await this.#payloadStoreCheck?.problem(text, async () => {
+      this.#taskQueue ??= (await this.handle.describe()).taskQueue;
+      return this.#taskQueue;
+    });
+    if (problem) throw new Error(problem);
   }
 
   #checkMessage(text: string): void {

@@ -1,5 +1,6 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { transcriptQuery } from '../contract/definitions.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type { TranscriptEntry } from '../contract/transcript.ts';
 import type { Message } from '../contract/types.ts';
 import { ContentStore } from '../infrastructure/storage/contentStore.ts';
@@ -32,7 +33,9 @@ export async function readTranscript(handle: WorkflowHandle, range: TranscriptRa
   const messages: Message[] = new Array(entries.length);
   for (let start = 0; start < entries.length; start += PARALLEL_READS) {
     const batch = entries.slice(start, start + PARALLEL_READS);
-    const resolved = await Promise.all(batch.map((entry) => resolveEntry(entry, store)));
+    const resolved = await Promise.all(
+      batch.map((entry, offset) => resolveEntry(entry, store, handle.workflowId, from + start + offset)),
+    );
     resolved.forEach((message, offset) => {
       messages[start + offset] = message;
     });
@@ -40,7 +43,12 @@ export async function readTranscript(handle: WorkflowHandle, range: TranscriptRa
   return messages;
 }
 
-async function resolveEntry(entry: TranscriptEntry, store: ContentStore | undefined): Promise<Message> {
+async function resolveEntry(
+  entry: TranscriptEntry,
+  store: ContentStore | undefined,
+  conversationId: string,
+  index: number,
+): Promise<Message> {
   const { stored, ...message } = entry;
   if (!stored) return message as Message;
   if (!store) {
@@ -48,5 +56,12 @@ async function resolveEntry(entry: TranscriptEntry, store: ContentStore | undefi
       'This conversation keeps large messages in a payload store, and this client has none: give it the data converter of the workers (see README, "Storage")',
     );
   }
-  return store.get<Message>(stored);
+  try {
+    return await store.get<Message>(stored);
+  } catch (error) {
+    // Most often a client on another store than the workers that wrote the message.
+    throw new Error(
+      `Message ${index} of conversation ${conversationId} (${stored.bytes} bytes, in the payload store) cannot be read by this client: ${describeThrown(error)} Run \`yiem doctor\` with this client's settings to compare its payload store and codec keys with the workers'.`,
+    );
+  }
 }

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import {
@@ -17,9 +18,10 @@ import type {
   ModelSettings,
   SelfWritingOptions,
 } from '../contract/types.ts';
-import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
+import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -47,7 +49,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   workflows?: boolean;
   /**
    * How payloads are converted, encoded and stored, e.g. {@link encryptedDataConverter}. Default:
-   * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (`.yiem/payloads`), encrypted
+   * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (default: the user's data folder, `defaultPayloadsDir`), encrypted
    * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set. Workers and clients of one namespace
    * must use the same. Without `externalStorage` every message stays inline, and a conversation
    * stops at Temporal's 2 MB payload limit.
@@ -93,6 +95,8 @@ export interface AgentWorker {
   taskQueue: string;
   /** Where its model calls go: `model <name> at <endpoint>`, for start lines and logs. */
   model: string;
+  /** Where its large payloads go (`<folder> (store <id>)`), or `inline` without a store it can name. */
+  payloadStore: string;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -109,6 +113,12 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const model = resolveModelSettings(options.model, env);
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
+  // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
+  const announcement = await storeAnnouncementOf(dataConverter);
+  const identity = identityWithStore(
+    options.workerOptions?.identity ?? `${process.pid}@${os.hostname()}`,
+    announcement,
+  );
   const ownsConnection = !options.connection;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
 
@@ -138,6 +148,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
         : {}),
       ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
       ...options.workerOptions,
+      identity,
       plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
     });
   } catch (error) {
@@ -158,6 +169,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     registry,
     taskQueue,
     model: describeModel(model),
+    payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
     run,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

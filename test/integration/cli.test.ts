@@ -248,6 +248,7 @@ describe('the yiem CLI', () => {
       expect(stdout).toMatch(
         /Worker on task queue yiem-dev, model yiem-demo at http:\/\/127\.0\.0\.1:\d+\/v1\n/,
       );
+      expect(stdout).toMatch(/\nPayload store: \/\S+ \(store [0-9a-f]{16}\)\n/);
       expect(sent.code).toBe(0);
       expect(sent.stderr).toContain('Using task queue yiem-dev of the yiem dev running here');
       expect(sent.stdout).toMatch(/^agent> \S/);

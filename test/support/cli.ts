@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 /** tsx's loader by URL, so a CLI started in any folder (a test's temporary one) finds it. */
-const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+export const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /**
  * Node's arguments that run the yiem CLI from the sources (through tsx), so the tests need no build

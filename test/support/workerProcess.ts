@@ -5,6 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { workflowBundle } from './agentHarness.ts';
+import { TSX_LOADER } from './cli.ts';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
 const ENTRY = fileURLToPath(new URL('./markerWorker.ts', import.meta.url));
@@ -55,20 +56,27 @@ export async function startWorkerProcess(options: {
   entry?: string;
   /** More environment for the worker script. */
   env?: Record<string, string>;
+  /** The worker's working directory. Default: this process's. */
+  cwd?: string;
 }): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [SOURCE_CONDITION_FLAG, '--import', 'tsx', options.entry ?? ENTRY], {
-    env: {
-      ...process.env,
-      ...options.env,
-      TEMPORAL_ADDRESS: options.address,
-      YIEM_TASK_QUEUE: options.taskQueue,
-      MODEL_BASE_URL: options.modelBaseURL,
-      MARKER_DIR: options.bench.markerDir,
-      WORKFLOW_BUNDLE: options.bench.bundlePath,
-      WORKER_NAME: options.name,
+  const child = spawn(
+    process.execPath,
+    [SOURCE_CONDITION_FLAG, '--import', TSX_LOADER, options.entry ?? ENTRY],
+    {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      env: {
+        ...process.env,
+        ...options.env,
+        TEMPORAL_ADDRESS: options.address,
+        YIEM_TASK_QUEUE: options.taskQueue,
+        MODEL_BASE_URL: options.modelBaseURL,
+        MARKER_DIR: options.bench.markerDir,
+        WORKFLOW_BUNDLE: options.bench.bundlePath,
+        WORKER_NAME: options.name,
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(

@@ -5,7 +5,11 @@ import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
 import { FileStorageDriver } from '../../src/infrastructure/storage/fileDriver.ts';
-import { payloadStorageFromEnv } from '../../src/infrastructure/storage/payloadStorage.ts';
+import {
+  defaultPayloadsDir,
+  payloadStorageFromEnv,
+} from '../../src/infrastructure/storage/payloadStorage.ts';
+import { fileStoreIdentity } from '../../src/infrastructure/storage/payloadStoreIdentity.ts';
 
 describe('FileStorageDriver', () => {
   let directory: string;
@@ -78,5 +82,32 @@ describe('payloadStorageFromEnv', () => {
     expect(() => payloadStorageFromEnv({ YIEM_PAYLOAD_THRESHOLD_BYTES: '32k' })).toThrow(
       'YIEM_PAYLOAD_THRESHOLD_BYTES=32k: expected a number of bytes',
     );
+  });
+});
+
+describe('the default payload store', () => {
+  it('is the user data folder, whatever the working directory; YIEM_DATA_DIR and YIEM_PAYLOADS_DIR win', () => {
+    expect(defaultPayloadsDir({ XDG_DATA_HOME: '/home/ann/.data' })).toBe(
+      '/home/ann/.data/yiem-agent/payloads',
+    );
+    expect(defaultPayloadsDir({ HOME: '/home/ann' })).toBe('/home/ann/.local/share/yiem-agent/payloads');
+    expect(defaultPayloadsDir({ HOME: '/home/ann', YIEM_DATA_DIR: '/srv/yiem' })).toBe('/srv/yiem/payloads');
+    const explicit = payloadStorageFromEnv({ HOME: '/home/ann', YIEM_PAYLOADS_DIR: '/mnt/shared' });
+    expect((explicit?.drivers[0] as FileStorageDriver | undefined)?.directory).toBe('/mnt/shared');
+  });
+});
+
+describe('a store id', () => {
+  it('is written once into the store and read back the same by every process', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'yiem-store-id-'));
+    try {
+      const ids = await Promise.all([1, 2, 3].map(() => fileStoreIdentity(path.join(directory, 'store'))));
+      expect(new Set(ids.map((store) => store.id)).size).toBe(1);
+      expect(ids[0]?.id).toMatch(/^[0-9a-f]{16}$/);
+      const other = await fileStoreIdentity(path.join(directory, 'other'));
+      expect(other.id).not.toBe(ids[0]?.id);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 });

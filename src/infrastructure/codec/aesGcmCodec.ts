@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 
@@ -69,6 +69,16 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   /** The id of the key new payloads are encrypted with. */
   get currentKeyId(): string {
     return this.#current.id;
+  }
+
+  /**
+   * `keyId:fingerprint` of every key, oldest first: the first 8 hex digits of the key's SHA-256, so
+   * two processes can tell whether they hold the same keys without showing them.
+   */
+  keyFingerprints(): string[] {
+    return [...this.#keys].map(
+      ([id, key]) => `${id}:${createHash('sha256').update(key).digest('hex').slice(0, 8)}`,
+    );
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {

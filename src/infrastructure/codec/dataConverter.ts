@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter, ExternalStorage, PayloadCodec } from '@temporalio/common';
-import { payloadStorageFromEnv } from '../storage/payloadStorage.ts';
+import { payloadStorageFromEnv, payloadStoreOf } from '../storage/payloadStorage.ts';
+import type { StoreAnnouncement } from '../storage/payloadStoreIdentity.ts';
 import { type AesGcmCodecOptions, AesGcmPayloadCodec } from './aesGcmCodec.ts';
 import { codecKeysFromEnv } from './keys.ts';
 
@@ -46,4 +47,17 @@ export function dataConverterFromEnv(env: Record<string, string | undefined>): D
   const storage = payloadStorageFromEnv(env);
   if (codec) return encryptedDataConverter(codec, storage);
   return storage ? { externalStorage: storage } : undefined;
+}
+
+/**
+ * The store and codec keys of `converter`, as a worker announces them and a client compares them:
+ * only what this package's own codec and filesystem store can tell.
+ */
+export async function storeAnnouncementOf(converter: DataConverter | undefined): Promise<StoreAnnouncement> {
+  const codec = converter?.payloadCodecs?.find((candidate) => candidate instanceof AesGcmPayloadCodec);
+  const store = await payloadStoreOf(converter?.externalStorage);
+  return {
+    ...(codec ? { codecKeys: codec.keyFingerprints() } : {}),
+    ...(store ? { store: { id: store.id, location: store.location } } : {}),
+  };
 }

@@ -1,12 +1,13 @@
+import os from 'node:os';
 import path from 'node:path';
 import { ExternalStorage, type StorageDriver } from '@temporalio/common';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contract/limits.ts';
-import { defaultDataDir } from '../server/temporalCli.ts';
 import { FileStorageDriver } from './fileDriver.ts';
+import { fileStoreIdentity, type PayloadStoreIdentity } from './payloadStoreIdentity.ts';
 import { s3DriverFromEnv } from './s3Driver.ts';
 
 export interface PayloadStorageOptions {
-  /** Where the filesystem driver keeps payloads. Default `<dataDir>/payloads` (`.yiem/payloads`). */
+  /** Where the filesystem driver keeps payloads. Default {@link defaultPayloadsDir}. */
   directory?: string;
   /** Another driver, e.g. Temporal's S3 driver; replaces the filesystem one. */
   driver?: StorageDriver;
@@ -17,15 +18,31 @@ export interface PayloadStorageOptions {
 /** Temporal External Storage with yiem's defaults: the filesystem driver and a 32 KB threshold. */
 export function payloadStorage(options: PayloadStorageOptions = {}): ExternalStorage {
   const driver = options.driver ?? new FileStorageDriver(options.directory ?? defaultPayloadsDir());
-  return new ExternalStorage({
-    drivers: [driver],
-    payloadSizeThreshold: options.thresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES,
-  });
+  const thresholdBytes = options.thresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES;
+  const storage = new ExternalStorage({ drivers: [driver], payloadSizeThreshold: thresholdBytes });
+  if (driver instanceof FileStorageDriver)
+    fileStores.set(storage, { directory: driver.directory, thresholdBytes });
+  return storage;
+}
+
+/** The folder and threshold of each store {@link payloadStorage} made with the filesystem driver. */
+const fileStores = new WeakMap<ExternalStorage, { directory: string; thresholdBytes: number }>();
+
+/**
+ * Which store `storage` is, and from what payload size it is used; undefined for a store of another
+ * driver (its identity is that driver's business) or none.
+ */
+export async function payloadStoreOf(
+  storage: ExternalStorage | undefined,
+): Promise<(PayloadStoreIdentity & { thresholdBytes: number }) | undefined> {
+  const file = storage && fileStores.get(storage);
+  if (!file) return undefined;
+  return { ...(await fileStoreIdentity(file.directory)), thresholdBytes: file.thresholdBytes };
 }
 
 /**
  * The payload store configured by the environment: `YIEM_PAYLOADS_DIR` (default
- * `<YIEM_DATA_DIR or .yiem>/payloads`) and `YIEM_PAYLOAD_THRESHOLD_BYTES`. Undefined when
+ * {@link defaultPayloadsDir}) and `YIEM_PAYLOAD_THRESHOLD_BYTES`. Undefined when
  * `YIEM_PAYLOAD_STORAGE=off`: every payload then stays inline and a conversation stops at
  * Temporal's 2 MB payload limit. `YIEM_PAYLOAD_STORAGE=s3` keeps them in an S3 bucket instead
  * (`s3DriverFromEnv`).
@@ -51,6 +68,14 @@ export function payloadStorageFromEnv(env: Record<string, string | undefined>): 
   });
 }
 
-function defaultPayloadsDir(env: Record<string, string | undefined> = process.env): string {
-  return path.join(defaultDataDir(env as NodeJS.ProcessEnv), 'payloads');
+/**
+ * Where the payload store is when `YIEM_PAYLOADS_DIR` is not set: `<YIEM_DATA_DIR>/payloads` when
+ * that is set, else the user's data folder (`$XDG_DATA_HOME/yiem-agent/payloads`, by default
+ * `~/.local/share/yiem-agent/payloads`). Never relative to the working directory: a worker started
+ * in one project and a client in another must find the same store.
+ */
+export function defaultPayloadsDir(env: Record<string, string | undefined> = process.env): string {
+  if (env.YIEM_DATA_DIR) return path.resolve(env.YIEM_DATA_DIR, 'payloads');
+  const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), '.local', 'share');
+  return path.resolve(dataHome, 'yiem-agent', 'payloads');
 }

@@ -1,0 +1,125 @@
+import { AgentClient } from '../client/client.ts';
+import {
+  recentPollers,
+  storeMismatch,
+  TASK_QUEUE_TYPE_ACTIVITY,
+  TASK_QUEUE_TYPE_WORKFLOW,
+} from '../client/payloadStoreCheck.ts';
+import { describeThrown } from '../contract/thrown.ts';
+import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
+import { waitForServer } from '../infrastructure/server/index.ts';
+import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import { type ConnectionFlags, connectionConfig } from './config.ts';
+
+/** One line of the report: what was checked, whether it holds, and what was found or how to fix it. */
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+/**
+ * `yiem doctor`: checks, against the running server, what a conversation needs from this machine's
+ * settings: the server answers, workers poll the task queue, they use this client's payload store
+ * and its codec keys. Prints one line per check and fails (exit code 1) when one does not hold.
+ */
+export async function doctorCommand(flags: ConnectionFlags): Promise<void> {
+  const checks = await runChecks(flags);
+  for (const check of checks) console.log(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}`);
+  if (checks.some((check) => !check.ok)) process.exitCode = 1;
+}
+
+async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
+  const config = connectionConfig(flags);
+  const converter = dataConverterFromEnv(process.env);
+  const own = await storeAnnouncementOf(converter);
+  const checks: Check[] = [
+    {
+      name: 'this client',
+      ok: true,
+      detail: `payload store ${own.store ? describeStore(own.store) : 'none (payloads inline)'}, codec ${describeKeys(own)}`,
+    },
+  ];
+  const reachable = config.tls ? Promise.resolve() : waitForServer(config.address, 5_000);
+  const client = new AgentClient({ ...config, ...(converter ? { dataConverter: converter } : {}) });
+  try {
+    try {
+      await reachable;
+      await client.client.workflowService.getSystemInfo({});
+    } catch (error) {
+      checks.push({
+        name: 'server',
+        ok: false,
+        detail: `no Temporal server answers at ${config.address} (${describeThrown(error)}). Start one with "yiem server" (or "yiem dev"), or set TEMPORAL_ADDRESS.`,
+      });
+      return checks;
+    }
+    checks.push({ name: 'server', ok: true, detail: `${config.address}, namespace ${config.namespace}` });
+
+    const service = client.client.workflowService;
+    const queue = config.taskQueue;
+    const workflowPollers = await recentPollers(service, config.namespace, queue, TASK_QUEUE_TYPE_WORKFLOW);
+    const activityPollers = await recentPollers(service, config.namespace, queue, TASK_QUEUE_TYPE_ACTIVITY);
+    const workers = [...new Set([...workflowPollers, ...activityPollers])];
+    if (workflowPollers.length === 0) {
+      checks.push({
+        name: 'workers',
+        ok: false,
+        detail: `no worker polls task queue "${queue}" for conversations. Start one with "yiem worker --task-queue ${queue}" (or set YIEM_TASK_QUEUE the same on both sides).`,
+      });
+      return checks;
+    }
+    checks.push({
+      name: 'workers',
+      ok: true,
+      detail: `${workers.length} on task queue "${queue}": ${workers.join('; ')}`,
+    });
+
+    const announced = workers.map((identity) => ({ identity, ...announcementOf(identity) }));
+    const silent = announced.filter((worker) => !worker.announced).map((worker) => worker.identity);
+    const storeProblems = announced.flatMap(({ identity, announced: said, store }) => {
+      if (!said || store?.id === own.store?.id) return [];
+      if (own.store) return [storeMismatch(own.store, { identity, store }, queue)];
+      return [
+        `Worker ${identity} uses the payload store ${store ? describeStore(store) : '?'}; this client uses none, so it cannot read large messages: unset YIEM_PAYLOAD_STORAGE=off.`,
+      ];
+    });
+    const unknown = silent.length > 0 ? ` (not announced by ${silent.join('; ')})` : '';
+    checks.push(
+      storeProblems.length > 0
+        ? { name: 'payload store', ok: false, detail: storeProblems.join(' ') }
+        : { name: 'payload store', ok: true, detail: `workers and this client use the same store${unknown}` },
+    );
+
+    const keyProblems = announced
+      .filter((worker) => worker.announced && !keysAgree(own.codecKeys, worker.codecKeys))
+      .map(
+        (worker) =>
+          `Worker ${worker.identity} has codec keys ${describeKeys(worker)}, this client ${describeKeys(own)} (key id:fingerprint, newest last). Each side must hold the key the other encrypts with: give both the same YIEM_CODEC_KEYS or YIEM_CODEC_KEY_FILE.`,
+      );
+    checks.push(
+      keyProblems.length > 0
+        ? { name: 'codec keys', ok: false, detail: keyProblems.join(' ') }
+        : {
+            name: 'codec keys',
+            ok: true,
+            detail: `workers and this client agree (${describeKeys(own)})${unknown}`,
+          },
+    );
+    return checks;
+  } finally {
+    await client.close();
+  }
+}
+
+function describeKeys(side: { codecKeys?: string[] }): string {
+  return side.codecKeys ? side.codecKeys.join(', ') : 'none (unencrypted)';
+}
+
+/** Each side holds the key the other encrypts with (the last one), with the same fingerprint. */
+function keysAgree(own: string[] | undefined, theirs: string[] | undefined): boolean {
+  if (!own || !theirs) return !own && !theirs;
+  const ownCurrent = own.at(-1);
+  const theirCurrent = theirs.at(-1);
+  return Boolean(ownCurrent && theirCurrent && theirs.includes(ownCurrent) && own.includes(theirCurrent));
+}

@@ -1,0 +1,120 @@
+import type { DataConverter } from '@temporalio/common';
+import { utf8Bytes } from '../contract/utf8.ts';
+import { storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
+import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
+import {
+  announcementOf,
+  describeStore,
+  type PayloadStoreIdentity,
+} from '../infrastructure/storage/payloadStoreIdentity.ts';
+
+/** The part of Temporal's WorkflowService this needs. */
+export interface PollerService {
+  describeTaskQueue(request: {
+    namespace: string;
+    taskQueue: { name: string; kind: number };
+    taskQueueType: number;
+  }): Promise<{
+    pollers?:
+      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
+      | null;
+  }>;
+}
+
+/** A worker of a queue and the store it announces (undefined: it announces none, payloads stay inline for it). */
+export interface WorkerStore {
+  identity: string;
+  store: PayloadStoreIdentity | undefined;
+}
+
+const TASK_QUEUE_KIND_NORMAL = 1;
+export const TASK_QUEUE_TYPE_WORKFLOW = 1;
+export const TASK_QUEUE_TYPE_ACTIVITY = 2;
+/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
+const RECENT_POLL_MS = 2 * 60_000;
+/** Room for the JSON quotes and the codec's envelope (key id, IV, tag) around a message. */
+const ENVELOPE_BYTES = 256;
+
+/** The identities of the workers that polled `taskQueue` (workflow or activity tasks) in the last two minutes. */
+export async function recentPollers(
+  service: PollerService,
+  namespace: string,
+  taskQueue: string,
+  taskQueueType: number,
+): Promise<string[]> {
+  const response = await service.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+    taskQueueType,
+  });
+  const now = Date.now();
+  return (response.pollers ?? [])
+    .filter((poller) => now - pollMs(poller.lastAccessTime) <= RECENT_POLL_MS)
+    .map((poller) => poller.identity ?? '');
+}
+
+/** The yiem workers polling `taskQueue`'s workflow tasks and the payload store each announces. */
+export async function workerStores(
+  service: PollerService,
+  namespace: string,
+  taskQueue: string,
+): Promise<WorkerStore[]> {
+  const stores: WorkerStore[] = [];
+  for (const identity of await recentPollers(service, namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW)) {
+    const announced = announcementOf(identity);
+    if (announced.announced) stores.push({ identity, store: announced.store });
+  }
+  return stores;
+}
+
+function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!time) return 0;
+  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+}
+
+/** Why a worker with `worker`'s store cannot read what a process with `own` stores, and how to fix it. */
+export function storeMismatch(own: PayloadStoreIdentity, worker: WorkerStore, taskQueue: string): string {
+  const theirs = worker.store
+    ? `uses the payload store ${describeStore(worker.store)}`
+    : 'uses no payload store';
+  return (
+    `Worker ${worker.identity} on task queue "${taskQueue}" ${theirs}; this process uses ${describeStore(own)}. ` +
+    'A large payload stored here cannot be read there. Give workers and clients the same store: set ' +
+    'YIEM_PAYLOADS_DIR to one folder for both (or unset it on both: the default is the per-user folder ' +
+    '~/.local/share/yiem-agent/payloads), or run `yiem doctor` to see each side.'
+  );
+}
+
+/**
+ * Refuses, before it is sent, a message that would go to the payload store when a worker of the
+ * conversation's queue announces another store: that worker could not read the Update, its workflow
+ * task would fail on every attempt and the conversation would stop answering. Nothing is sent, so
+ * the conversation takes the next message as usual.
+ */
+export class PayloadStoreCheck {
+  readonly #converter: DataConverter | undefined;
+  readonly #service: PollerService;
+  readonly #namespace: string;
+
+  constructor(converter: DataConverter | undefined, service: PollerService, namespace: string) {
+    this.#converter = converter;
+    this.#service = service;
+    this.#namespace = namespace;
+  }
+
+  /** The problem with sending `text` to a conversation on `taskQueue`, if any. */
+  async problem(text: string, taskQueue: () => Promise<string>): Promise<string | undefined> {
+    const store = await payloadStoreOf(this.#converter?.externalStorage);
+    if (!store || utf8Bytes(JSON.stringify(text)) + ENVELOPE_BYTES < store.thresholdBytes) return undefined;
+    const queue = await taskQueue();
+    const workers = await workerStores(this.#service, this.#namespace, queue);
+    const other = workers.find((worker) => worker.store?.id !== store.id);
+    if (!other) return undefined;
+    return `Message not sent (${utf8Bytes(text)} bytes, stored from ${store.thresholdBytes}): ${storeMismatch(store, other, queue)}`;
+  }
+
+  /** The store and codec keys of this client, as workers announce theirs. */
+  announcement(): ReturnType<typeof storeAnnouncementOf> {
+    return storeAnnouncementOf(this.#converter);
+  }
+}
