@@ -101,6 +101,8 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       'YiemStatus=idle',
       'YiemStatus=running YiemTurns=2',
       'YiemStatus=awaitingApproval',
+      // The SDK records the first patched() of a run in Temporal's own change-version attribute.
+      'TemporalChangeVersion=yiem-named-waits',
       'YiemStatus=running',
       'YiemStatus=idle',
       'YiemStatus=ended',
