@@ -189,7 +189,7 @@ describe('a conversation offered a tool its worker does not have', () => {
     expect(result.status).toBe('failed');
     expect(result.error).toMatch(
       new RegExp(
-        `^The model call failed: Worker \\d+@\\S+ yiem\\(.*\\) on task queue "${agent.taskQueue}" does not have "render", offered by this conversation \\(it has: lookup\\)`,
+        `^The model call failed: Worker \\d+@\\S+ .*yiem\\(.*\\) on task queue "${agent.taskQueue}" does not have "render", offered by this conversation \\(it has: lookup\\)`,
       ),
     );
     expect(agent.model.requestCount).toBe(0);
