@@ -1,14 +1,14 @@
 import { AgentClient } from '../client/client.ts';
-import {
-  recentPollers,
-  storeMismatch,
-  TASK_QUEUE_TYPE_ACTIVITY,
-  TASK_QUEUE_TYPE_WORKFLOW,
-} from '../client/payloadStoreCheck.ts';
+import { storeMismatch } from '../client/payloadStoreCheck.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { waitForServer } from '../infrastructure/server/index.ts';
 import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import {
+  recentPollers,
+  TASK_QUEUE_TYPE_ACTIVITY,
+  TASK_QUEUE_TYPE_WORKFLOW,
+} from '../infrastructure/taskQueuePollers.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 
 /** One line of the report: what was checked, whether it holds, and what was found or how to fix it. */

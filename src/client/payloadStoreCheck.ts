@@ -7,19 +7,11 @@ import {
   describeStore,
   type PayloadStoreIdentity,
 } from '../infrastructure/storage/payloadStoreIdentity.ts';
-
-/** The part of Temporal's WorkflowService this needs. */
-export interface PollerService {
-  describeTaskQueue(request: {
-    namespace: string;
-    taskQueue: { name: string; kind: number };
-    taskQueueType: number;
-  }): Promise<{
-    pollers?:
-      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
-      | null;
-  }>;
-}
+import {
+  recentPollers,
+  TASK_QUEUE_TYPE_WORKFLOW,
+  type TaskQueueService,
+} from '../infrastructure/taskQueuePollers.ts';
 
 /** A worker of a queue and the store it announces (undefined: it announces none, payloads stay inline for it). */
 export interface WorkerStore {
@@ -27,35 +19,12 @@ export interface WorkerStore {
   store: PayloadStoreIdentity | undefined;
 }
 
-const TASK_QUEUE_KIND_NORMAL = 1;
-export const TASK_QUEUE_TYPE_WORKFLOW = 1;
-export const TASK_QUEUE_TYPE_ACTIVITY = 2;
-/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
-const RECENT_POLL_MS = 2 * 60_000;
 /** Room for the JSON quotes and the codec's envelope (key id, IV, tag) around a message. */
 const ENVELOPE_BYTES = 256;
 
-/** The identities of the workers that polled `taskQueue` (workflow or activity tasks) in the last two minutes. */
-export async function recentPollers(
-  service: PollerService,
-  namespace: string,
-  taskQueue: string,
-  taskQueueType: number,
-): Promise<string[]> {
-  const response = await service.describeTaskQueue({
-    namespace,
-    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
-    taskQueueType,
-  });
-  const now = Date.now();
-  return (response.pollers ?? [])
-    .filter((poller) => now - pollMs(poller.lastAccessTime) <= RECENT_POLL_MS)
-    .map((poller) => poller.identity ?? '');
-}
-
 /** The yiem workers polling `taskQueue`'s workflow tasks and the payload store each announces. */
 export async function workerStores(
-  service: PollerService,
+  service: TaskQueueService,
   namespace: string,
   taskQueue: string,
 ): Promise<WorkerStore[]> {
@@ -65,11 +34,6 @@ export async function workerStores(
     if (announced.announced) stores.push({ identity, store: announced.store });
   }
   return stores;
-}
-
-function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!time) return 0;
-  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
 }
 
 /** Why a worker with `worker`'s store cannot read what a process with `own` stores, and how to fix it. */
@@ -93,10 +57,10 @@ export function storeMismatch(own: PayloadStoreIdentity, worker: WorkerStore, ta
  */
 export class PayloadStoreCheck {
   readonly #converter: DataConverter | undefined;
-  readonly #service: PollerService;
+  readonly #service: TaskQueueService;
   readonly #namespace: string;
 
-  constructor(converter: DataConverter | undefined, service: PollerService, namespace: string) {
+  constructor(converter: DataConverter | undefined, service: TaskQueueService, namespace: string) {
     this.#converter = converter;
     this.#service = service;
     this.#namespace = namespace;

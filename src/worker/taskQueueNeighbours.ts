@@ -2,6 +2,11 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import {
+  recentPollers,
+  TASK_QUEUE_TYPE_ACTIVITY,
+  type TaskQueueService,
+} from '../infrastructure/taskQueuePollers.ts';
 import type { ToolRegistry } from './registry.ts';
 
 /**
@@ -19,8 +24,6 @@ export interface WorkerSignature {
 
 const SIGNATURE = / yiem\((?:(model .+), )?tools ([0-9a-f]{8})\)$/;
 
-/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
-const RECENT_POLL_MS = 2 * 60_000;
 /** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
 const LOOK_INTERVAL_MS = 10_000;
 
@@ -42,27 +45,11 @@ export function signatureOf(identity: string): WorkerSignature | undefined {
   return { ...(match[1] ? { model: match[1] } : {}), tools: match[2] };
 }
 
-/** The part of Temporal's WorkflowService this needs. */
-export interface TaskQueueService {
-  describeTaskQueue(request: {
-    namespace: string;
-    taskQueue: { name: string; kind: number };
-    taskQueueType: number;
-  }): Promise<{
-    pollers?:
-      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
-      | null;
-  }>;
-}
-
 /** Another yiem worker on the same task queue that serves something else. */
 export interface Neighbour {
   identity: string;
   signature: WorkerSignature;
 }
-
-const TASK_QUEUE_KIND_NORMAL = 1;
-const TASK_QUEUE_TYPE_ACTIVITY = 2;
 
 /**
  * Watches the other workers of this worker's task queue. A worker that calls another model is a
@@ -157,15 +144,15 @@ export class TaskQueueNeighbours {
     taskQueue: string,
     now: number,
   ): Promise<Neighbour[]> {
-    const response = await service.describeTaskQueue({
-      namespace,
-      taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
-      taskQueueType: TASK_QUEUE_TYPE_ACTIVITY,
-    });
     const neighbours: Neighbour[] = [];
-    for (const poller of response.pollers ?? []) {
-      const identity = poller.identity ?? '';
-      if (identity === this.#identity || now - pollMs(poller.lastAccessTime) > RECENT_POLL_MS) continue;
+    for (const identity of await recentPollers(
+      service,
+      namespace,
+      taskQueue,
+      TASK_QUEUE_TYPE_ACTIVITY,
+      now,
+    )) {
+      if (identity === this.#identity) continue;
       const signature = signatureOf(identity);
       if (signature) neighbours.push({ identity, signature });
     }
@@ -176,11 +163,6 @@ export class TaskQueueNeighbours {
 function describeDifference(own: WorkerSignature | undefined, other: WorkerSignature): string {
   if (other.model && own?.model && other.model !== own.model) return `another model (${other.model})`;
   return 'another set of tools';
-}
-
-function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
-  if (!time) return 0;
-  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
 }
 
 /**

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { TaskQueueService } from '../../src/infrastructure/taskQueuePollers.ts';
 import {
   identityWithSignature,
   signatureOf,
   TaskQueueNeighbours,
-  type TaskQueueService,
   toolSetHash,
 } from '../../src/worker/taskQueueNeighbours.ts';
 

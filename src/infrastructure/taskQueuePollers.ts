@@ -1,0 +1,41 @@
+/** The part of Temporal's WorkflowService that lists a task queue's pollers. */
+export interface TaskQueueService {
+  describeTaskQueue(request: {
+    namespace: string;
+    taskQueue: { name: string; kind: number };
+    taskQueueType: number;
+  }): Promise<{
+    pollers?:
+      | { identity?: string | null; lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[]
+      | null;
+  }>;
+}
+
+const TASK_QUEUE_KIND_NORMAL = 1;
+export const TASK_QUEUE_TYPE_WORKFLOW = 1;
+export const TASK_QUEUE_TYPE_ACTIVITY = 2;
+/** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
+const RECENT_POLL_MS = 2 * 60_000;
+
+/** The identities of the workers that polled `taskQueue`'s workflow or activity tasks in the last two minutes. */
+export async function recentPollers(
+  service: TaskQueueService,
+  namespace: string,
+  taskQueue: string,
+  taskQueueType: number,
+  now = Date.now(),
+): Promise<string[]> {
+  const response = await service.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+    taskQueueType,
+  });
+  return (response.pollers ?? [])
+    .filter((poller) => now - pollMs(poller.lastAccessTime) <= RECENT_POLL_MS)
+    .map((poller) => poller.identity ?? '');
+}
+
+function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  if (!time) return 0;
+  return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+}
