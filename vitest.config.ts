@@ -7,8 +7,8 @@ export default defineConfig({
     globalSetup: ['test/support/globalSetup.ts'],
     setupFiles: ['test/support/workerLog.ts'],
     include: ['test/**/*.test.ts'],
-    // They bring their own Temporal cluster: `npm run test:cluster`.
-    exclude: ['test/cluster/**', '**/node_modules/**'],
+    // `npm run test:cluster` brings its own Temporal cluster; `npm run test:system` runs the long fault tests.
+    exclude: ['test/cluster/**', 'test/system/**', '**/node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
