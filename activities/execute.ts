@@ -176,7 +176,7 @@ async function reconcileInterrupted(
   args: ToolArguments,
   attempt: number,
 ): Promise<{ done: AgentToolResult } | 'notDone' | { unknown: string }> {
-  const interrupted = `attempt ${attempt - 1} was interrupted (its worker was lost, it timed out or its worker shut down)`;
+  const interrupted = `attempt ${attempt - 1} was interrupted (its worker was lost, it timed out or it was stopped)`;
   if (!tool.reconcile) return { unknown: `${interrupted} and the tool has no reconcile()` };
   let answer: unknown;
   try {

@@ -43,7 +43,7 @@ export function toolOutcomeUnknownMessage(
   why: string,
   attempt?: number,
 ): ToolResultMessage {
-  const text = `Tool "${toolName}" outcome unknown: the call may or may not have taken effect (${why}). It was not run again, since it must not take effect twice; check before calling it again.`;
+  const text = `Tool "${toolName}" outcome unknown: the call may or may not have taken effect; ${why}. It was not run again, since it must not take effect twice; check before calling it again.`;
   return toolResultMessage(
     toolCallId,
     toolName,

@@ -56,7 +56,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
- *   tool's retry policy and reaches the model as an error result when retries run out.
+ *   tool's retry policy and reaches the model as an error result when retries run out (at once for
+ *   an `atMostOnce` tool).
  */
 export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
   toolCallId: string,

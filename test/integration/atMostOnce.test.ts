@@ -66,6 +66,16 @@ const latePayment: ActivityTool = {
   },
   reconcile: (idempotencyKey) => (ledger.has(idempotencyKey) ? { done: textResult('paid') } : 'notDone'),
 };
+/** One attempt only: the interrupted call's activity fails for good, and the workflow answers. */
+const oneShotPayment = payment('oneShotPayment', {
+  policy: { ...INTERRUPTIBLE, retry: { maximumAttempts: 1 } },
+});
+/** Its reconcile cannot reach the payment service. */
+const unreachablePayment = payment('unreachablePayment', {
+  reconcile: () => {
+    throw new Error('ledger service unreachable');
+  },
+});
 const failingPayment = payment('failingPayment', {
   execute: () => {
     executions.push(`failingPayment.${currentToolCall().attempt}`);
@@ -102,6 +112,8 @@ describe('at-most-once tools', () => {
         blindPayment,
         latePayment,
         failingPayment,
+        unreachablePayment,
+        oneShotPayment,
         agentTool({
           name: 'banker',
           description: 'Pays',
@@ -182,6 +194,35 @@ describe('at-most-once tools', () => {
     expect(agent.events.filter((event) => event.type === 'toolExecutionEnd').at(-1)).toMatchObject({
       attempt: 2,
       outcome: 'rerun',
+    });
+  });
+
+  it('counts a reconcile that throws as unknown, naming its error', async () => {
+    agent.model.enqueue(...payOnce('unreachablePayment'));
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Pay.' });
+    expect(await conversation.send('pay 5')).toMatchObject({ status: 'completed' });
+    expect(executions).toEqual(['unreachablePayment.1']);
+    const [result] = await toolResults(conversation);
+    expect(result).toMatchObject({ isError: true, details: { outcome: 'unknown' } });
+    expect(result?.content[0]?.text).toContain(
+      'outcome unknown: the call may or may not have taken effect; attempt 1 was interrupted (its worker was lost, it timed out or it was stopped) and its reconcile() failed: ledger service unreachable. It was not run again',
+    );
+  });
+
+  it('reports the outcome unknown when the interrupted call has no attempt left', async () => {
+    agent.model.enqueue(...payOnce('oneShotPayment'));
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Pay.' });
+    const events = turnEvents(conversation, 1);
+    expect(await conversation.send('pay 5')).toMatchObject({ status: 'completed' });
+    expect(executions).toEqual(['oneShotPayment.1']);
+    const [result] = await toolResults(conversation);
+    expect(result).toMatchObject({ isError: true, details: { outcome: 'unknown' } });
+    expect(result?.content[0]?.text).toMatch(
+      /^Tool "oneShotPayment" outcome unknown: the call may or may not have taken effect; its activity failed for good: timed out \(START_TO_CLOSE\)\./,
+    );
+    expect((await events).filter((event) => event.type === 'toolEnd').at(-1)).toMatchObject({
+      outcome: 'unknown',
+      isError: true,
     });
   });
 
