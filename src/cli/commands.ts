@@ -22,7 +22,7 @@ import {
   conversationUiUrl,
   defaultUiUrl,
 } from './config.ts';
-import { startDemoModel, useOfflineDemoWeather } from './demoModel.ts';
+import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
   formatListing,
@@ -120,7 +120,7 @@ export async function devCommand(
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
     ...mcpServers,
   });
-  if (demo) useOfflineDemoWeather(agent.registry);
+  if (demo) installOfflineDemoWeather(agent.registry);
   const running = agent.run();
   console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
   console.log(`Payload store: ${agent.payloadStore}`);

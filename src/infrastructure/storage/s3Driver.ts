@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   type Payload,
@@ -11,6 +11,7 @@ import {
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
 import { requireOptional } from '../optionalDependency.ts';
+import { type PayloadStoreIdentity, STORE_ID_PATTERN } from './payloadStoreIdentity.ts';
 
 // A CommonJS module: Node's ESM loader does not see its named exports.
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -20,6 +21,8 @@ type S3Module = typeof import('@aws-sdk/client-s3');
 /** The prefix of payloads stored for no workflow (a standalone activity); the sweeper never touches it. */
 const UNOWNED = 'unowned/';
 const WORKFLOWS = 'workflows/';
+/** The object holding the store's id, beside the payloads (the file store's `store-id` file). */
+const ID_OBJECT = 'store-id';
 
 export interface S3StorageDriverOptions {
   bucket: string;
@@ -48,6 +51,7 @@ export class S3StorageDriver implements StorageDriver {
   readonly bucket: string;
   readonly prefix: string;
   readonly #clientConfig: S3ClientConfig;
+  #identity: Promise<PayloadStoreIdentity> | undefined;
   #client: { s3: S3Module; client: S3Client } | undefined;
 
   constructor(options: S3StorageDriverOptions, name = 'yiem-s3') {
@@ -57,9 +61,49 @@ export class S3StorageDriver implements StorageDriver {
     this.name = name;
   }
 
-  /** Where this driver stores, for messages: `s3://bucket/prefix`. */
+  /** Where this driver stores, for messages: `s3://bucket/prefix`, and the server unless it is AWS's. */
   get location(): string {
-    return `s3://${this.bucket}/${this.prefix}`;
+    const endpoint = this.#clientConfig.endpoint;
+    return `s3://${this.bucket}/${this.prefix}${typeof endpoint === 'string' ? ` via ${endpoint}` : ''}`;
+  }
+
+  /**
+   * Which store this is: the id in the bucket's `store-id` object under the prefix, written by the
+   * first process that asks. Two processes starting at once may both write one; each then reads
+   * back the one that won, so all agree from then on.
+   */
+  identity(): Promise<PayloadStoreIdentity> {
+    this.#identity ??= this.#readOrWriteIdentity().catch((error: unknown) => {
+      this.#identity = undefined;
+      throw new Error(
+        `Payload store ${this.location}: cannot read or write its id (${describeThrown(error)})`,
+      );
+    });
+    return this.#identity;
+  }
+
+  async #readOrWriteIdentity(): Promise<PayloadStoreIdentity> {
+    const { s3, client } = this.#s3();
+    const Key = `${this.prefix}${ID_OBJECT}`;
+    const read = async (): Promise<string | undefined> => {
+      try {
+        const object = await client.send(new s3.GetObjectCommand({ Bucket: this.bucket, Key }));
+        const text = (await object.Body?.transformToString())?.trim() ?? '';
+        return STORE_ID_PATTERN.test(text) ? text : undefined;
+      } catch (error) {
+        if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+        throw error;
+      }
+    };
+    let id = await read();
+    if (!id) {
+      await client.send(
+        new s3.PutObjectCommand({ Bucket: this.bucket, Key, Body: `${randomBytes(8).toString('hex')}\n` }),
+      );
+      id = await read();
+    }
+    if (!id) throw new Error(`s3://${this.bucket}/${Key} does not hold a store id`);
+    return { id, location: this.location };
   }
 
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
