@@ -8,6 +8,7 @@ import { currentToolCall } from '../../src/index.ts';
 import type { ScriptedReply } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
+import { counterServer } from '../support/mcpServers.ts';
 
 /**
  * At-most-once tools whose first attempt is interrupted by its start-to-close timeout: the same
@@ -271,5 +272,43 @@ describe('at-most-once tools', () => {
     });
     const banker = agent.events.find((event) => event.type === 'toolExecutionEnd' && event.attempt === 2);
     expect(banker).toMatchObject({ toolName: 'reconciledPayment', outcome: 'reconciled' });
+  });
+});
+
+describe('at-most-once MCP tools', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({
+      worker: {
+        mcpServers: {
+          // `sleep` waits until cancelled: its attempts outlive their timeout.
+          counter: { ...counterServer(), policy: INTERRUPTIBLE, atMostOnce: ['sleep'] },
+        },
+      },
+    });
+  });
+  afterAll(async () => agent?.close());
+
+  it('reports an interrupted call of a listed tool as of unknown outcome; the others stay ordinary', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_sleep', name: 'counter__sleep', arguments: {} },
+          { id: 'call_inc', name: 'counter__increment', arguments: {} },
+        ],
+      },
+      { kind: 'text', text: 'Done.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Count.' });
+    expect(await conversation.send('sleep and count')).toMatchObject({ status: 'completed' });
+    const [slept, counted] = await toolResults(conversation);
+    expect(slept).toMatchObject({ toolCallId: 'call_sleep', isError: true, details: { outcome: 'unknown' } });
+    expect(slept?.content[0]?.text).toContain(
+      'Tool "counter__sleep" outcome unknown: the call may or may not have taken effect; attempt 1 was interrupted',
+    );
+    // A tool the setting does not list is an ordinary one.
+    expect(counted).toMatchObject({ toolCallId: 'call_inc', isError: false });
+    expect(counted?.content[0]?.text).toMatch(/^count 1 /);
   });
 });
