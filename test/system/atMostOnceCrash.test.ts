@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import {
   type CrashBench,
@@ -148,5 +150,64 @@ describe('an at-most-once tool whose worker is killed', () => {
     expect(await ledger()).toEqual([{ amount: 7, by: 'first' }]);
     const result = await toolResult(conversation);
     expect(result).toMatchObject({ isError: false, content: [{ text: 'paid 7 by first' }] });
+  });
+});
+
+/** A Temporal server of its own (the shared one must survive), SIGKILLed while `pay` runs. */
+describe('an at-most-once tool running while the Temporal server is killed', () => {
+  let dataDir: string;
+  let server: DevServer;
+  let model: ScriptedModel;
+  let bench: CrashBench;
+  let worker: WorkerProcess | undefined;
+  let client: AgentClient | undefined;
+
+  const startServer = async (port: number): Promise<DevServer> =>
+    startDevServer({ dataDir, cliPath: await ensureTemporalCli(), port, headless: true });
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-at-most-once-server-'));
+    server = await startServer(0);
+    model = await startScriptedModel();
+    bench = await createCrashBench();
+  });
+  afterAll(async () => {
+    await worker?.kill();
+    await client?.close();
+    await model?.close();
+    await server?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    await bench?.remove();
+  });
+
+  it('pays once: the attempt finishes after the restart, or reconcile finds it done', async () => {
+    const taskQueue = `at-most-once-server-${randomUUID()}`;
+    const address = server.address;
+    const port = Number(address.split(':').at(-1));
+    worker = await startWorkerProcess({ name: 'w', bench, address, taskQueue, modelBaseURL: model.baseURL });
+    client = new AgentClient({ address, taskQueue });
+    model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_pay', name: 'pay', arguments: { amount: 9 } }] },
+      { kind: 'text', text: 'Paid despite the outage.' },
+    );
+    const conversation = await client.startConversation({ systemPrompt: 'Pay once.' });
+    await conversation.post('pay 9');
+    await expect.poll(bench.markers, { timeout: 30_000 }).toEqual(['call_pay.1.w.json']);
+
+    server.kill();
+    await server.stop();
+    server = await startServer(port);
+    await bench.release();
+
+    await expect
+      .poll(async () => (await conversation.status()).lastTurn, { timeout: 45_000, interval: 250 })
+      .toMatchObject({ turn: 1, status: 'completed', reply: 'Paid despite the outage.' });
+    expect(await bench.markers()).toEqual(['call_pay.1.w.json']);
+    const ledgerDir = path.join(bench.markerDir, 'ledger');
+    expect((await readdir(ledgerDir)).filter((file) => file.endsWith('.json'))).toHaveLength(1);
+    const result = (await conversation.messages())[2] as ToolResultMessage;
+    // Which one depends on whether the restarted server counted the attempt's heartbeats as missed.
+    expect(result.content[0]?.text).toMatch(/^paid 9 by w( \(found by reconcile on w\))?$/);
+    console.log(`server restart: the model read "${result.content[0]?.text}"`);
   });
 });
