@@ -125,6 +125,8 @@ export type PreparedToolCall =
       taskQueue?: string;
       /** Set when the call runs as a sub-agent, a handoff or on a client instead of in `executeTool`. */
       runner?: ToolRunner;
+      /** The tool is at most once: an activity that fails for good leaves the outcome unknown. */
+      atMostOnce?: true;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 

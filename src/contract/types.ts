@@ -56,7 +56,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
- *   tool's retry policy and reaches the model as an error result when retries run out.
+ *   tool's retry policy and reaches the model as an error result when retries run out (at once for
+ *   an `atMostOnce` tool).
  */
 export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
   toolCallId: string,
@@ -112,7 +113,44 @@ export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityToo
 export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> extends ToolDeclaration {
   execute: ToolExecute<TArgs>;
   runner?: undefined;
+  /**
+   * `true` for a tool whose call must not take effect twice (a payment, a `git push`, an e-mail).
+   * Default `false`: a call whose attempt was interrupted (lost worker, timeout) runs again, with the
+   * same `idempotencyKey`. An at-most-once call runs `execute` on its first attempt only: an error
+   * it throws reaches the model at once, without retries, and a later attempt (the first one was
+   * interrupted, and may or may not have taken effect) asks `reconcile` instead of running again
+   * blindly. Without `reconcile`, or when it answers `'unknown'`, the model reads that the outcome
+   * is unknown (`toolOutcomeUnknownMessage`) and the event log (`toolEnd.outcome`), transcript and
+   * Web UI say so. A completed call is never run again: Temporal records its completion.
+   */
+  atMostOnce?: boolean;
+  /**
+   * Only for `atMostOnce` tools: finds out whether an interrupted call took effect, typically by
+   * looking up `idempotencyKey` (the key `currentToolCall()` gave the first attempt) in the service
+   * the tool calls. See `ReconcileAnswer`.
+   */
+  reconcile?: ToolReconcile<TArgs>;
 }
+
+/**
+ * What `reconcile` found about an interrupted at-most-once call: it took effect, and `done` is the
+ * result the model reads; `'notDone'`: it did not, and running `execute` again is safe; `'unknown'`:
+ * nobody can tell, and the model is told so.
+ */
+export type ReconcileAnswer = { done: AgentToolResult } | 'notDone' | 'unknown';
+
+/** `reconcile(idempotencyKey, args)`: see `ActivityTool.reconcile`. A throw counts as `'unknown'`. */
+export type ToolReconcile<TArgs extends ToolArguments = ToolArguments> = (
+  idempotencyKey: string,
+  args: TArgs,
+) => ReconcileAnswer | Promise<ReconcileAnswer>;
+
+/**
+ * How a call of an at-most-once tool ended after an interrupted attempt: `'reconciled'`, its result
+ * is what `reconcile` found done; `'rerun'`, `reconcile` found it not done and it ran again;
+ * `'unknown'`, it may or may not have taken effect and was not run again.
+ */
+export type InterruptedCallOutcome = 'reconciled' | 'rerun' | 'unknown';
 
 /**
  * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, or an
@@ -122,6 +160,9 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
 export interface WorkflowTool extends ToolDeclaration {
   runner: ToolRunner;
   execute?: undefined;
+  /** Its calls run once by nature: a child workflow starts once, a callback is answered once. */
+  atMostOnce?: undefined;
+  reconcile?: undefined;
 }
 
 /** What every tool declares, wherever its calls run. */
@@ -370,6 +411,8 @@ export type AgentEvent =
        * start gets an end, except when the worker itself dies during the attempt.
        */
       willRetry: boolean;
+      /** Set when an earlier attempt of this at-most-once call was interrupted (see `InterruptedCallOutcome`). */
+      outcome?: InterruptedCallOutcome;
     };
 
 /**
@@ -558,6 +601,8 @@ export type ConversationEvent = EventOrigin &
         isError: boolean;
         willRetry: boolean;
         text: string;
+        /** Set when an earlier attempt of this at-most-once call was interrupted (see `InterruptedCallOutcome`). */
+        outcome?: InterruptedCallOutcome;
       }
     /** A tool call waits for a person's approval (a sub-agent's too). */
     | { type: 'approvalRequested'; approval: PendingApproval }
@@ -643,6 +688,12 @@ export interface McpServerConfig {
   policy?: ActivityPolicy;
   /** `true`: every call waits for approval; a list: calls of these tools (MCP names) do. */
   requiresApproval?: boolean | string[];
+  /**
+   * `true`: every tool of this server is at most once (`ActivityTool.atMostOnce`): an interrupted
+   * call is reported as of unknown outcome, never sent to the server again; a list: these tools
+   * (MCP names) are. Default: none.
+   */
+  atMostOnce?: boolean | string[];
   /** Whether its tools may run concurrently with others in parallel mode. Default true. */
   parallel?: boolean;
   /** Offer only these tools (MCP names). Default: all the server lists. */
