@@ -1,0 +1,221 @@
+import {
+  condition,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import {
+  compactionBoundary,
+  contextBytes,
+  type KeptCompaction,
+  RECENT_SHARE_OF_WINDOW,
+  summaryBytes,
+} from '../src/contract/compaction.ts';
+import { compactionsQuery, compactUpdate } from '../src/contract/definitions.ts';
+import { MAX_KEPT_COMPACTIONS } from '../src/contract/limits.ts';
+import type {
+  AgentActivities,
+  CallModelInput,
+  CompactContextInput,
+  CompactionCarryOver,
+} from '../src/contract/protocol.ts';
+import type { CompactionSettings } from '../src/contract/settings.ts';
+import type { Compaction } from '../src/contract/types.ts';
+import { failureMessage } from './activityFailure.ts';
+import type { ConversationState } from './state.ts';
+
+/** Compaction came after recorded histories; a run that never compacts records no marker. */
+const COMPACTION_PATCH = 'yiem-compaction';
+
+/**
+ * A conversation's compactions: the summaries that stand for its older messages in model calls, and
+ * the window the worker last reported. The transcript itself is never shortened.
+ */
+export class ConversationCompaction {
+  readonly #kept: KeptCompaction[];
+  #window: number | undefined;
+  /** Set while a compaction runs: a turn's model call and a requested compaction wait for it. */
+  #running = false;
+  /** The turn whose compaction failed: its later model calls do not try again (the window is cut instead). */
+  #failedInTurn: number | undefined;
+
+  constructor(carried: CompactionCarryOver | undefined) {
+    this.#kept = carried?.compactions ?? [];
+    this.#window = carried?.window;
+  }
+
+  /** The compaction model calls use: the latest. */
+  latest(): KeptCompaction | undefined {
+    return this.#kept.at(-1);
+  }
+
+  list(fromId = 0): KeptCompaction[] {
+    return this.#kept.filter((compaction) => compaction.id >= fromId);
+  }
+
+  /** What a model call's input names of the compaction it starts from. */
+  modelCallInput(): Pick<CallModelInput, 'compaction'> {
+    const latest = this.latest();
+    return latest ? { compaction: { id: latest.id, upTo: latest.upTo } } : {};
+  }
+
+  /** Remembers the window a model call reported (absent from workers that predate compaction). */
+  noteWindow(window: number | undefined): void {
+    if (window !== undefined) this.#window = window;
+  }
+
+  carryOver(): { compaction?: CompactionCarryOver } {
+    if (this.#kept.length === 0 && this.#window === undefined) return {};
+    return {
+      compaction: {
+        compactions: this.#kept,
+        ...(this.#window === undefined ? {} : { window: this.#window }),
+      },
+    };
+  }
+
+  /** Whether the context from the latest compaction on would pass the window, and where to cut it. */
+  dueBoundary(state: ConversationState, settings: CompactionSettings): number | undefined {
+    const window = settings.maxContextBytes ?? this.#window;
+    if (window === undefined || this.#failedInTurn === state.turn) return undefined;
+    const latest = this.latest();
+    const from = latest?.upTo ?? 0;
+    if (summaryBytes(latest) + contextBytes(state.messages, from) <= window) return undefined;
+    const boundary = compactionBoundary(
+      state.messages,
+      from,
+      settings.keepRecentTurns,
+      window * RECENT_SHARE_OF_WINDOW,
+    );
+    return boundary > from ? boundary : undefined;
+  }
+
+  /** Summarises the messages from the latest compaction up to `upTo`, one compaction at a time. */
+  async run(
+    state: ConversationState,
+    settings: CompactionSettings,
+    trigger: Compaction['trigger'],
+    upTo: number,
+  ): Promise<KeptCompaction> {
+    this.#running = true;
+    try {
+      const previous = this.latest();
+      const from = previous?.upTo ?? 0;
+      const id = (previous?.id ?? 0) + 1;
+      const model = settings.model ?? state.agent?.model ?? state.settings.model;
+      const input: CompactContextInput = {
+        conversationId: state.conversationId,
+        turn: state.turn,
+        id,
+        from,
+        upTo,
+        transcriptId: workflowInfo().firstExecutionRunId,
+        ...(previous
+          ? {
+              previous: {
+                summary: previous.summary,
+                ...(previous.stored ? { stored: previous.stored } : {}),
+              },
+            }
+          : {}),
+        ...(model ? { model } : {}),
+        prompt: settings.prompt,
+      };
+      const output = await compactContext(settings, input, model ?? state.workerModel);
+      const compaction: KeptCompaction = {
+        id,
+        turn: state.turn,
+        trigger,
+        from,
+        upTo,
+        summary: output.summary,
+        ...(output.stored ? { stored: output.stored } : {}),
+        model: output.model,
+        timestamp: Date.now(),
+      };
+      this.#kept.push(compaction);
+      this.#kept.splice(0, Math.max(0, this.#kept.length - MAX_KEPT_COMPACTIONS));
+      return compaction;
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async idle(): Promise<void> {
+    if (this.#running) await condition(() => !this.#running);
+  }
+
+  failedIn(turn: number): void {
+    this.#failedInTurn = turn;
+  }
+}
+
+/**
+ * Before a turn's model call: when the context would pass the window, summarise the older turns
+ * first. A compaction that fails for good leaves the window to be cut as without compaction.
+ */
+export async function compactIfDue(state: ConversationState): Promise<void> {
+  const { compaction: settings } = state.settings;
+  if (!settings) return;
+  const { compaction } = state;
+  await compaction.idle();
+  const upTo = compaction.dueBoundary(state, settings);
+  if (upTo === undefined || !patched(COMPACTION_PATCH)) return;
+  try {
+    await compaction.run(state, settings, 'window', upTo);
+  } catch (error) {
+    if (isCancellation(error)) return;
+    compaction.failedIn(state.turn);
+    log.warn('Compaction failed; older turns are left out of the window instead', {
+      error: failureMessage(error),
+    });
+  }
+}
+
+/** The `compact` Update and the `compactions` Query. */
+export function registerCompactionHandlers(state: ConversationState): void {
+  setHandler(
+    compactUpdate,
+    async () => {
+      const { compaction } = state;
+      // Between turns: a turn's messages are not summarised while it may still add to them.
+      await condition(() => state.running === undefined);
+      await compaction.idle();
+      const settings = state.settings.compaction as CompactionSettings;
+      const from = compaction.latest()?.upTo ?? 0;
+      const upTo = compactionBoundary(
+        state.messages,
+        from,
+        settings.keepRecentTurns,
+        Number.POSITIVE_INFINITY,
+      );
+      if (upTo <= from) return null;
+      patched(COMPACTION_PATCH);
+      return compaction.run(state, settings, 'request', upTo);
+    },
+    {
+      validator: () => {
+        if (!state.settings.compaction) {
+          throw new Error(
+            'This conversation does not compact its context (it was started with compaction: false)',
+          );
+        }
+      },
+    },
+  );
+  setHandler(compactionsQuery, (fromId) => state.compaction.list(fromId));
+}
+
+/** The summarising call, named in the Web UI by the messages it summarises, its model and turn. */
+function compactContext(settings: CompactionSettings, input: CompactContextInput, model: string | undefined) {
+  const { policy } = settings;
+  return proxyActivities<AgentActivities>({
+    startToCloseTimeout: policy.startToCloseTimeout ?? '2 minutes',
+    ...(policy.heartbeatTimeout ? { heartbeatTimeout: policy.heartbeatTimeout } : {}),
+    ...(policy.retry ? { retry: policy.retry } : {}),
+    summary: `compact messages ${input.from + 1}–${input.upTo} · model ${model ?? '(worker default)'} · turn ${input.turn}`,
+  }).compactContext(input);
+}
