@@ -52,7 +52,10 @@ describe.concurrent('compaction in the loop', () => {
   it('compacts when asked, between turns; resolves null when there is nothing older to summarise', async ({
     expect,
   }) => {
-    const conversation = await loop.start({ options: { compaction: { keepRecentTurns: 2 } }, model: answers(4) });
+    const conversation = await loop.start({
+      options: { compaction: { keepRecentTurns: 2 } },
+      model: answers(4),
+    });
     await conversation.prompt('q1');
     expect(await conversation.handle.executeUpdate(compactUpdate)).toBeNull();
     for (let turn = 2; turn <= 4; turn++) await conversation.prompt(`q${turn}`);
@@ -87,7 +90,11 @@ describe.concurrent('compaction in the loop', () => {
   it('leaves the context to be cut with compaction: false, or while no worker reports a window', async ({
     expect,
   }) => {
-    const off = await loop.start({ options: { compaction: false }, contextWindow: WINDOW, model: answers(10) });
+    const off = await loop.start({
+      options: { compaction: false },
+      contextWindow: WINDOW,
+      model: answers(10),
+    });
     const unknown = await loop.start({ model: answers(10) });
     for (let turn = 1; turn <= 10; turn++) {
       await off.prompt(`q${turn}`);

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import {
+  answer,
+  compactedConversation,
+  isCompaction,
+  systemText,
+  WINDOW_BYTES,
+} from '../support/compactionScenario.ts';
+
+const TURNS = 40;
+
+describe('compaction', () => {
+  let agent: TestAgent;
+  let custom: TestAgent;
+  beforeAll(async () => {
+    [agent, custom] = await Promise.all([
+      startTestAgent({ maxContextBytes: WINDOW_BYTES }),
+      startTestAgent({
+        worker: {
+          compact: (messages, context) =>
+            `custom: ${messages.length} messages, the last "${String(messages.at(-1)?.content)}"; before: ${context.previousSummary ?? 'nothing'}`,
+        },
+      }),
+    ]);
+    agent.model.respond(answer);
+    custom.model.respond(answer);
+  });
+  afterAll(async () => Promise.all([agent?.close(), custom?.close()]));
+
+  it(`compacts a ${TURNS}-turn conversation again and again: the model sees the summary and the recent turns, the transcript stays whole (300 turns: test/system)`, async () => {
+    await compactedConversation(agent, TURNS);
+  });
+
+  it('compacts when asked, and the next model call sends the summary', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: { keepRecentTurns: 2 },
+    });
+    await conversation.send('q1');
+    expect(await conversation.compact()).toBeNull();
+    for (let turn = 2; turn <= 5; turn++) await conversation.send(`q${turn}`);
+
+    const compaction = await conversation.compact();
+    expect(compaction).toMatchObject({
+      id: 1,
+      trigger: 'request',
+      from: 0,
+      upTo: 6,
+      turn: 5,
+      summary: 'summary through q3',
+    });
+    expect(await conversation.compactions()).toEqual([compaction]);
+    await conversation.send('q6');
+    const request = agent.model.lastRequest();
+    expect(systemText(request)).toContain('<summary>\nsummary through q3\n</summary>');
+    expect(request?.body.messages.slice(1).map((message) => message.content)).toEqual([
+      'q4',
+      'a4',
+      'q5',
+      'a5',
+      'q6',
+    ]);
+    expect(await conversation.messages()).toHaveLength(12);
+  });
+
+  it('refuses a compaction request for a conversation with compaction: false', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: false,
+    });
+    await expect(conversation.compact()).rejects.toThrow(/compaction: false/);
+  });
+
+  it("writes the summary with the worker's own compaction function", async () => {
+    const conversation = await custom.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: { keepRecentTurns: 1 },
+    });
+    for (let turn = 1; turn <= 3; turn++) await conversation.send(`q${turn}`);
+    expect(await conversation.compact()).toMatchObject({
+      from: 0,
+      upTo: 4,
+      model: 'custom',
+      summary: 'custom: 4 messages, the last "a2"; before: nothing',
+    });
+    await conversation.send('q4');
+    expect(await conversation.compact()).toMatchObject({
+      from: 4,
+      upTo: 6,
+      summary:
+        'custom: 2 messages, the last "a3"; before: custom: 4 messages, the last "a2"; before: nothing',
+    });
+    expect(custom.model.requests.filter(isCompaction)).toEqual([]);
+    expect(systemText(custom.model.lastRequest())).toContain('custom: 4 messages');
+  });
+});
