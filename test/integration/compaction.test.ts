@@ -1,5 +1,7 @@
+import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import {
   answer,
   compactedConversation,
@@ -9,6 +11,19 @@ import {
 } from '../support/compactionScenario.ts';
 
 const TURNS = 40;
+
+/** Runs the yiem CLI from the sources with `input` on its stdin; resolves with its output. */
+function yiem(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, ...args],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}
 
 describe('compaction', () => {
   let agent: TestAgent;
@@ -62,6 +77,22 @@ describe('compaction', () => {
       'q6',
     ]);
     expect(await conversation.messages()).toHaveLength(12);
+  });
+
+  it('compacts from the chat (/compact) and from the command line (yiem compact)', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: { keepRecentTurns: 1 },
+    });
+    for (let turn = 1; turn <= 3; turn++) await conversation.send(`q${turn}`);
+    const connection = ['--address', agent.address, '--task-queue', agent.taskQueue];
+    const chat = await yiem(['chat', '--id', conversation.id, ...connection], '/compact\n/exit\n');
+    expect(chat.stdout).toContain(
+      'Compaction 1 (asked for, turn 3, scripted): messages 1–4 folded into the summary; the model now sees it and the messages from 5 on.\nsummary through q2',
+    );
+    const again = await yiem(['compact', conversation.id, ...connection]);
+    expect(again).toMatchObject({ code: 0 });
+    expect(again.stdout).toContain('Nothing to compact');
   });
 
   it('refuses a compaction request for a conversation with compaction: false', async () => {
