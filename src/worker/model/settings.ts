@@ -36,7 +36,7 @@ export function resolveModelSettings(
       settings.maxContextBytes ??
       positiveInteger(fromEnv('YIEM_MAX_CONTEXT_BYTES')) ??
       DEFAULT_MAX_CONTEXT_BYTES,
-    maxContextTokens: settings.maxContextTokens ?? {},
+    ...(settings.maxContextTokens ? { maxContextTokens: settings.maxContextTokens } : {}),
   };
 }
 
