@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
+import { DEFAULT_COMPACTION_PROMPT } from '../src/contract/compaction.ts';
 import { COMPACTED_MESSAGE_CHARS } from '../src/contract/limits.ts';
 import type { CompactContextInput, CompactContextOutput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
@@ -52,11 +53,12 @@ export async function compactContext(
     const messages = await deps.contexts.messagesBetween(transcript, input.from);
     const previous = input.previous ? await deps.contexts.summaryText(input.previous) : undefined;
     const model = input.model ?? deps.settings.model;
+    const prompt = input.prompt ?? DEFAULT_COMPACTION_PROMPT;
     const summarise = (toSummarise: Message[], earlier: string | undefined) =>
       summariseByModel(
         deps.settings,
         openai,
-        { model, prompt: input.prompt, signal: context.cancellationSignal },
+        { model, prompt, signal: context.cancellationSignal },
         toSummarise,
         earlier,
       );
@@ -64,7 +66,7 @@ export async function compactContext(
       ? await deps.compact(messages, {
           conversationId: input.conversationId,
           previousSummary: previous,
-          prompt: input.prompt,
+          prompt,
           model,
           signal: context.cancellationSignal,
           summarise,

@@ -10,6 +10,7 @@ import {
 import {
   compactionBoundary,
   contextBytes,
+  DEFAULT_COMPACTION_PROMPT,
   type KeptCompaction,
   RECENT_SHARE_OF_WINDOW,
   summaryBytes,
@@ -93,59 +94,64 @@ export class ConversationCompaction {
     return boundary > from ? boundary : undefined;
   }
 
-  /** Summarises the messages from the latest compaction up to `upTo`, one compaction at a time. */
+  /**
+   * Runs `work` alone: a compaction the turn starts and one a client asked for never overlap. The
+   * flag is checked and set with no await in between, so two waiters cannot both take it.
+   */
+  async exclusive<T>(work: () => Promise<T>): Promise<T> {
+    while (this.#running) await condition(() => !this.#running);
+    this.#running = true;
+    try {
+      return await work();
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** Summarises the messages from the latest compaction up to `upTo` (inside `exclusive`). */
   async run(
     state: ConversationState,
     settings: CompactionSettings,
     trigger: Compaction['trigger'],
     upTo: number,
   ): Promise<KeptCompaction> {
-    this.#running = true;
-    try {
-      const previous = this.latest();
-      const from = previous?.upTo ?? 0;
-      const id = (previous?.id ?? 0) + 1;
-      const model = settings.model ?? state.agent?.model ?? state.settings.model;
-      const input: CompactContextInput = {
-        conversationId: state.conversationId,
-        turn: state.turn,
-        id,
-        from,
-        upTo,
-        transcriptId: workflowInfo().firstExecutionRunId,
-        ...(previous
-          ? {
-              previous: {
-                summary: previous.summary,
-                ...(previous.stored ? { stored: previous.stored } : {}),
-              },
-            }
-          : {}),
-        ...(model ? { model } : {}),
-        prompt: settings.prompt,
-      };
-      const output = await compactContext(settings, input, model ?? state.workerModel);
-      const compaction: KeptCompaction = {
-        id,
-        turn: state.turn,
-        trigger,
-        from,
-        upTo,
-        summary: output.summary,
-        ...(output.stored ? { stored: output.stored } : {}),
-        model: output.model,
-        timestamp: Date.now(),
-      };
-      this.#kept.push(compaction);
-      this.#kept.splice(0, Math.max(0, this.#kept.length - MAX_KEPT_COMPACTIONS));
-      return compaction;
-    } finally {
-      this.#running = false;
-    }
-  }
-
-  async idle(): Promise<void> {
-    if (this.#running) await condition(() => !this.#running);
+    const previous = this.latest();
+    const from = previous?.upTo ?? 0;
+    const id = (previous?.id ?? 0) + 1;
+    const model = settings.model ?? state.agent?.model ?? state.settings.model;
+    const input: CompactContextInput = {
+      conversationId: state.conversationId,
+      turn: state.turn,
+      id,
+      from,
+      upTo,
+      transcriptId: workflowInfo().firstExecutionRunId,
+      ...(previous
+        ? {
+            previous: {
+              summary: previous.summary,
+              ...(previous.stored ? { stored: previous.stored } : {}),
+            },
+          }
+        : {}),
+      ...(model ? { model } : {}),
+      ...(settings.prompt === DEFAULT_COMPACTION_PROMPT ? {} : { prompt: settings.prompt }),
+    };
+    const output = await compactContext(settings, input, model ?? state.workerModel);
+    const compaction: KeptCompaction = {
+      id,
+      turn: state.turn,
+      trigger,
+      from,
+      upTo,
+      summary: output.summary,
+      ...(output.stored ? { stored: output.stored } : {}),
+      model: output.model,
+      timestamp: Date.now(),
+    };
+    this.#kept.push(compaction);
+    this.#kept.splice(0, Math.max(0, this.#kept.length - MAX_KEPT_COMPACTIONS));
+    return compaction;
   }
 
   failedIn(turn: number): void {
@@ -161,11 +167,12 @@ export async function compactIfDue(state: ConversationState): Promise<void> {
   const { compaction: settings } = state.settings;
   if (!settings) return;
   const { compaction } = state;
-  await compaction.idle();
-  const upTo = compaction.dueBoundary(state, settings);
-  if (upTo === undefined || !patched(COMPACTION_PATCH)) return;
   try {
-    await compaction.run(state, settings, 'window', upTo);
+    await compaction.exclusive(async () => {
+      const upTo = compaction.dueBoundary(state, settings);
+      if (upTo === undefined || !patched(COMPACTION_PATCH)) return;
+      await compaction.run(state, settings, 'window', upTo);
+    });
   } catch (error) {
     if (isCancellation(error)) return;
     compaction.failedIn(state.turn);
@@ -183,18 +190,19 @@ export function registerCompactionHandlers(state: ConversationState): void {
       const { compaction } = state;
       // Between turns: a turn's messages are not summarised while it may still add to them.
       await condition(() => state.running === undefined);
-      await compaction.idle();
-      const settings = state.settings.compaction as CompactionSettings;
-      const from = compaction.latest()?.upTo ?? 0;
-      const upTo = compactionBoundary(
-        state.messages,
-        from,
-        settings.keepRecentTurns,
-        Number.POSITIVE_INFINITY,
-      );
-      if (upTo <= from) return null;
-      patched(COMPACTION_PATCH);
-      return compaction.run(state, settings, 'request', upTo);
+      return compaction.exclusive(async () => {
+        const settings = state.settings.compaction as CompactionSettings;
+        const from = compaction.latest()?.upTo ?? 0;
+        const upTo = compactionBoundary(
+          state.messages,
+          from,
+          settings.keepRecentTurns,
+          Number.POSITIVE_INFINITY,
+        );
+        if (upTo <= from) return null;
+        patched(COMPACTION_PATCH);
+        return compaction.run(state, settings, 'request', upTo);
+      });
     },
     {
       validator: () => {

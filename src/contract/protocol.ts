@@ -105,7 +105,8 @@ export interface CompactContextInput {
   previous?: CompactionSummary;
   /** Default: the worker's default model. */
   model?: string;
-  prompt: string;
+  /** The conversation's own compaction prompt; absent: `DEFAULT_COMPACTION_PROMPT` (kept out of history). */
+  prompt?: string;
 }
 
 /** The summary (stored when large) and the model that wrote it (`'custom'`: the worker's function). */

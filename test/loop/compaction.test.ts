@@ -87,6 +87,36 @@ describe.concurrent('compaction in the loop', () => {
     expect(conversation.modelCalls.at(-1)?.compaction?.id).toBe(compactions.at(-1)?.id);
   });
 
+  it('goes on without a summary when the compaction fails for good, trying again once a turn', async ({
+    expect,
+  }) => {
+    const conversation = await loop.start({
+      options: { compaction: { keepRecentTurns: 2 } },
+      contextWindow: WINDOW,
+      compactionFails: 'the summariser is down',
+      model: [
+        ...answers(8),
+        { calls: [{ id: 'c1', name: 'lookup' }] },
+        { calls: [{ id: 'c2', name: 'lookup' }] },
+        { reply: 'looked twice' },
+      ],
+      tools: { lookup: {} },
+    });
+    for (let turn = 1; turn <= 8; turn++) {
+      expect(await conversation.prompt(`q${turn}`)).toMatchObject({ status: 'completed' });
+    }
+    const failedBefore = conversation.compactions.length;
+    expect(failedBefore).toBeGreaterThan(0);
+    expect(await conversation.prompt('look it up')).toMatchObject({
+      status: 'completed',
+      reply: 'looked twice',
+    });
+    // Three model calls in that turn, one compaction attempt.
+    expect(conversation.compactions.length).toBe(failedBefore + 1);
+    expect(conversation.modelCalls.every((call) => call.compaction === undefined)).toBe(true);
+    expect(await conversation.handle.query(compactionsQuery)).toEqual([]);
+  });
+
   it('leaves the context to be cut with compaction: false, or while no worker reports a window', async ({
     expect,
   }) => {

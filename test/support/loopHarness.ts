@@ -149,6 +149,8 @@ interface ConversationScript {
   compactions: CompactContextInput[];
   /** The window the scripted model reports, in bytes. */
   contextWindow: number | undefined;
+  /** Set: every `compactContext` call fails for good with this message. */
+  compactionFails: string | undefined;
   log: ExecutionLog;
 }
 
@@ -180,6 +182,8 @@ export interface LoopHarness {
     options?: Partial<ConversationOptions>;
     /** The context window the scripted model reports (bytes); absent: none, as an old worker. */
     contextWindow?: number;
+    /** Set: every `compactContext` call fails for good with this message. */
+    compactionFails?: string;
   }): Promise<LoopConversation>;
   close(): Promise<void>;
 }
@@ -282,7 +286,9 @@ export async function startLoopHarness(): Promise<LoopHarness> {
     callModel: (input) => scriptedModelCall(client, scriptOf(input.conversationId), input),
     executeTool: (input) => scriptedToolCall(scriptOf(input.conversationId), input),
     compactContext: async (input) => {
-      scriptOf(input.conversationId).compactions.push(input);
+      const script = scriptOf(input.conversationId);
+      script.compactions.push(input);
+      if (script.compactionFails) throw ApplicationFailure.nonRetryable(script.compactionFails);
       return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
     },
     defaultModel: async () => 'scripted-double',
@@ -301,7 +307,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const running = worker.run();
 
   return {
-    async start({ tools = {}, model = [], options = {}, contextWindow }) {
+    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails }) {
       const id = `loop-${randomUUID()}`;
       const script: ConversationScript = {
         tools,
@@ -309,6 +315,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         modelCalls: [],
         compactions: [],
         contextWindow,
+        compactionFails,
         log: new ExecutionLog(),
       };
       scripts.set(id, script);
