@@ -23,10 +23,26 @@ import type {
   CompactContextInput,
   CompactionCarryOver,
 } from '../src/contract/protocol.ts';
-import type { CompactionSettings } from '../src/contract/settings.ts';
-import type { Compaction } from '../src/contract/types.ts';
+import type { CompactionSettings, ConversationSettings } from '../src/contract/settings.ts';
+import type { TranscriptEntry } from '../src/contract/transcript.ts';
+import type { AgentDefinition, Compaction } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
-import type { ConversationState } from './state.ts';
+
+/**
+ * What compaction reads of the conversation's state (`ConversationState` has it all; named here so
+ * that state.ts, which holds a `ConversationCompaction`, is not imported back).
+ */
+interface CompactingConversation {
+  readonly conversationId: string;
+  readonly settings: ConversationSettings;
+  readonly messages: readonly TranscriptEntry[];
+  readonly turn: number;
+  readonly agent: AgentDefinition | undefined;
+  readonly workerModel: string | undefined;
+  /** Set while a turn runs. */
+  readonly running: unknown;
+  readonly compaction: ConversationCompaction;
+}
 
 /** Compaction came after recorded histories; a run that never compacts records no marker. */
 const COMPACTION_PATCH = 'yiem-compaction';
@@ -79,7 +95,7 @@ export class ConversationCompaction {
   }
 
   /** Whether the context from the latest compaction on would pass the window, and where to cut it. */
-  dueBoundary(state: ConversationState, settings: CompactionSettings): number | undefined {
+  dueBoundary(state: CompactingConversation, settings: CompactionSettings): number | undefined {
     const window = settings.maxContextBytes ?? this.#window;
     if (window === undefined || this.#failedInTurn === state.turn) return undefined;
     const latest = this.latest();
@@ -110,7 +126,7 @@ export class ConversationCompaction {
 
   /** Summarises the messages from the latest compaction up to `upTo` (inside `exclusive`). */
   async run(
-    state: ConversationState,
+    state: CompactingConversation,
     settings: CompactionSettings,
     trigger: Compaction['trigger'],
     upTo: number,
@@ -163,7 +179,7 @@ export class ConversationCompaction {
  * Before a turn's model call: when the context would pass the window, summarise the older turns
  * first. A compaction that fails for good leaves the window to be cut as without compaction.
  */
-export async function compactIfDue(state: ConversationState): Promise<void> {
+export async function compactIfDue(state: CompactingConversation): Promise<void> {
   const { compaction: settings } = state.settings;
   if (!settings) return;
   const { compaction } = state;
@@ -183,7 +199,7 @@ export async function compactIfDue(state: ConversationState): Promise<void> {
 }
 
 /** The `compact` Update and the `compactions` Query. */
-export function registerCompactionHandlers(state: ConversationState): void {
+export function registerCompactionHandlers(state: CompactingConversation): void {
   setHandler(
     compactUpdate,
     async () => {
