@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compactionsQuery } from '../../src/contract/definitions.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import {
@@ -11,6 +12,8 @@ import {
 } from '../support/compactionScenario.ts';
 
 const TURNS = 40;
+/** Over 4 KB: the workflow keeps it in the payload store, by reference. */
+const LONG_SUMMARY = `a long summary ${'s'.repeat(6_000)}`;
 
 /** Runs the yiem CLI from the sources with `input` on its stdin; resolves with its output. */
 function yiem(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -34,7 +37,9 @@ describe('compaction', () => {
       startTestAgent({
         worker: {
           compact: (messages, context) =>
-            `custom: ${messages.length} messages, the last "${String(messages.at(-1)?.content)}"; before: ${context.previousSummary ?? 'nothing'}`,
+            messages.some((message) => message.content === 'long')
+              ? LONG_SUMMARY
+              : `custom: ${messages.length} messages, the last "${String(messages.at(-1)?.content)}"; before: ${context.previousSummary ?? 'nothing'}`,
         },
       }),
     ]);
@@ -124,5 +129,20 @@ describe('compaction', () => {
     });
     expect(custom.model.requests.filter(isCompaction)).toEqual([]);
     expect(systemText(custom.model.lastRequest())).toContain('custom: 4 messages');
+  });
+
+  it('keeps a large summary in the payload store and still shows it whole, to the client and the model', async () => {
+    const conversation = await custom.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: { keepRecentTurns: 1 },
+    });
+    await conversation.send('long');
+    await conversation.send('q2');
+    expect(await conversation.compact()).toMatchObject({ upTo: 2, summary: LONG_SUMMARY });
+    expect((await conversation.compactions())[0]?.summary).toBe(LONG_SUMMARY);
+    const [kept] = await conversation.handle.query(compactionsQuery);
+    expect(kept).toMatchObject({ summary: '', stored: { bytes: expect.any(Number) } });
+    await conversation.send('q3');
+    expect(systemText(custom.model.lastRequest())).toContain(`<summary>\n${LONG_SUMMARY}\n</summary>`);
   });
 });
