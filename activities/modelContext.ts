@@ -1,6 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
-import { type CompactionSummary, summaryBytes, summaryPreamble } from '../src/contract/compaction.ts';
+import {
+  type CompactionSummary,
+  contextEntryBytes,
+  summaryBytes,
+  summaryPreamble,
+} from '../src/contract/compaction.ts';
 import { compactionsQuery, modelContextQuery } from '../src/contract/definitions.ts';
 import { DEFAULT_TRANSCRIPT_CACHE_BYTES } from '../src/contract/limits.ts';
 import type { StoredContent } from '../src/contract/transcript.ts';
@@ -197,7 +202,7 @@ export function windowStart(entries: readonly TranscriptEntry[], maxBytes: numbe
   let start: number | undefined;
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as TranscriptEntry;
-    bytes += entry.stored?.bytes ?? entryBytes(entry);
+    bytes += contextEntryBytes(entry);
     if (bytes > maxBytes) return start ?? latestUserMessage(entries);
     if (entry.role === 'user') start = index;
   }

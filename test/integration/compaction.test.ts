@@ -71,6 +71,8 @@ describe('compaction', () => {
       summary: 'summary through q3',
     });
     expect(await conversation.compactions()).toEqual([compaction]);
+    // A worker that did not write the summary reads it from the conversation.
+    await agent.restartWorker();
     await conversation.send('q6');
     const request = agent.model.lastRequest();
     expect(systemText(request)).toContain('<summary>\nsummary through q3\n</summary>');
