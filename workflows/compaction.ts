@@ -27,6 +27,7 @@ import type { CompactionSettings, ConversationSettings } from '../src/contract/s
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
 import type { AgentDefinition, Compaction } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
+import type { ConversationEvents } from './events.ts';
 
 /**
  * What compaction reads of the conversation's state (`ConversationState` has it all; named here so
@@ -42,6 +43,7 @@ interface CompactingConversation {
   /** Set while a turn runs. */
   readonly running: unknown;
   readonly compaction: ConversationCompaction;
+  readonly events: ConversationEvents;
 }
 
 /** Compaction came after recorded histories; a run that never compacts records no marker. */
@@ -166,6 +168,7 @@ export class ConversationCompaction {
       timestamp: Date.now(),
     };
     this.#kept.push(compaction);
+    state.events.publish(state.turn, { type: 'compaction', id, trigger, from, upTo });
     this.#kept.splice(0, Math.max(0, this.#kept.length - MAX_KEPT_COMPACTIONS));
     return compaction;
   }

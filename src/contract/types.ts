@@ -329,7 +329,7 @@ export interface AgentHooks {
  * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
- * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
  * model call (pi-agent-core's turn).
@@ -637,6 +637,11 @@ export type ConversationEvent = EventOrigin &
     | { type: 'callbackRequested'; callback: PendingCallback }
     /** The model's calls from now on use this agent's system prompt, tools and model. */
     | { type: 'handoff'; from: string | null; to: string }
+    /**
+     * Messages `from` to `upTo - 1` were folded into the summary that model calls send instead of
+     * the messages before `upTo` (`Conversation.compactions()` has the text); the transcript keeps them.
+     */
+    | { type: 'compaction'; id: number; trigger: Compaction['trigger']; from: number; upTo: number }
     /** The turn ended: what `prompt` returns. */
     | { type: 'turnEnd'; result: TurnResult }
   );

@@ -47,6 +47,11 @@ describe.concurrent('compaction in the loop', () => {
       compactions.map((c) => [c.id, c.from, c.upTo, 'window', `summary of ${c.from}-${c.upTo}`]),
     );
     expect(await conversation.messages()).toHaveLength(40);
+    // The event log says when and what, in the turn that compacted.
+    const events = await conversation.eventsThroughTurn(20);
+    expect(
+      events.flatMap((event) => (event.type === 'compaction' ? [[event.id, event.from, event.upTo]] : [])),
+    ).toEqual(compactions.map((c) => [c.id, c.from, c.upTo]));
   });
 
   it('compacts when asked, between turns; resolves null when there is nothing older to summarise', async ({
