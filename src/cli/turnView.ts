@@ -153,6 +153,11 @@ export class TurnView {
       case 'handoff':
         this.#line(`  ⇢ handed to ${event.to}`);
         return;
+      case 'compaction':
+        this.#line(
+          `  ⇣ compacted: messages ${event.from + 1}–${event.upTo} folded into the summary the model reads; the transcript keeps them`,
+        );
+        return;
       case 'turnEnd':
         this.#finish(event.turn, event.result);
         return;

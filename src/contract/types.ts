@@ -370,7 +370,7 @@ export interface AgentHooks {
  * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
- * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
  * model call (pi-agent-core's turn).
@@ -477,7 +477,77 @@ export interface ConversationOptions {
   maxTurnsPerRun?: number;
   /** The names of the registered tools this conversation's model is offered. Default: every tool. */
   tools?: string[];
+  /**
+   * What happens when the model's context would pass its window: by default (or with settings) the
+   * older turns are summarised by a model call (`compactContext`) and model calls send the summary
+   * and the recent turns; `false` leaves the older turns out instead. The transcript stays whole.
+   */
+  compaction?: CompactionOptions | false;
 }
+
+/** How a conversation compacts its context (`ConversationOptions.compaction`). */
+export interface CompactionOptions {
+  /** The model that writes the summary. Default: the conversation's model. */
+  model?: string;
+  /** The system prompt of the summarising call. Default `DEFAULT_COMPACTION_PROMPT`. */
+  prompt?: string;
+  /** Turns (each from a user message on) kept whole after the summary. Default 4; fewer when they fill half the window. */
+  keepRecentTurns?: number;
+  /**
+   * Compact when the context (summary and messages, bytes of JSON) would pass this. Default: the
+   * window the worker reports for the model (`ModelSettings.maxContextBytes` and `maxContextTokens`).
+   */
+  maxContextBytes?: number;
+  /** Timeouts and retries of the summarising call. Default: the conversation's `modelPolicy`. */
+  policy?: ActivityPolicy;
+}
+
+/**
+ * One compaction of a conversation's context (`Conversation.compactions()`): the summary that model
+ * calls send instead of the transcript's messages before `upTo`.
+ */
+export interface Compaction {
+  /** 1 for the conversation's first compaction, then counting up. */
+  id: number;
+  /** The turn it ran before (or, asked for between turns, the turn before it). */
+  turn: number;
+  /** `'window'`: the context would have passed the window; `'request'`: a client asked (`Conversation.compact()`). */
+  trigger: 'window' | 'request';
+  /** The transcript messages it summarised anew: indices `from` to `upTo - 1`, folded into the previous summary. */
+  from: number;
+  /** The summary stands for the messages before this index; model calls send the messages from it on. */
+  upTo: number;
+  /** The summary text. */
+  summary: string;
+  /** The model that wrote it, or `'custom'` for the worker's `compact` function. */
+  model: string;
+  /** When it was made, milliseconds since the epoch. */
+  timestamp: number;
+}
+
+/** What a worker's custom compaction function (`AgentWorkerOptions.compact`) is given besides the messages. */
+export interface CompactionContext {
+  conversationId: string;
+  /** The summary of the messages before these (fold them into it), or `undefined` for the first compaction. */
+  previousSummary: string | undefined;
+  /** The conversation's compaction prompt. */
+  prompt: string;
+  /** The model the conversation would summarise with. */
+  model: string;
+  /** Aborts when the workflow cancels the compaction. */
+  signal: AbortSignal;
+  /** The built-in summary (a model call with `prompt`), for functions that only pre- or post-process. */
+  summarise(messages: Message[], previousSummary: string | undefined): Promise<string>;
+}
+
+/**
+ * Writes a compaction's summary instead of the model: runs in the `compactContext` activity, so it
+ * may do I/O. Its result replaces `previousSummary` (fold it in); a throw fails the attempt (retried).
+ */
+export type CompactionFunction = (
+  messages: Message[],
+  context: CompactionContext,
+) => string | Promise<string>;
 
 /** What the conversation workflow returns when it ends. */
 export interface ConversationSummary {
@@ -612,6 +682,11 @@ export type ConversationEvent = EventOrigin &
     | { type: 'callbackRequested'; callback: PendingCallback }
     /** The model's calls from now on use this agent's system prompt, tools and model. */
     | { type: 'handoff'; from: string | null; to: string }
+    /**
+     * Messages `from` to `upTo - 1` were folded into the summary that model calls send instead of
+     * the messages before `upTo` (`Conversation.compactions()` has the text); the transcript keeps them.
+     */
+    | { type: 'compaction'; id: number; trigger: Compaction['trigger']; from: number; upTo: number }
     /** The turn ended: what `prompt` returns. */
     | { type: 'turnEnd'; result: TurnResult }
   );
@@ -780,4 +855,9 @@ export interface ModelSettings {
    * Default: env `YIEM_MAX_CONTEXT_BYTES`, else 1 MB.
    */
   maxContextBytes?: number;
+  /**
+   * Context windows in tokens, by model name: the window of a model named here is the smaller of
+   * `maxContextBytes` and its tokens at an estimated 4 bytes a token.
+   */
+  maxContextTokens?: Record<string, number>;
 }
