@@ -91,6 +91,7 @@ export async function executeTool(
       toolName,
       attempt,
       idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
+      ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
     };
     result = normalizeResult(
       await runWithToolCall(call, () =>

@@ -9,6 +9,7 @@ import { CallbackCalls } from './callbackTools.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
+import { TurnControl } from './turnControl.ts';
 
 /**
  * Everything one run of a conversation holds. The handlers (handlers.ts), the loop
@@ -49,6 +50,8 @@ export interface ConversationState {
   /** Tells the parent (for a sub-agent) about every approval this conversation waits for. */
   readonly parentLink: ParentLink | undefined;
   readonly callbacks: CallbackCalls;
+  /** The budget, what was spent, and an operator's pause: what safe points (safePoint.ts) decide by. */
+  readonly control: TurnControl;
   /** Keeps the `YiemStatus` and `YiemTurns` search attributes current. */
   readonly updateSearchAttributes: (status: ConversationSearchStatus, turns: number) => void;
 }
@@ -64,6 +67,7 @@ export function createConversationState(
   // A sub-agent's approvals (and its own sub-agents') are decided on its parent.
   const parentConversation = carried?.parentConversation;
   const parentLink = parentConversation ? new ParentLink(parentConversation, conversationId) : undefined;
+  const control = new TurnControl(options.budget, carried);
   return {
     conversationId,
     settings,
@@ -84,7 +88,8 @@ export function createConversationState(
     forwarded: new ForwardedApprovals(events, parentLink),
     parentLink,
     callbacks: new CallbackCalls(events),
-    updateSearchAttributes: searchAttributeUpdater(),
+    control,
+    updateSearchAttributes: searchAttributeUpdater(control),
   };
 }
 
@@ -100,6 +105,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     events: state.events.carryOver(),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+    ...state.control.carryOver(),
   };
 }
 

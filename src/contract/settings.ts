@@ -1,3 +1,4 @@
+import { budgetProblem } from './budget.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
@@ -93,6 +94,8 @@ export function conversationOptionsProblem(options: unknown): string | null {
   check('tools', (value) => Array.isArray(value) && value.every(isName), 'a list of tool names');
   check('approvalTimeout', isName, "a duration such as '10 minutes'");
   check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
+  const budget = given.budget === undefined ? null : budgetProblem(given.budget);
+  if (budget) problems.push(`budget: ${budget}`);
   check(
     'modelPolicy',
     (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
