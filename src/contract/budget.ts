@@ -148,6 +148,23 @@ export function formatSpend(spend: Spend): string {
   ].join(' · ');
 }
 
+/** Limits written as `cost=0.5,modelCalls=10` (`none` removes one), as the CLI takes them; `source` names them in errors. */
+export function parseLimits(text: string, source: string): NonNullable<BudgetChange['turn']> {
+  const limits: NonNullable<BudgetChange['turn']> = {};
+  for (const pair of text.split(',')) {
+    const [figure = '', value = ''] = pair.split('=').map((part) => part.trim());
+    if (!(SPEND_FIGURES as readonly string[]).includes(figure)) {
+      throw new Error(`${source} ${text}: "${figure}" is no budget figure (${SPEND_FIGURES.join(', ')})`);
+    }
+    const number = Number(value);
+    if (value !== 'none' && (value === '' || !Number.isFinite(number))) {
+      throw new Error(`${source} ${text}: ${figure} needs a number (or none), got "${value}"`);
+    }
+    limits[figure as keyof Spend] = value === 'none' ? null : number;
+  }
+  return limits;
+}
+
 function formatFigure(figure: keyof Spend, value: number): string {
   if (figure === 'cost') return String(Number(value.toPrecision(6)));
   if (figure === 'wallTimeSeconds') return value.toFixed(1);

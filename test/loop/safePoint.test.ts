@@ -130,7 +130,15 @@ describe.concurrent('safe points of a turn', () => {
   }) => {
     const release = gate();
     const conversation = await loop.start({
-      tools: { slow: { run: async () => (await release.opened, 'slow done') }, quick: {} },
+      tools: {
+        slow: {
+          run: async () => {
+            await release.opened;
+            return 'slow done';
+          },
+        },
+        quick: {},
+      },
       model: [
         {
           calls: [
