@@ -12,6 +12,7 @@ import type {
   TurnResult,
   TurnStop,
 } from '../src/contract/types.ts';
+import { showCurrentDetails } from './currentDetails.ts';
 import { type ConversationState, drainPending } from './state.ts';
 import { BUDGETS_PATCH, type NextStep, PAUSE_PATCH } from './turnControl.ts';
 
@@ -120,6 +121,7 @@ export function registerSafePointHandlers(state: ConversationState): void {
       patched(PAUSE_PATCH);
       control.pause = { prompts: options?.prompts ?? 'queue', since: Date.now() };
       if (!state.running) state.updateSearchAttributes('idle', state.turn);
+      showCurrentDetails(state);
       return state.running !== undefined;
     },
     {
@@ -136,6 +138,7 @@ export function registerSafePointHandlers(state: ConversationState): void {
     async () => {
       control.pause = null;
       control.resumeAsked = true;
+      showCurrentDetails(state);
       if (!state.running) {
         state.updateSearchAttributes('idle', state.turn);
         return null;
@@ -191,6 +194,7 @@ async function holdAtSafePoint(
       spend: { conversation: control.spend, turn: control.turnSpend },
     });
     state.updateSearchAttributes(stop.reason, turn);
+    showCurrentDetails(state);
     if (stop.reason === 'budgetExhausted') {
       const result = exhaustedResult(turn, stop.exhausted);
       for (const id of answered.splice(0)) state.resultsByMessage.set(id, result);
@@ -206,6 +210,7 @@ async function holdAtSafePoint(
     } finally {
       control.stop = null;
       control.tick(turn);
+      showCurrentDetails(state);
     }
     events.publish(turn, { type: 'turnResumed' });
     state.updateSearchAttributes('running', turn);
