@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
@@ -11,6 +11,7 @@ import type {
 import { currentToolCall } from '../../src/worker/toolCallContext.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
+import { runYiem } from '../support/cli.ts';
 
 const PARENT = 'You coordinate research.';
 const researcher: AgentDefinition = {
@@ -169,5 +170,31 @@ describe('budgets', () => {
     await expect.poll(async () => (await conversation.status()).state).toBe('idle');
     expect((await conversation.status()).lastTurn).toMatchObject({ turn: 2, status: 'cancelled' });
     await conversation.end();
+  });
+
+  it('yiem status names the reached limit, and yiem budget raises it and resumes the turn', async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: {} }] },
+      { kind: 'text', text: 'Done after the raise.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'You look up once.',
+      budget: { turn: { modelCalls: 1 } },
+    });
+    expect(await conversation.send('look')).toMatchObject({ status: 'budgetExhausted' });
+    const address = inject('temporalAddress');
+    const status = await runYiem(['status', conversation.id], address);
+    expect(status.stdout).toContain(`${conversation.id}  budgetExhausted  turn 1`);
+    expect(status.stdout).toContain("The turn's budget of 1 model calls is reached (spent 1)");
+    expect(status.stdout).toContain(`yiem budget ${conversation.id} --turn modelCalls=… --resume`);
+
+    const raised = await runYiem(
+      ['budget', conversation.id, '--turn', 'modelCalls=none', '--resume'],
+      address,
+    );
+    expect(raised.stdout).toContain('turn budget: none');
+    await expect
+      .poll(async () => (await conversation.status()).lastTurn, { timeout: 15_000, interval: 100 })
+      .toMatchObject({ turn: 1, status: 'completed', reply: 'Done after the raise.' });
   });
 });

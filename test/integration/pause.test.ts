@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
-import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { runYiem } from '../support/cli.ts';
 
 const POLL = { timeout: 15_000, interval: 100 };
 
@@ -24,17 +23,7 @@ const slow: AgentTool = {
   },
 };
 
-/** Runs the yiem CLI from the sources against the test server; resolves with its output. */
-function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...YIEM_FROM_SOURCES, ...args, '--address', inject('temporalAddress')],
-      { timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
-    );
-  });
-}
+const yiem = (args: string[]) => runYiem(args, inject('temporalAddress'));
 
 describe('pause and resume', () => {
   let agent: TestAgent;
