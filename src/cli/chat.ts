@@ -187,6 +187,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
 
 /** `/spend`: what the conversation and the turn spent, and the limits. */
 function describeSpend(status: ConversationStatus): string {
+  // Workers from before budgets report none.
+  if (!status.spend) return 'This conversation reports no spend (its workers predate budgets).';
   return (['conversation', 'turn'] as const)
     .map((scope) => {
       const limits = Object.entries(status.budget[scope] ?? {}).map(

@@ -64,6 +64,8 @@ export async function budgetCommand(
     }
     const status = await conversation.status();
     console.log(`${id}  ${status.state}  turn ${status.turn}`);
+    // Workers from before budgets report none.
+    if (!status.spend) return;
     for (const scope of ['conversation', 'turn'] as const) {
       const limits = Object.entries(status.budget[scope] ?? {}).map(
         ([figure, value]) => `${figure}=${value}`,
