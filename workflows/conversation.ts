@@ -10,6 +10,7 @@ import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
+import { whilePaused } from './safePoint.ts';
 import { type ConversationState, carryOver, createConversationState } from './state.ts';
 import { runTurn } from './turn.ts';
 
@@ -37,12 +38,18 @@ export async function conversationWorkflow(
       continue;
     }
     if (newRunDue(state)) await continueAsNew<typeof conversationWorkflow>(options, carryOver(state));
+    await whilePaused(state);
     await runTurn(state);
   }
   state.updateSearchAttributes('ended', state.turn);
   events.detachFollowers();
   await condition(allHandlersFinished);
-  return { turns: state.turn, messageCount: state.messages.length, lastTurn: state.lastTurn };
+  return {
+    turns: state.turn,
+    messageCount: state.messages.length,
+    lastTurn: state.lastTurn,
+    spend: state.control.spend,
+  };
 }
 
 /** What wakes the loop: a message, the end, a new run that is due, or followers to let go for one. */

@@ -26,4 +26,7 @@ until temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "
   fi
   sleep 1
 done
+# Added later (budgets): namespaces set up before have the three above only.
+temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
+  --name YiemCost --type Double >/dev/null 2>&1 || true
 echo "Namespace $TEMPORAL_NAMESPACE is ready"

@@ -15,8 +15,11 @@ import {
   compactUpdate,
   decideToolCallUpdate,
   endSignal,
+  pauseUpdate,
   postSignal,
   promptUpdate,
+  raiseBudgetUpdate,
+  resumeUpdate,
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
@@ -24,6 +27,7 @@ import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/l
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
+  YIEM_COST,
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
@@ -39,6 +43,8 @@ import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
+  Budget,
+  BudgetChange,
   CallbackHandler,
   CallbackToolResult,
   Compaction,
@@ -47,6 +53,7 @@ import type {
   ConversationStatus,
   ConversationSummary,
   Message,
+  PauseOptions,
   ToolInfo,
   TurnResult,
 } from '../contract/types.ts';
@@ -94,6 +101,8 @@ export interface ConversationListing {
   status: string | undefined;
   turns: number | undefined;
   agent: string | undefined;
+  /** `YiemCost`: what it has cost so far, on namespaces that have the attribute. */
+  cost: number | undefined;
   startTime: Date;
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
@@ -140,28 +149,31 @@ export class AgentClient {
     const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
     const invalid = conversationOptionsProblem(conversationOptions);
     if (invalid) throw new Error(invalid);
-    const start = (searchable: boolean) =>
+    // `YiemCost` came later than the others: a namespace may have those three only.
+    const searchable = [
+      { key: YIEM_STATUS, value: 'idle' },
+      { key: YIEM_TURNS, value: 0 },
+      { key: YIEM_AGENT, value: agent ?? this.taskQueue },
+    ];
+    const start = (typedSearchAttributes: typeof searchable | undefined) =>
       this.client.workflow.start<ConversationWorkflow>('conversationWorkflow', {
         workflowId: id,
         taskQueue: this.taskQueue,
         args: [conversationOptions],
         staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
         workflowTaskTimeout: CONVERSATION_WORKFLOW_TASK_TIMEOUT,
-        ...(searchable
-          ? {
-              typedSearchAttributes: [
-                { key: YIEM_STATUS, value: 'idle' },
-                { key: YIEM_TURNS, value: 0 },
-                { key: YIEM_AGENT, value: agent ?? this.taskQueue },
-              ],
-            }
-          : {}),
+        ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
       });
     // A namespace without yiem's search attributes still runs conversations, just unsearchable ones.
-    const handle = await start(true).catch((error: unknown) => {
-      if (!isUnregisteredSearchAttribute(error)) throw error;
-      return start(false);
-    });
+    const unlessUnregistered =
+      (retry: () => ReturnType<typeof start>) =>
+      (error: unknown): ReturnType<typeof start> => {
+        if (!isUnregisteredSearchAttribute(error)) throw error;
+        return retry();
+      };
+    const handle = await start([...searchable, { key: YIEM_COST, value: 0 }] as typeof searchable)
+      .catch(unlessUnregistered(() => start(searchable)))
+      .catch(unlessUnregistered(() => start(undefined)));
     return new Conversation(handle, {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
       payloadStoreCheck: this.payloadStoreCheck,
@@ -194,6 +206,7 @@ export class AgentClient {
         status: attributes.get(YIEM_STATUS),
         turns: attributes.get(YIEM_TURNS),
         agent: attributes.get(YIEM_AGENT),
+        cost: attributes.get(YIEM_COST),
         startTime: execution.startTime,
         executionStatus: execution.status.name,
       });
@@ -316,6 +329,34 @@ export class Conversation {
    */
   cancel(): Promise<boolean> {
     return this.handle.executeUpdate(cancelUpdate);
+  }
+
+  /**
+   * Pauses the conversation (an operator's stop): the running turn stops at its next safe point
+   * (before a model call or a tool batch, never in the middle of one) and no new turn starts until
+   * `resume()`. `prompts: 'queue'` (default) keeps accepting `send`, answered after the resume;
+   * `'refuse'` refuses it with an error. Resolves with whether a turn was running.
+   */
+  pause(options: PauseOptions = {}): Promise<boolean> {
+    return withValidatorMessage(this.handle.executeUpdate(pauseUpdate, { args: [options] }));
+  }
+
+  /**
+   * Lifts a pause and continues a turn stopped at a safe point where it stopped (after a pause, or
+   * at its budget once `raiseBudget` made room). Resolves with that turn's result once it ends or
+   * stops at its budget again; `null` when no turn was stopped or running. Throws while the stopped
+   * turn's budget is still exhausted, naming the limit.
+   */
+  resume(): Promise<TurnResult | null> {
+    return withValidatorMessage(this.handle.executeUpdate(resumeUpdate));
+  }
+
+  /**
+   * Changes the budget's limits: each given figure replaces its limit, `null` removes it. A turn
+   * stopped at its budget stays stopped until `resume()`. Resolves with the budget now in force.
+   */
+  raiseBudget(change: BudgetChange): Promise<Budget> {
+    return withValidatorMessage(this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
   }
 
   /**

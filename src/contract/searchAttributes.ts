@@ -7,7 +7,19 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const YIEM_STATUS = defineSearchAttributeKey('YiemStatus', SearchAttributeType.KEYWORD);
 export const YIEM_TURNS = defineSearchAttributeKey('YiemTurns', SearchAttributeType.INT);
 export const YIEM_AGENT = defineSearchAttributeKey('YiemAgent', SearchAttributeType.KEYWORD);
+/**
+ * What the conversation has cost so far, in the currency of the workers' price table. Set only on
+ * conversations started on a namespace that has it registered (older ones have the three above).
+ */
+export const YIEM_COST = defineSearchAttributeKey('YiemCost', SearchAttributeType.DOUBLE);
 
 /** The values `YiemStatus` takes. */
-export const CONVERSATION_STATUSES = ['idle', 'running', 'awaitingApproval', 'ended'] as const;
+export const CONVERSATION_STATUSES = [
+  'idle',
+  'running',
+  'awaitingApproval',
+  'paused',
+  'budgetExhausted',
+  'ended',
+] as const;
 export type ConversationSearchStatus = (typeof CONVERSATION_STATUSES)[number];
