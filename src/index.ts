@@ -14,6 +14,11 @@ export {
   type StartConversationOptions,
 } from './client/client.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
+export {
+  type ExportedHistory,
+  type ExportHistoriesOptions,
+  exportHistories,
+} from './client/exportHistories.ts';
 export type { TranscriptRange } from './client/transcriptReader.ts';
 export {
   agentTool,

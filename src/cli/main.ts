@@ -18,6 +18,7 @@ import {
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { packageVersion } from './version.ts';
 
@@ -145,6 +146,27 @@ connectionOptions(
 connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
   .argument('<conversationId>')
   .action(cancelCommand);
+
+connectionOptions(
+  program
+    .command('export-histories')
+    .description(
+      'write the histories of conversation runs to a folder, one JSON file per run, for replay-check',
+    ),
+)
+  .argument('<dir>', 'the folder (created when missing)')
+  .option('--query <query>', "a visibility query (default: WorkflowType = 'conversationWorkflow')")
+  .option('--limit <n>', 'at most this many runs', '100')
+  .action(exportHistoriesCommand);
+
+program
+  .command('replay-check')
+  .description(
+    'replay a folder of exported histories against this code; exit 1 naming each conversation and event that no longer replays',
+  )
+  .argument('<dir>', 'the folder of history files (*.json)')
+  .option('--workflows <file>', "your worker's workflows module, if it has its own (default: yiem's)")
+  .action(replayCheckCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(
