@@ -4,6 +4,7 @@
  */
 
 export { conversationWorkflow } from '../workflows/conversation.ts';
+export { scheduledPromptWorkflow } from '../workflows/scheduledPrompt.ts';
 export type { ServeCallbacksOptions } from './client/callbackClient.ts';
 export {
   AgentClient,
@@ -19,6 +20,12 @@ export {
   type ExportHistoriesOptions,
   exportHistories,
 } from './client/exportHistories.ts';
+export {
+  type PromptScheduleListing,
+  type PromptScheduleOptions,
+  PromptSchedules,
+  type ScheduledConversationOptions,
+} from './client/schedules.ts';
 export type { TranscriptRange } from './client/transcriptReader.ts';
 export {
   agentTool,
@@ -36,6 +43,7 @@ export {
   modelContextQuery,
   postSignal,
   promptUpdate,
+  type ScheduledPromptWorkflow,
   statusQuery,
   transcriptQuery,
 } from './contract/definitions.ts';

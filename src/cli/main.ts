@@ -19,6 +19,7 @@ import {
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
 import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
+import { scheduleCreateCommand, scheduleDeleteCommand, scheduleListCommand } from './schedules.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { packageVersion } from './version.ts';
 
@@ -167,6 +168,33 @@ program
   .argument('<dir>', 'the folder of history files (*.json)')
   .option('--workflows <file>', "your worker's workflows module, if it has its own (default: yiem's)")
   .action(replayCheckCommand);
+
+const schedule = program
+  .command('schedule')
+  .description('prompts sent on a timetable, to a conversation or a new one per run');
+connectionOptions(
+  schedule
+    .command('create')
+    .description('send TEXT on a timetable: to --conversation ID, else to a new conversation per run'),
+)
+  .argument('<scheduleId>', 'the schedule id, to list and delete it by')
+  .argument('<text>', 'the message sent on each run')
+  .option('--every <interval>', 'how often, e.g. 30s, 15m, 1h, 1d')
+  .option('--cron <expression>', 'when, as a cron expression in UTC, e.g. "0 9 * * MON-FRI"')
+  .option('--conversation <conversationId>', 'the existing conversation each run posts the message to')
+  .option('--system <prompt>', 'system prompt of the new conversation of each run', DEFAULT_SYSTEM_PROMPT)
+  .addOption(
+    new Option('--mode <mode>', 'tool execution mode of the new conversation of each run')
+      .choices(['parallel', 'sequential'])
+      .default('parallel'),
+  )
+  .action(scheduleCreateCommand);
+connectionOptions(schedule.command('list').description('list the prompt schedules')).action(
+  scheduleListCommand,
+);
+connectionOptions(schedule.command('delete').description('delete a prompt schedule'))
+  .argument('<scheduleId>')
+  .action(scheduleDeleteCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(

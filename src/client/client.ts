@@ -18,7 +18,7 @@ import {
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
-import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
+import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
@@ -33,7 +33,6 @@ import {
 } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -56,8 +55,10 @@ import {
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { defaultTitle } from './conversationTitle.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
+import { PromptSchedules } from './schedules.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -111,6 +112,8 @@ export class AgentClient {
   readonly #address: string | undefined;
   /** Compares this client's payload store with the workers' before a message that would be stored. */
   readonly payloadStoreCheck: PayloadStoreCheck;
+  /** Prompts sent on a timetable (Temporal Schedules), to an existing conversation or a new one per run. */
+  readonly schedules: PromptSchedules;
 
   constructor(options: AgentClientOptions = {}) {
     let converter = options.dataConverter;
@@ -130,6 +133,7 @@ export class AgentClient {
     );
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    this.schedules = new PromptSchedules(this.client, this.taskQueue);
   }
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
@@ -398,12 +402,6 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
     if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
     throw error;
   }
-}
-
-function defaultTitle(agent: string, systemPrompt: string): string {
-  const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
-  const title = `${agent} · ${prompt}`;
-  return truncate(title, CONVERSATION_TITLE_CHARS);
 }
 
 function isUnregisteredSearchAttribute(error: unknown): boolean {

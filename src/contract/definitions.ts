@@ -12,6 +12,8 @@ import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  ScheduledPrompt,
+  ScheduledPromptRun,
   ToolInfo,
   TurnResult,
 } from './types.ts';
@@ -73,3 +75,6 @@ export type ConversationWorkflow = (
   options: ConversationOptions,
   carried?: ConversationCarryOver,
 ) => Promise<ConversationSummary>;
+
+/** The workflow a prompt schedule starts on each run: it sends the prompt where the schedule says. */
+export type ScheduledPromptWorkflow = (prompt: ScheduledPrompt) => Promise<ScheduledPromptRun>;
