@@ -15,6 +15,7 @@ export {
   type StartConversationOptions,
 } from './client/client.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
+export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
 export {
   type ExportedHistory,
   type ExportHistoriesOptions,

@@ -21,6 +21,7 @@ import { doctorCommand } from './doctor.ts';
 import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
 import { scheduleCreateCommand, scheduleDeleteCommand, scheduleListCommand } from './schedules.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
+import { turnsCollectCommand, turnsListCommand, turnsWatchCommand } from './turns.ts';
 import { packageVersion } from './version.ts';
 
 const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
@@ -102,7 +103,35 @@ chatOptions(program.command('chat').description('chat with a conversation (needs
 
 chatOptions(program.command('send').description('send one message and print the reply'))
   .argument('<text>', 'the message')
+  .option(
+    '--detach',
+    'return once the message is accepted, printing its conversation and turn (see yiem turns)',
+  )
   .action(sendCommand);
+
+const turns = program
+  .command('turns')
+  .description('messages sent with send (or send --detach): list them, watch or collect their turn');
+connectionOptions(
+  turns.command('list').description("a conversation's messages sent by send, with their turn's state"),
+)
+  .argument('<conversationId>')
+  .option('--limit <n>', 'the newest this many', '20')
+  .action(turnsListCommand);
+connectionOptions(
+  turns.command('watch').description('follow a turn live until it ends, then print its result'),
+)
+  .argument('<conversationId>')
+  .argument('<turnId>', 'as send --detach printed it')
+  .action(turnsWatchCommand);
+connectionOptions(
+  turns
+    .command('collect')
+    .description("wait for a turn's result and print it; exits 1 when the turn did not complete"),
+)
+  .argument('<conversationId>')
+  .argument('<turnId>', 'as send --detach printed it')
+  .action(turnsCollectCommand);
 
 connectionOptions(program.command('history').description("print a conversation's transcript"))
   .argument('<conversationId>')

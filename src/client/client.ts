@@ -56,6 +56,7 @@ import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.t
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
+import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { PromptSchedules } from './schedules.ts';
@@ -285,6 +286,32 @@ export class Conversation {
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
     return update.result();
+  }
+
+  /**
+   * Sends a message and returns once the conversation has accepted it, without waiting for its turn:
+   * collect the turn's result later (from any process) with `collect(turnId)`, list the messages sent
+   * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
+   */
+  async sendDetached(text: string, options: { turnId?: string } = {}): Promise<DetachedTurn> {
+    this.#checkMessage(text);
+    await this.#checkPayloadStore(text);
+    const update = await this.handle.startUpdate(promptUpdate, {
+      args: [text],
+      updateId: options.turnId ?? `turn-${randomUUID()}`,
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    return { conversationId: this.id, turnId: update.updateId };
+  }
+
+  /** Waits for the result of the turn that answers a message sent with `sendDetached` (or `send`). */
+  collect(turnId: string): Promise<TurnResult> {
+    return collectTurn(this.handle, turnId);
+  }
+
+  /** The messages sent by `send` or `sendDetached`, oldest first, with their turn's state and result. */
+  turns(options: { limit?: number } = {}): Promise<PromptTurn[]> {
+    return listPromptTurns(this.handle, options);
   }
 
   /**
