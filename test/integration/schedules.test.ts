@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScheduledPromptRun } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const POLL = { timeout: 30_000, interval: 500 };
 
@@ -52,6 +53,12 @@ describe('prompt schedules', () => {
     });
     try {
       await expect.poll(async () => (await conversation.status()).turn, POLL).toBeGreaterThanOrEqual(2);
+      const { info } = await agent.client.client.schedule.getHandle(scheduleId).describe();
+      const firstRun = info.recentActions[0]?.action.workflow.workflowId ?? '';
+      await replayAndRecord(
+        agent.client.client.workflow.getHandle(firstRun),
+        'scheduled-prompt-to-conversation',
+      );
       const listed = await yiem(['schedule', 'list', ...connection]);
       expect(listed.code).toBe(0);
       expect(listed.stdout).toContain(`${scheduleId}  every 2s  to conversation ${conversation.id}  next `);
@@ -101,6 +108,12 @@ describe('prompt schedules', () => {
         turn: { status: 'completed', reply: 'Done: Write the digest' },
       });
       conversationIds.add(result.conversationId);
+      if (conversationIds.size === 1) {
+        await replayAndRecord(
+          agent.client.client.workflow.getHandle(run),
+          'scheduled-prompt-new-conversation',
+        );
+      }
       const conversation = agent.client.getConversation(result.conversationId);
       expect(await conversation.messages()).toMatchObject([
         { role: 'user', content: 'Write the digest' },
