@@ -35,7 +35,7 @@ export async function replayCheckCommand(dir: string, flags: { workflows?: strin
   ]);
   // Each failure is reported once below; the SDK would also log every failed replay task.
   Runtime.install({
-    logger: new DefaultLogger('ERROR'),
+    logger: new DefaultLogger('ERROR', () => undefined),
     telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
   });
   const dataConverter = dataConverterFromEnv(process.env);

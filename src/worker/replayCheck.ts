@@ -70,7 +70,8 @@ interface RecordedHistory {
 export async function replayCheck(dir: string, options: ReplayCheckOptions = {}): Promise<ReplayCheckReport> {
   const histories = await readHistories(dir);
   const replayOptions: ReplayWorkerOptions = {
-    workflowBundle: options.workflowBundle ?? (await bundle(options.workflowsPath ?? AGENT_WORKFLOWS_PATH)),
+    workflowBundle:
+      options.workflowBundle ?? (await bundle(path.resolve(options.workflowsPath ?? AGENT_WORKFLOWS_PATH))),
     ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     sinks: REPLAY_SINKS,
   };
@@ -146,8 +147,8 @@ async function replayError(
 }
 
 /**
- * The core's error names no event, so the workflow task that diverges is found by replaying ever
- * longer beginnings of the history (bisection over its workflow tasks): a beginning that ends just
+ * The recorded event where the replay went another way. Most of the core's errors name no event,
+ * so the workflow task that diverges is found by replaying ever longer beginnings of the history (bisection over its workflow tasks): a beginning that ends just
  * before task k+1 starts checks the commands of tasks 1..k.
  */
 async function divergingEvent(
@@ -156,6 +157,10 @@ async function divergingEvent(
   message: string,
 ): Promise<RecordedEvent | undefined> {
   const { events } = history;
+  // Some of the core's errors name the event themselves.
+  const namedId = /HistoryEvent\(id: (\d+)/.exec(message)?.[1];
+  const named = namedId ? events.find((event) => String(event.eventId) === namedId) : undefined;
+  if (named) return named;
   const completed = events.flatMap((event, index) =>
     isType(event, 'WORKFLOW_TASK_COMPLETED') ? [index] : [],
   );
@@ -185,11 +190,11 @@ async function divergingEvent(
     .filter((event) => !isType(event, 'WORKFLOW_TASK_SCHEDULED') && !isType(event, 'WORKFLOW_TASK_STARTED'));
   // The error quotes what differs ('renamedActivity', an activity or timer id): the event that holds it.
   const quoted = [...message.matchAll(/'([^']+)'/g)].map((match) => match[1] as string);
-  const named = commandEvents.find((event) => {
+  const holding = commandEvents.find((event) => {
     const text = JSON.stringify(event);
     return quoted.some((token) => text.includes(JSON.stringify(token)));
   });
-  return named ?? commandEvents[0] ?? events[taskCompleted];
+  return holding ?? commandEvents[0] ?? events[taskCompleted];
 }
 
 /** The core's own sentence (`[TMPRL1100] Nondeterminism error: ...`) out of the SDK's wrapping of it. */

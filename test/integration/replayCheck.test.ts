@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
@@ -17,6 +18,9 @@ const echoTool: AgentTool = {
   parallelToolExecute: true,
   execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
 };
+
+/** The conversation workflow with an unguarded timer added before its loop (test/support/workflows/). */
+const CHANGED_WORKFLOWS = fileURLToPath(new URL('../support/workflows/extraTimer.ts', import.meta.url));
 
 function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -74,6 +78,22 @@ describe('yiem export-histories and yiem replay-check', () => {
 
     const checked = await yiem(['replay-check', dir]);
     expect(checked).toMatchObject({ code: 0, stdout: 'Replayed 1 histories: 1 passed, 0 failed.\n' });
+  });
+
+  it("reports every history a changed workflows module (--workflows) would break, naming each one's event", async () => {
+    const [file = ''] = await readdir(dir);
+    const history = JSON.parse(await readFile(path.join(dir, file), 'utf8')) as { events: ExportedEvent[] };
+    const checked = await yiem(['replay-check', dir, '--workflows', CHANGED_WORKFLOWS]);
+    expect(checked.code).toBe(1);
+    const runId = file.slice(conversationId.length + 2, -'.json'.length);
+    const [, eventId, eventType] =
+      new RegExp(
+        `conversation ${conversationId} run ${runId}: nondeterminism at event (\\d+) \\((\\w+)\\)`,
+      ).exec(checked.stdout) ?? [];
+    const event = history.events.find((each) => each.eventId === eventId);
+    expect(event?.eventType.replace(/^EVENT_TYPE_|_/g, '').toLowerCase()).toBe(eventType?.toLowerCase());
+    expect(checked.stdout).toContain('Timer');
+    expect(checked.stdout).toContain('Replayed 1 histories: 0 passed, 1 failed.');
   });
 
   it('reports a history the code no longer matches with its conversation, run and event, and exits 1', async () => {
