@@ -40,17 +40,23 @@ export async function listPromptTurns(
 ): Promise<PromptTurn[]> {
   const limit = options.limit ?? 20;
   const turns: PromptTurn[] = [];
+  for await (const runTurns of promptTurnsByRun(handle)) {
+    turns.unshift(...runTurns);
+    if (turns.length >= limit) break;
+  }
+  return turns.slice(-limit);
+}
+
+/** The prompt turns of each run of the conversation, its latest run first, back along continue-as-new. */
+async function* promptTurnsByRun(handle: WorkflowHandle): AsyncGenerator<PromptTurn[]> {
   let runId: string | undefined;
   do {
     const history = await handle.client.getHandle(handle.workflowId, runId).fetchHistory();
     const events = history.events ?? [];
     const started = events[0]?.workflowExecutionStartedEventAttributes;
-    const thisRun = started?.originalExecutionRunId ?? runId ?? '';
-    const runTurns = await promptTurnsOf(handle, events, thisRun);
-    turns.unshift(...runTurns);
+    yield await promptTurnsOf(handle, events, started?.originalExecutionRunId ?? runId ?? '');
     runId = started?.continuedExecutionRunId || undefined;
-  } while (runId && turns.length < limit);
-  return turns.slice(-limit);
+  } while (runId);
 }
 
 async function promptTurnsOf(
@@ -111,13 +117,13 @@ export async function collectTurn(handle: WorkflowHandle, turnId: string): Promi
   }
 }
 
+/** The turn with that id, looked for from the latest run back, reading no run beyond the one that has it. */
 async function findTurn(handle: WorkflowHandle, turnId: string): Promise<PromptTurn> {
-  const turns = await listPromptTurns(handle, { limit: Number.POSITIVE_INFINITY });
-  const turn = turns.find((each) => each.turnId === turnId);
-  if (!turn) {
-    throw new Error(
-      `Conversation ${handle.workflowId} has no message with turn id ${turnId} (see yiem turns list ${handle.workflowId})`,
-    );
+  for await (const runTurns of promptTurnsByRun(handle)) {
+    const turn = runTurns.find((each) => each.turnId === turnId);
+    if (turn) return turn;
   }
-  return turn;
+  throw new Error(
+    `Conversation ${handle.workflowId} has no message with turn id ${turnId} (see yiem turns list ${handle.workflowId})`,
+  );
 }

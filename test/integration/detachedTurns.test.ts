@@ -107,6 +107,23 @@ describe('detached turns: yiem send --detach, then yiem turns list, watch and co
     ]);
   });
 
+  it('collects and lists a turn of an earlier run, after the conversation continued as new', async () => {
+    gatedReplies(agent).open();
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Hi.', maxTurnsPerRun: 1 });
+    const first = await conversation.sendDetached('First');
+    await expect(conversation.collect(first.turnId)).resolves.toMatchObject({ reply: 'Answer to First' });
+    const second = await conversation.sendDetached('Second');
+    await expect(conversation.collect(second.turnId)).resolves.toMatchObject({ reply: 'Answer to Second' });
+    const turns = await conversation.turns();
+    expect(turns).toMatchObject([
+      { turnId: first.turnId, text: 'First', state: 'answered' },
+      { turnId: second.turnId, text: 'Second', state: 'answered' },
+    ]);
+    expect(turns[0]?.runId).not.toBe(turns[1]?.runId);
+    await expect(conversation.collect(first.turnId)).resolves.toMatchObject({ reply: 'Answer to First' });
+    await conversation.end();
+  });
+
   it('collect names a turn id the conversation does not have', async () => {
     const conversation = await agent.client.startConversation({ systemPrompt: 'Hi.' });
     const collected = await yiem(['turns', 'collect', conversation.id, 'turn-nope', ...connection]);
