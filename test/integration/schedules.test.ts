@@ -126,6 +126,34 @@ describe('prompt schedules', () => {
     expect(conversationIds.size).toBe(2);
   });
 
+  it('a run whose conversation is gone fails naming the conversation', async () => {
+    const scheduleId = `orphan-${randomUUID()}`;
+    const missing = `conversation-gone-${randomUUID()}`;
+    await agent.client.schedules.create({
+      id: scheduleId,
+      text: 'Anyone there?',
+      every: '2s',
+      conversationId: missing,
+    });
+    const schedule = agent.client.client.schedule.getHandle(scheduleId);
+    let run = '';
+    try {
+      await expect
+        .poll(async () => {
+          run = (await schedule.describe()).info.recentActions[0]?.action.workflow.workflowId ?? '';
+          return run;
+        }, POLL)
+        .not.toBe('');
+    } finally {
+      await schedule.delete();
+    }
+    const failure = await agent.client.client.workflow
+      .getHandle(run)
+      .result()
+      .catch((error: { cause?: Error }) => error.cause?.message);
+    expect(failure).toContain(`The scheduled prompt could not reach conversation ${missing}`);
+  });
+
   it('refuses a schedule without a timetable or a target, naming what is missing', async () => {
     await expect(
       agent.client.schedules.create({ id: `bad-${randomUUID()}`, text: 'hi', conversationId: 'c' }),
