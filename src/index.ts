@@ -4,6 +4,7 @@
  */
 
 export { conversationWorkflow } from '../workflows/conversation.ts';
+export { scheduledPromptWorkflow } from '../workflows/scheduledPrompt.ts';
 export type { ServeCallbacksOptions } from './client/callbackClient.ts';
 export {
   AgentClient,
@@ -14,6 +15,18 @@ export {
   type StartConversationOptions,
 } from './client/client.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
+export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
+export {
+  type ExportedHistory,
+  type ExportHistoriesOptions,
+  exportHistories,
+} from './client/exportHistories.ts';
+export {
+  type PromptScheduleListing,
+  type PromptScheduleOptions,
+  PromptSchedules,
+  type ScheduledConversationOptions,
+} from './client/schedules.ts';
 export type { TranscriptRange } from './client/transcriptReader.ts';
 export {
   agentTool,
@@ -41,6 +54,7 @@ export {
   promptUpdate,
   raiseBudgetUpdate,
   resumeUpdate,
+  type ScheduledPromptWorkflow,
   statusQuery,
   transcriptQuery,
 } from './contract/definitions.ts';

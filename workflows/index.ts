@@ -1,7 +1,9 @@
-import type { ConversationWorkflow } from '../src/contract/definitions.ts';
+import type { ConversationWorkflow, ScheduledPromptWorkflow } from '../src/contract/definitions.ts';
 import { conversationWorkflow } from './conversation.ts';
+import { scheduledPromptWorkflow } from './scheduledPrompt.ts';
 
-export { conversationWorkflow };
+export { conversationWorkflow, scheduledPromptWorkflow };
 
-// Clients type their handles with the contract's signature; this keeps the workflow to it.
+// Clients type their handles with the contract's signatures; this keeps the workflows to them.
 conversationWorkflow satisfies ConversationWorkflow;
+scheduledPromptWorkflow satisfies ScheduledPromptWorkflow;

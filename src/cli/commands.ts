@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { LogEntry } from '@temporalio/worker';
 import { AgentClient } from '../client/client.ts';
+import { endSignal } from '../contract/definitions.ts';
 import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../contract/types.ts';
 import {
@@ -177,8 +178,11 @@ export async function chatCommand(flags: ChatFlags): Promise<void> {
   }
 }
 
-/** `yiem send`: one message, one reply; exits non-zero when the turn did not complete. */
-export async function sendCommand(text: string, flags: ChatFlags): Promise<void> {
+/**
+ * `yiem send`: one message, one reply; exits non-zero when the turn did not complete. With
+ * `--detach`, returns once the message is accepted, printing the conversation and turn to collect.
+ */
+export async function sendCommand(text: string, flags: ChatFlags & { detach?: boolean }): Promise<void> {
   const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
@@ -194,6 +198,16 @@ export async function sendCommand(text: string, flags: ChatFlags): Promise<void>
           ? `Started conversation ${conversation.id}`
           : `Started conversation ${conversation.id} (it ends after this reply; give --id to keep a conversation going)`,
       );
+    }
+    if (flags.detach) {
+      const turn = await conversation.sendDetached(text);
+      // A conversation of one message ends once its turn is done; collecting still reads its result.
+      if (!flags.id) await conversation.handle.signal(endSignal);
+      console.log(`conversation ${turn.conversationId} turn ${turn.turnId}`);
+      console.error(
+        `Sent. Later: yiem turns watch ${turn.conversationId} ${turn.turnId}   |   yiem turns collect ${turn.conversationId} ${turn.turnId}`,
+      );
+      return;
     }
     const result = await conversation.send(text);
     console.log(formatTurnResult(result));

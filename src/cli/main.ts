@@ -19,8 +19,11 @@ import {
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
 import { budgetCommand, pauseCommand, resumeCommand } from './safePointCommands.ts';
+import { scheduleCreateCommand, scheduleDeleteCommand, scheduleListCommand } from './schedules.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
+import { turnsCollectCommand, turnsListCommand, turnsWatchCommand } from './turns.ts';
 import { packageVersion } from './version.ts';
 
 const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
@@ -102,7 +105,35 @@ chatOptions(program.command('chat').description('chat with a conversation (needs
 
 chatOptions(program.command('send').description('send one message and print the reply'))
   .argument('<text>', 'the message')
+  .option(
+    '--detach',
+    'return once the message is accepted, printing its conversation and turn (see yiem turns)',
+  )
   .action(sendCommand);
+
+const turns = program
+  .command('turns')
+  .description('messages sent with send (or send --detach): list them, watch or collect their turn');
+connectionOptions(
+  turns.command('list').description("a conversation's messages sent by send, with their turn's state"),
+)
+  .argument('<conversationId>')
+  .option('--limit <n>', 'the newest this many', '20')
+  .action(turnsListCommand);
+connectionOptions(
+  turns.command('watch').description('follow a turn live until it ends, then print its result'),
+)
+  .argument('<conversationId>')
+  .argument('<turnId>', 'as send --detach printed it')
+  .action(turnsWatchCommand);
+connectionOptions(
+  turns
+    .command('collect')
+    .description("wait for a turn's result and print it; exits 1 when the turn did not complete"),
+)
+  .argument('<conversationId>')
+  .argument('<turnId>', 'as send --detach printed it')
+  .action(turnsCollectCommand);
 
 connectionOptions(program.command('history').description("print a conversation's transcript"))
   .argument('<conversationId>')
@@ -182,6 +213,54 @@ connectionOptions(
   .option('--conversation <limits>', 'limits of the whole conversation, e.g. cost=5,toolCalls=200')
   .option('--resume', 'then resume the stopped turn')
   .action(budgetCommand);
+
+connectionOptions(
+  program
+    .command('export-histories')
+    .description(
+      'write the histories of conversation runs to a folder, one JSON file per run, for replay-check',
+    ),
+)
+  .argument('<dir>', 'the folder (created when missing)')
+  .option('--query <query>', "a visibility query (default: WorkflowType = 'conversationWorkflow')")
+  .option('--limit <n>', 'at most this many runs', '100')
+  .action(exportHistoriesCommand);
+
+program
+  .command('replay-check')
+  .description(
+    'replay a folder of exported histories against this code; exit 1 naming each conversation and event that no longer replays',
+  )
+  .argument('<dir>', 'the folder of history files (*.json)')
+  .option('--workflows <file>', "your worker's workflows module, if it has its own (default: yiem's)")
+  .action(replayCheckCommand);
+
+const schedule = program
+  .command('schedule')
+  .description('prompts sent on a timetable, to a conversation or a new one per run');
+connectionOptions(
+  schedule
+    .command('create')
+    .description('send TEXT on a timetable: to --conversation ID, else to a new conversation per run'),
+)
+  .argument('<scheduleId>', 'the schedule id, to list and delete it by')
+  .argument('<text>', 'the message sent on each run')
+  .option('--every <interval>', 'how often, e.g. 30s, 15m, 1h, 1d')
+  .option('--cron <expression>', 'when, as a cron expression in UTC, e.g. "0 9 * * MON-FRI"')
+  .option('--conversation <conversationId>', 'the existing conversation each run posts the message to')
+  .option('--system <prompt>', 'system prompt of the new conversation of each run', DEFAULT_SYSTEM_PROMPT)
+  .addOption(
+    new Option('--mode <mode>', 'tool execution mode of the new conversation of each run')
+      .choices(['parallel', 'sequential'])
+      .default('parallel'),
+  )
+  .action(scheduleCreateCommand);
+connectionOptions(schedule.command('list').description('list the prompt schedules')).action(
+  scheduleListCommand,
+);
+connectionOptions(schedule.command('delete').description('delete a prompt schedule'))
+  .argument('<scheduleId>')
+  .action(scheduleDeleteCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(

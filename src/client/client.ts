@@ -23,7 +23,7 @@ import {
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
-import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
+import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
@@ -39,7 +39,6 @@ import {
 } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -66,8 +65,11 @@ import {
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { defaultTitle } from './conversationTitle.ts';
+import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
+import { PromptSchedules } from './schedules.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -123,6 +125,8 @@ export class AgentClient {
   readonly #address: string | undefined;
   /** Compares this client's payload store with the workers' before a message that would be stored. */
   readonly payloadStoreCheck: PayloadStoreCheck;
+  /** Prompts sent on a timetable (Temporal Schedules), to an existing conversation or a new one per run. */
+  readonly schedules: PromptSchedules;
 
   constructor(options: AgentClientOptions = {}) {
     let converter = options.dataConverter;
@@ -142,6 +146,7 @@ export class AgentClient {
     );
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    this.schedules = new PromptSchedules(this.client, this.taskQueue);
   }
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
@@ -297,6 +302,32 @@ export class Conversation {
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
     return update.result();
+  }
+
+  /**
+   * Sends a message and returns once the conversation has accepted it, without waiting for its turn:
+   * collect the turn's result later (from any process) with `collect(turnId)`, list the messages sent
+   * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
+   */
+  async sendDetached(text: string, options: { turnId?: string } = {}): Promise<DetachedTurn> {
+    this.#checkMessage(text);
+    await this.#checkPayloadStore(text);
+    const update = await this.handle.startUpdate(promptUpdate, {
+      args: [text],
+      updateId: options.turnId ?? `turn-${randomUUID()}`,
+      waitForStage: WorkflowUpdateStage.ACCEPTED,
+    });
+    return { conversationId: this.id, turnId: update.updateId };
+  }
+
+  /** Waits for the result of the turn that answers a message sent with `sendDetached` (or `send`). */
+  collect(turnId: string): Promise<TurnResult> {
+    return collectTurn(this.handle, turnId);
+  }
+
+  /** The messages sent by `send` or `sendDetached`, oldest first, with their turn's state and result. */
+  turns(options: { limit?: number } = {}): Promise<PromptTurn[]> {
+    return listPromptTurns(this.handle, options);
   }
 
   /**
@@ -463,12 +494,6 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
     if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
     throw error;
   }
-}
-
-function defaultTitle(agent: string, systemPrompt: string): string {
-  const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
-  const title = `${agent} · ${prompt}`;
-  return truncate(title, CONVERSATION_TITLE_CHARS);
 }
 
 function isUnregisteredSearchAttribute(error: unknown): boolean {

@@ -16,6 +16,8 @@ import type {
   ConversationStatus,
   ConversationSummary,
   PauseOptions,
+  ScheduledPrompt,
+  ScheduledPromptRun,
   ToolInfo,
   TurnResult,
 } from './types.ts';
@@ -109,3 +111,6 @@ export type ConversationWorkflow = (
   options: ConversationOptions,
   carried?: ConversationCarryOver,
 ) => Promise<ConversationSummary>;
+
+/** The workflow a prompt schedule starts on each run: it sends the prompt where the schedule says. */
+export type ScheduledPromptWorkflow = (prompt: ScheduledPrompt) => Promise<ScheduledPromptRun>;

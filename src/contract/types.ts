@@ -997,3 +997,38 @@ export interface ModelPrice {
   inputPerMillion: number;
   outputPerMillion: number;
 }
+
+/**
+ * What a prompt schedule sends on each run: the input of `scheduledPromptWorkflow`, which the schedule
+ * starts (`AgentClient.schedules.create`).
+ */
+export interface ScheduledPrompt {
+  /** The user message sent on each run. */
+  text: string;
+  /** The existing conversation it is posted to; absent when each run starts a new conversation. */
+  conversationId?: string;
+  /** Each run starts a conversation with these, sends the message and ends it after the reply. */
+  newConversation?: ScheduledConversation;
+}
+
+/** The conversation a prompt schedule starts on each run. */
+export interface ScheduledConversation {
+  options: ConversationOptions;
+  /** The title the Web UI shows for each run's conversation. */
+  title: string;
+  /** Its `YiemAgent` search attribute. */
+  agent: string;
+  /** Whether the namespace has yiem's search attributes (the schedule's creation found out). */
+  searchable: boolean;
+}
+
+/** What one run of a prompt schedule did. */
+export interface ScheduledPromptRun {
+  /** The conversation the message went to (for a new conversation per run, the one it started). */
+  conversationId: string;
+  /**
+   * For a new conversation, the result of its one turn. A message posted to an existing conversation
+   * is answered by that conversation's next turn, read there.
+   */
+  turn?: TurnResult | null;
+}

@@ -3,6 +3,13 @@ export { type AgentActivityDependencies, createAgentActivities } from '../../act
 export { loadMcpConfig } from './mcp/config.ts';
 export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export { loadTools, ToolRegistry } from './registry.ts';
+export {
+  formatReplayFailure,
+  type ReplayCheckFailure,
+  type ReplayCheckOptions,
+  type ReplayCheckReport,
+  replayCheck,
+} from './replayCheck.ts';
 export { enableSelfWriting } from './selfWriting/writeTool.ts';
 export { listToolFiles } from './toolFiles.ts';
 export { ArgumentValidator } from './validation.ts';
