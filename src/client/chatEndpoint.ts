@@ -398,12 +398,39 @@ function userText(message: UiMessage): string {
   return text;
 }
 
-/** Server-sent events: one `data:` line per chunk, then `[DONE]`, as `ai`'s JsonToSseTransformStream writes. */
+/**
+ * After this long without a chunk (a tool call may run for minutes) a comment goes out, which the
+ * client's parser skips, so that proxies keep the stream open.
+ */
+const SSE_KEEP_ALIVE_MS = 15_000;
+
+/** Server-sent events: one `data:` line per chunk, then `[DONE]`, as `ai`'s JsonToSseTransformStream writes them. */
 async function* serverSentEvents(
   chunks: AsyncIterable<UiMessageChunk>,
 ): AsyncGenerator<string, void, undefined> {
-  for await (const chunk of chunks) yield `data: ${JSON.stringify(chunk)}\n\n`;
-  yield 'data: [DONE]\n\n';
+  const iterator = chunks[Symbol.asyncIterator]();
+  let next = iterator.next();
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      const quiet = new Promise<'quiet'>((resolve) => {
+        timer = setTimeout(() => resolve('quiet'), SSE_KEEP_ALIVE_MS);
+      });
+      const outcome = await Promise.race([next, quiet]);
+      clearTimeout(timer);
+      if (outcome === 'quiet') {
+        yield ': keep-alive\n\n';
+        continue;
+      }
+      if (outcome.done) break;
+      next = iterator.next();
+      yield `data: ${JSON.stringify(outcome.value)}\n\n`;
+    }
+    yield 'data: [DONE]\n\n';
+  } finally {
+    // Not awaited: a chunk still awaited ends once the request's signal stops the stream.
+    void iterator.return?.(undefined);
+  }
 }
 
 async function serveFetch(handler: ChatHandler, request: Request): Promise<Response> {
