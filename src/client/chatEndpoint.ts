@@ -260,29 +260,38 @@ class ChatHandler {
       );
     }
     const replayFrom = await conversation.eventOffset();
-    let answer: Promise<TurnResult>;
-    try {
-      answer = (
-        await conversation.submit(text, { updateId: `chat-${conversation.id}-${message.id}` })
-      ).result();
-    } catch (error) {
-      throw new ChatRequestError(400, describeThrown(error));
-    }
     const transcriptStart = status.state === 'idle' ? status.messageCount : undefined;
-    const key = `${conversation.id}/${status.turn + 1}`;
-    if (transcriptStart !== undefined) this.#remember(key, transcriptStart);
-    return {
-      status: 200,
-      stream: chatStream({
+    let answered: (result: Promise<TurnResult>) => void = () => {};
+    const answer = new Promise<TurnResult>((resolve) => {
+      answered = resolve;
+    });
+    const following = new AbortController();
+    const stop = (): void => following.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    // Following starts before the message is sent: a model call scheduled while someone follows
+    // sends its text live, not with its result.
+    const stream = started(
+      chatStream({
         conversation,
         replayFrom,
         emitFrom: replayFrom,
         ...(transcriptStart !== undefined ? { transcriptStart } : {}),
         answer,
+        firstNewTurn: status.state === 'idle' ? status.turn + 1 : status.turn,
         nameMessage: true,
-        signal,
+        signal: following.signal,
       }),
-    };
+    );
+    try {
+      const update = await conversation.submit(text, { updateId: `chat-${conversation.id}-${message.id}` });
+      answered(update.result());
+    } catch (error) {
+      stop();
+      throw new ChatRequestError(400, describeThrown(error));
+    }
+    if (transcriptStart !== undefined)
+      this.#remember(`${conversation.id}/${status.turn + 1}`, transcriptStart);
+    return { status: 200, stream };
   }
 
   /** After approval answers: the turn goes on from where the previous response ended. */
@@ -314,8 +323,8 @@ class ChatHandler {
     try {
       status = await conversation.status();
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError)
-        throw new ChatRequestError(404, `No conversation has the chat's id "${chatId}"`);
+      // A new chat resumes on load too (`useChat({ resume: true })`) before its first message.
+      if (error instanceof WorkflowNotFoundError) return { status: 204, text: '' };
       throw error;
     }
     if (status.state !== 'running') return { status: 204, text: '' };
@@ -347,6 +356,19 @@ class ChatHandler {
       this.#turnStarts.delete(old);
     }
   }
+}
+
+/** `chunks` with its first step taken now: the stream starts following before anyone reads it. */
+function started<T>(chunks: AsyncGenerator<T, void, undefined>): AsyncGenerator<T, void, undefined> {
+  const first = chunks.next();
+  // Read by the generator below; a stream nobody reads (the send failed) must not reject unheard.
+  first.catch(() => {});
+  return (async function* () {
+    const head = await first;
+    if (head.done) return;
+    yield head.value;
+    yield* chunks;
+  })();
 }
 
 /** Turns whose transcript start an endpoint remembers, for replays that begin at the turn's start. */

@@ -17,6 +17,11 @@ export interface ChatStreamOptions {
   turn?: number;
   /** The sent message's turn result: the stream ends at the `turnEnd` of the turn that answered it. */
   answer?: Promise<TurnResult>;
+  /**
+   * The first turn that can answer the sent message: an earlier one answered it before (a request
+   * sent again), and the stream then ends with that turn's reply.
+   */
+  firstNewTurn?: number;
   /** Names the message after its turn (`<conversation>-turn-<n>`), so a replay replaces it. */
   nameMessage: boolean;
   signal: AbortSignal;
@@ -83,6 +88,12 @@ export async function* chatStream(
       }
       if (outcome === 'answered') {
         if (answer && lastEnded && lastEnded.turn >= answer.turn) break;
+        if (answer && options.firstNewTurn !== undefined && answer.turn < options.firstNewTurn) {
+          translator.ended = answer;
+          if (!started) yield start(answer.turn);
+          yield* answeredBefore(answer);
+          break;
+        }
         continue;
       }
       if (outcome.done) break;
@@ -111,6 +122,19 @@ export async function* chatStream(
   if (options.signal.aborted) return;
   if (!started) yield start(translator.turn);
   yield finish();
+}
+
+/** A turn that ended before this stream began, as its result tells it: its reply. */
+function answeredBefore(result: TurnResult): UiMessageChunk[] {
+  const id = `text-${result.turn}-answered`;
+  const text: UiMessageChunk[] = result.reply
+    ? [
+        { type: 'text-start', id },
+        { type: 'text-delta', id, delta: result.reply },
+        { type: 'text-end', id },
+      ]
+    : [];
+  return result.error ? [...text, { type: 'error', errorText: result.error }] : text;
 }
 
 function done(

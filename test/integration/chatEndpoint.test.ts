@@ -65,6 +65,22 @@ function text(message: UIMessage | undefined): string {
   return (message?.parts ?? []).map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
+function assistantAnswering(approvalId: string): UIMessage {
+  return {
+    id: randomUUID(),
+    role: 'assistant',
+    parts: [
+      {
+        type: 'tool-transfer',
+        toolCallId: 'c',
+        state: 'approval-responded',
+        input: {},
+        approval: { id: approvalId, approved: true },
+      },
+    ],
+  };
+}
+
 function userMessage(textOfIt: string): UIMessage {
   return { id: randomUUID(), role: 'user', parts: [{ type: 'text', text: textOfIt }] };
 }
@@ -100,7 +116,8 @@ describe('the chat endpoint, through the AI SDK client', () => {
 
   it('sends a message and streams the reply as one text part', async () => {
     const reply = 'Tokyo is sunny today, with a light breeze from the bay.';
-    agent.model.enqueue({ kind: 'text', text: reply, deltaDelayMs: 30 });
+    // Slow enough that the model call sends its text live rather than with its result.
+    agent.model.enqueue({ kind: 'text', text: reply, deltaDelayMs: 120 });
     const { chat, responses } = newChat();
     await chat.sendMessage({ text: 'How is Tokyo?' });
 
@@ -279,6 +296,36 @@ describe('the chat endpoint, through the AI SDK client', () => {
     expect(new Set(starts.map((chunk) => JSON.stringify(chunk))).size).toBe(starts.length);
   });
 
+  it('a request sent again delivers its message once and answers with the turn that answered it', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Said once.' });
+    const chatId = `chat-${randomUUID()}`;
+    const { transport } = recordingTransport(served.url);
+    const question = userMessage('Say it once');
+    const send = async () => {
+      const stream = await transport.sendMessages({
+        chatId,
+        messages: [question],
+        trigger: 'submit-message',
+        messageId: undefined,
+        abortSignal: undefined,
+      });
+      const chunks: UIMessageChunk[] = [];
+      for await (const chunk of stream) chunks.push(chunk);
+      return chunks;
+    };
+    const first = await send();
+    const again = await send();
+
+    const said = (chunks: UIMessageChunk[]) =>
+      chunks.flatMap((chunk) => (chunk.type === 'text-delta' ? [chunk.delta] : [])).join('');
+    expect([said(first), said(again)]).toEqual(['Said once.', 'Said once.']);
+    const messages = await agent.client.getConversation(chatId).messages();
+    expect(messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+    expect(
+      agent.model.requests.filter((request) => JSON.stringify(request.body).includes('Say it once')),
+    ).toHaveLength(1);
+  });
+
   it('a reconnect while no turn runs gets 204, and the chat stays as it was', async () => {
     agent.model.enqueue({ kind: 'text', text: 'Done.' });
     const { chat } = newChat();
@@ -302,8 +349,14 @@ describe('the chat endpoint, through the AI SDK client', () => {
       400,
       expect.stringMatching(/cannot regenerate/),
     ]);
+    // A new chat resumes on load before its conversation exists: nothing runs.
     const noChat = await fetch(`${served.url}/no-such-chat/stream`);
-    expect(noChat.status).toBe(404);
+    expect(noChat.status).toBe(204);
+    const noConversation = await post({ id: 'no-such-chat', messages: [assistantAnswering('x')] });
+    expect([noConversation.status, await noConversation.text()]).toEqual([
+      404,
+      expect.stringMatching(/no-such-chat/),
+    ]);
   });
 });
 
