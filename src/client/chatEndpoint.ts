@@ -505,9 +505,12 @@ function serveNode(
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(', ') : value;
     },
-    // An Express app with express.json() has read the body already.
-    body: async () =>
-      request.body !== undefined ? request.body : parseJson(await readNodeBody(request, handler.maxBytes)),
+    // An Express app with a body parser has read the body already (as JSON, or as text or bytes).
+    body: async () => {
+      const { body } = request;
+      if (typeof body === 'string' || Buffer.isBuffer(body)) return parseJson(body.toString('utf8'));
+      return body !== undefined ? body : parseJson(await readNodeBody(request, handler.maxBytes));
+    },
     signal: closed.signal,
   });
   void reply

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createChatEndpoint } from '../../src/client/chatEndpoint.ts';
@@ -418,6 +419,32 @@ describe('access to the chat endpoint', () => {
       expect(status).toBe(403);
     } finally {
       await served.close();
+    }
+  });
+
+  it('serves an Express-style app whose body parser read the request already', async () => {
+    const endpoint = createChatEndpoint({
+      client: agent.client,
+      newConversation: () => ({ systemPrompt: 'You help.' }),
+    });
+    // What express.json() does before the route: the body is read, and parsed onto `req.body`.
+    const server = createServer((request, response) => {
+      const parts: Buffer[] = [];
+      request.on('data', (part: Buffer) => parts.push(part));
+      request.on('end', () => {
+        const parsed = parts.length > 0 ? JSON.parse(Buffer.concat(parts).toString('utf8')) : undefined;
+        endpoint.node(Object.assign(request, { body: parsed }), response);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      agent.model.enqueue({ kind: 'text', text: 'From Express.' });
+      const { chat } = newChatOn(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/chat`, {});
+      await chat.sendMessage({ text: 'hi' });
+      expect(text(chat.lastMessage)).toBe('From Express.');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 
