@@ -5,13 +5,14 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedHistory } from '../../bench/history.ts';
-import type { Conversation } from '../../src/client/client.ts';
+import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { codecFromEnv, dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { type RunningCodecServer, startCodecServer } from '../../src/infrastructure/codec/index.ts';
 import { payloadStorageFromEnv } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { S3StorageDriver } from '../../src/infrastructure/storage/s3Driver.ts';
+import { pathOfGroup } from '../../src/infrastructure/storage/sweep.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { type S3Server, startS3Server } from '../support/s3Server.ts';
@@ -30,6 +31,9 @@ const archive: AgentTool = {
   parallelToolExecute: true,
   execute: () => textResult(toolText),
 };
+
+/** Where the payloads stored for workflow `id` of the default namespace are kept. */
+const groupOf = (id: string): string => pathOfGroup({ namespace: 'default', workflowId: id });
 
 interface CliRun {
   code: number | null;
@@ -66,7 +70,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
   };
 
   const keysOf = async (conversation: Conversation): Promise<string[]> =>
-    [...(await objects()).keys()].filter((key) => key.includes(`/${encodeURIComponent(conversation.id)}/`));
+    [...(await objects()).keys()].filter((key) => key.startsWith(groupOf(conversation.id)));
 
   const archivistConversation = async (): Promise<Conversation> => {
     agent.model.enqueue(
@@ -197,6 +201,33 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
     });
   });
 
+  describe('the store a worker announces', () => {
+    it('names the bucket in the worker identity, and a client on another prefix is refused a large prompt', async () => {
+      const own = payloadStorageFromEnv(env)?.drivers[0];
+      if (!(own instanceof S3StorageDriver)) throw new Error('not the S3 driver');
+      const { id } = await own.identity();
+      const doctor = await yiem(['doctor']);
+      expect(doctor.stdout).toContain(`s3://${s3.bucket}/ via ${s3.endpoint} (store ${id})`);
+      expect(doctor.stdout).toMatch(/ok +payload store: workers and this client use the same store/);
+
+      const elsewhere = { ...env, YIEM_S3_PREFIX: 'elsewhere/' };
+      const otherDataConverter = dataConverterFromEnv(elsewhere);
+      const otherClient = new AgentClient({
+        address: agent.address,
+        taskQueue: agent.taskQueue,
+        ...(otherDataConverter ? { dataConverter: otherDataConverter } : {}),
+      });
+      const conversation = await otherClient.startConversation({ systemPrompt: 'Reader.' });
+      const refused = conversation.send(userText);
+      await expect(refused).rejects.toThrow(`s3://${s3.bucket}/ via ${s3.endpoint}`);
+      await expect(refused).rejects.toThrow(`s3://${s3.bucket}/elsewhere/ via ${s3.endpoint}`);
+      await expect(refused).rejects.toThrow(/same YIEM_S3_BUCKET, YIEM_S3_PREFIX and YIEM_S3_ENDPOINT/);
+      agent.model.enqueue({ kind: 'text', text: 'Still answering.' });
+      expect(await conversation.send('A small prompt.')).toMatchObject({ reply: 'Still answering.' });
+      await otherClient.close();
+    });
+  });
+
   /** Stores one payload as the SDK does for a workflow with this id (a sub-agent's, say). */
   const storeFor = async (workflowId: string): Promise<void> => {
     const driver = payloadStorageFromEnv(env)?.drivers[0];
@@ -222,8 +253,8 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       expect(sweep.stdout).not.toContain(goneChild);
       expect(sweep.stdout).not.toContain(goneParent);
       const keys = [...(await objects()).keys()];
-      expect(keys.some((key) => key.includes(`/${encodeURIComponent(goneChild)}/`))).toBe(true);
-      expect(keys.some((key) => key.includes(`/${encodeURIComponent(goneParent)}/`))).toBe(true);
+      expect(keys.some((key) => key.startsWith(groupOf(goneChild)))).toBe(true);
+      expect(keys.some((key) => key.startsWith(groupOf(goneParent)))).toBe(true);
       await child.handle.terminate('done');
     });
 
