@@ -238,10 +238,16 @@ class ChatHandler {
         continue;
       answered += 1;
       if (!waiting.has(approval.id)) continue;
-      await (approval.approved
-        ? conversation.approve(approval.id, decider)
-        : conversation.deny(approval.id, approval.reason, decider)
-      ).catch(() => undefined);
+      try {
+        await (approval.approved
+          ? conversation.approve(approval.id, decider)
+          : conversation.deny(approval.id, approval.reason, decider));
+      } catch (error) {
+        const stillWaiting = (await conversation.status()).pendingApprovals.some(
+          (pending) => pending.approvalId === approval.id,
+        );
+        if (stillWaiting) throw error;
+      }
     }
     return answered;
   }

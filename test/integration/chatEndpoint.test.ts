@@ -196,6 +196,14 @@ describe('the chat endpoint, through the AI SDK client', () => {
       approvalId,
     ]);
 
+    // A new message while the turn waits is refused, naming what to answer first.
+    const meanwhile = await fetch(served.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: chat.id, messages: [...chat.messages, userMessage('And Bob?')] }),
+    });
+    expect([meanwhile.status, await meanwhile.text()]).toEqual([409, expect.stringContaining(approvalId)]);
+
     await chat.addToolApprovalResponse({ id: approvalId, approved: true });
     await expect.poll(() => chat.status === 'ready' && text(chat.lastMessage), POLL).toBe('Sent.');
 
