@@ -6,6 +6,13 @@
 export { conversationWorkflow } from '../workflows/conversation.ts';
 export { scheduledPromptWorkflow } from '../workflows/scheduledPrompt.ts';
 export type { ServeCallbacksOptions } from './client/callbackClient.ts';
+export { type ChatEndpoint, type ChatEndpointOptions, createChatEndpoint } from './client/chatEndpoint.ts';
+export {
+  isLoopbackHost,
+  type RunningChatEndpoint,
+  type ServeChatEndpointOptions,
+  serveChatEndpoint,
+} from './client/chatServer.ts';
 export {
   AgentClient,
   type AgentClientOptions,
@@ -28,6 +35,13 @@ export {
   type ScheduledConversationOptions,
 } from './client/schedules.ts';
 export type { TranscriptRange } from './client/transcriptReader.ts';
+export {
+  type ChatFinishReason,
+  type ChatMessageMetadata,
+  type ChatToolOutput,
+  UI_MESSAGE_STREAM_PROTOCOL,
+  type UiMessageChunk,
+} from './client/uiMessageChunks.ts';
 export {
   agentTool,
   type CallbackToolSpec,
@@ -58,7 +72,11 @@ export {
   statusQuery,
   transcriptQuery,
 } from './contract/definitions.ts';
-export { DEFAULT_MAX_TOOL_RESULT_BYTES, DEFAULT_PAYLOAD_THRESHOLD_BYTES } from './contract/limits.ts';
+export {
+  DEFAULT_MAX_TOOL_RESULT_BYTES,
+  DEFAULT_PAYLOAD_THRESHOLD_BYTES,
+  MAX_CHAT_REQUEST_BYTES,
+} from './contract/limits.ts';
 export { MCP_NAME_SEPARATOR, mcpToolName } from './contract/mcpToolName.ts';
 export type { AgentActivities } from './contract/protocol.ts';
 export {

@@ -4,6 +4,7 @@ import {
   Connection,
   type WorkflowHandle,
   WorkflowUpdateFailedError,
+  type WorkflowUpdateHandle,
   WorkflowUpdateStage,
 } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
@@ -292,16 +293,23 @@ export class Conversation {
    * most once and waits for the same turn.
    */
   async send(text: string, options: { updateId?: string } = {}): Promise<TurnResult> {
+    return (await this.submit(text, options)).result();
+  }
+
+  /**
+   * Sends a message like `send`, but resolves as soon as the conversation has accepted it (or throws
+   * why it refused it); the handle's `result()` then waits for the turn that answers it.
+   */
+  async submit(text: string, options: { updateId?: string } = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
     this.#checkMessage(text);
     await this.#checkPayloadStore(text);
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
-    const update = await this.handle.startUpdate(promptUpdate, {
+    return this.handle.startUpdate(promptUpdate, {
       args: [text],
       ...(options.updateId ? { updateId: options.updateId } : {}),
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
-    return update.result();
   }
 
   /**

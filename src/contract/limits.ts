@@ -139,3 +139,6 @@ export const CLI_RESULT_LINE_CHARS = 160;
 
 /** The longest name a decision may give its decider (`ApprovalDecision.decider`). */
 export const MAX_DECIDER_CHARS = 200;
+
+/** A chat endpoint request's body (`useChat` sends the whole chat each time): 10 MB. */
+export const MAX_CHAT_REQUEST_BYTES = 10 * 1024 * 1024;

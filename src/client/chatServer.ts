@@ -1,0 +1,87 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type ChatEndpoint, type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
+
+/** Options of {@link serveChatEndpoint}. */
+export interface ServeChatEndpointOptions extends ChatEndpointOptions {
+  /** The address to listen on. Default `127.0.0.1`; any but loopback needs `token`. */
+  host?: string;
+  /** Default 0: a free port (see `url`). */
+  port?: number;
+  /** Where the endpoint is: POST `path`, GET `path/<chat id>/stream`. Default `/api/chat`. */
+  path?: string;
+}
+
+/** A chat endpoint listening on its own Node server. */
+export interface RunningChatEndpoint {
+  /** The endpoint's URL, e.g. `http://127.0.0.1:51234/api/chat`: `useChat`'s `api`. */
+  url: string;
+  server: Server;
+  endpoint: ChatEndpoint;
+  close(): Promise<void>;
+}
+
+/** Whether `host` only listens on this machine. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1'
+  );
+}
+
+/**
+ * Serves a chat endpoint on its own HTTP server, on loopback unless told otherwise. Listening on any
+ * other address is refused without a `token`, which every request must then carry. Without a token,
+ * requests must name a loopback host in `Host`, so that a web page whose name points at 127.0.0.1
+ * (DNS rebinding) cannot reach it either.
+ */
+export async function serveChatEndpoint(options: ServeChatEndpointOptions): Promise<RunningChatEndpoint> {
+  const { host = '127.0.0.1', port = 0, path = '/api/chat', ...endpointOptions } = options;
+  if (!isLoopbackHost(host) && !options.token) {
+    throw new Error(
+      `The chat endpoint would listen on ${host}, which other machines can reach: give it a token (every request then needs \`Authorization: Bearer <token>\`), or listen on 127.0.0.1`,
+    );
+  }
+  const endpoint = createChatEndpoint(endpointOptions);
+  const base = path.replace(/\/+$/, '');
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    if (!options.token && !isLoopbackHost(hostName(request.headers.host ?? ''))) {
+      response.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('This chat endpoint answers requests to localhost only');
+      return;
+    }
+    if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) {
+      response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end(`Not found: the chat endpoint is ${base}`);
+      return;
+    }
+    endpoint.node(request, response);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}${base}`,
+    server,
+    endpoint,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}
+
+/** The host name of a `Host` header, without its port. */
+function hostName(header: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(header);
+  if (bracketed) return bracketed[1] as string;
+  return header.replace(/:\d+$/, '');
+}

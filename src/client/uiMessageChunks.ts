@@ -1,0 +1,369 @@
+import { resultText } from '../contract/toolResult.ts';
+import type {
+  AgentToolCall,
+  ConversationEvent,
+  Message,
+  ToolResultMessage,
+  TurnResult,
+  TurnStatus,
+} from '../contract/types.ts';
+
+/**
+ * The AI SDK's UI message stream protocol, as `ai@6` speaks it (`UIMessageChunk` in its types, the
+ * response header `x-vercel-ai-ui-message-stream: v1`). Only the chunks a conversation produces are
+ * written here; test/integration/chatEndpoint.test.ts checks them against `ai`'s own types and client.
+ */
+export const UI_MESSAGE_STREAM_PROTOCOL = { header: 'x-vercel-ai-ui-message-stream', version: 'v1' } as const;
+
+/** What a tool part's `output` holds: a result's text, or (preliminary) a tool's reported progress. */
+export type ChatToolOutput = { text: string } | { progress: Record<string, unknown> };
+
+/** What the endpoint puts into an assistant message's `metadata.yiem`, to continue the turn by. */
+export interface ChatMessageMetadata {
+  yiem: {
+    conversationId: string;
+    turn: number;
+    /** The event offset the next response of this turn continues from. */
+    offset: number;
+  };
+}
+
+/** How a turn's status reads as the AI SDK's finish reason. */
+export type ChatFinishReason = 'stop' | 'length' | 'error' | 'other';
+
+/** The UI message stream chunks a conversation's turn becomes. */
+export type UiMessageChunk =
+  | { type: 'start'; messageId?: string }
+  | { type: 'start-step' }
+  | { type: 'finish-step' }
+  | { type: 'text-start'; id: string }
+  | { type: 'text-delta'; id: string; delta: string }
+  | { type: 'text-end'; id: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; title?: string }
+  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
+  | { type: 'tool-output-available'; toolCallId: string; output: ChatToolOutput; preliminary?: boolean }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: 'tool-output-denied'; toolCallId: string }
+  | { type: 'error'; errorText: string }
+  | { type: 'finish'; finishReason?: ChatFinishReason; messageMetadata?: ChatMessageMetadata };
+
+/** The part of a transcript the translation reads: the model's tool calls and their results. */
+export interface TranscriptWindow {
+  /** The transcript's length now. */
+  count(): Promise<number>;
+  /** Up to `limit` messages from `fromIndex` on, whole. */
+  read(fromIndex: number, limit: number): Promise<Message[]>;
+}
+
+/** Messages read at a time while looking for a model reply in the transcript. */
+const TRANSCRIPT_SEARCH_PAGE = 50;
+
+interface BatchCall {
+  /** The model's id, which events name. */
+  modelId: string;
+  name: string;
+  /** The tool part's id: the model's, made unique in the turn (models may repeat ids). */
+  partId: string;
+  input: unknown;
+  shown: boolean;
+  /** A final output, error or denial was sent. */
+  settled: boolean;
+  /** The final text sent, to send the whole result at the batch's end if it was cut. */
+  text?: string;
+  denied?: boolean;
+}
+
+interface Batch {
+  calls: BatchCall[];
+  /** Where the model's reply with these calls is in the transcript, once looked up. */
+  replyIndex?: number;
+}
+
+const FINISH_REASONS: Record<TurnStatus, ChatFinishReason> = {
+  completed: 'stop',
+  terminated: 'stop',
+  limitReached: 'length',
+  failed: 'error',
+  cancelled: 'other',
+};
+
+export function finishReason(result: TurnResult | undefined): ChatFinishReason {
+  return result ? FINISH_REASONS[result.status] : 'other';
+}
+
+/**
+ * Turns one conversation's events, in order, into UI message chunks: each model call a step, its
+ * text a text part, each tool call a tool part (input, progress as preliminary output, output or
+ * error, approval asked and denied). Events carry no tool arguments and only the first line of a
+ * result, so the model's calls and the whole results are read from the transcript when a batch's
+ * first call shows and when the batch ends. The same events give the same chunks, so a replay of a
+ * turn rebuilds the message the first stream built.
+ */
+export class TurnTranslator {
+  readonly #transcript: TranscriptWindow;
+  /** Where to look forward from for the next model reply; unknown, it is looked for from the end. */
+  #cursor: number | undefined;
+  #turn: number | undefined;
+  #modelCall = 0;
+  #attempt = 1;
+  #stepOpen = false;
+  #textId: string | undefined;
+  #batch: Batch | undefined;
+  readonly #partIds = new Set<string>();
+  /** Approvals asked and not settled, by approval id. */
+  readonly openApprovals = new Map<string, BatchCall>();
+  /** Tool parts whose call runs now (started, not ended). */
+  readonly running = new Set<string>();
+  /** The result of the turn, once it ended. */
+  ended: TurnResult | undefined;
+
+  constructor(transcript: TranscriptWindow, cursor?: number) {
+    this.#transcript = transcript;
+    this.#cursor = cursor;
+  }
+
+  get turn(): number | undefined {
+    return this.#turn;
+  }
+
+  async translate(event: ConversationEvent): Promise<UiMessageChunk[]> {
+    // A sub-agent's approvals carry its own turn and tool calls: they have no part in this message.
+    if (event.type === 'approvalRequested' && event.approval.subAgent) return [];
+    if (event.type === 'approvalResolved' && !this.openApprovals.has(event.outcome.approvalId)) return [];
+    if (event.type === 'turnStart') return this.#startTurn(event.turn);
+    if (this.#turn === undefined) this.#turn = event.turn;
+    else if (event.turn !== this.#turn) return [];
+    switch (event.type) {
+      case 'messageStart':
+        return this.#startModelCall(event.attempt);
+      case 'textDelta': {
+        if (event.text === '') return [];
+        const chunks: UiMessageChunk[] = [];
+        if (!this.#textId) {
+          this.#textId = `text-${event.turn}-${this.#modelCall}-${this.#attempt}`;
+          chunks.push({ type: 'text-start', id: this.#textId });
+        }
+        chunks.push({ type: 'text-delta', id: this.#textId, delta: event.text });
+        return chunks;
+      }
+      case 'messageEnd':
+        if (event.toolCalls.length > 0) this.#batch = this.#newBatch(event.toolCalls);
+        return this.#endText();
+      case 'toolStart': {
+        const call = this.#call(event.toolCallId);
+        if (!call) return [];
+        this.running.add(call.partId);
+        return this.#show(call, event.summary);
+      }
+      case 'toolProgress': {
+        const call = this.#call(event.toolCallId);
+        if (!call) return [];
+        const output: ChatToolOutput = { progress: event.partialResult };
+        return [
+          ...(await this.#show(call)),
+          { type: 'tool-output-available', toolCallId: call.partId, output, preliminary: true },
+        ];
+      }
+      case 'toolEnd': {
+        const call = this.#call(event.toolCallId);
+        if (!call) return [];
+        this.running.delete(call.partId);
+        if (event.willRetry) return [];
+        return [...(await this.#show(call)), ...this.#settle(call, event.text, event.isError)];
+      }
+      case 'approvalRequested': {
+        const call = this.#call(event.approval.toolCallId);
+        if (!call) return [];
+        this.openApprovals.set(event.approval.approvalId, call);
+        return [
+          ...(await this.#show(call)),
+          { type: 'tool-approval-request', approvalId: event.approval.approvalId, toolCallId: call.partId },
+        ];
+      }
+      case 'approvalResolved': {
+        const call = this.openApprovals.get(event.outcome.approvalId) as BatchCall;
+        this.openApprovals.delete(event.outcome.approvalId);
+        if (event.outcome.approved) return [];
+        call.settled = true;
+        call.denied = true;
+        return [{ type: 'tool-output-denied', toolCallId: call.partId }];
+      }
+      case 'callbackRequested': {
+        const call = this.#call(event.callback.toolCallId);
+        return call ? this.#show(call) : [];
+      }
+      case 'handoff':
+        return [];
+      case 'turnEnd': {
+        const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
+        this.ended = event.result;
+        const { error } = event.result;
+        if (error && (event.result.status === 'failed' || event.result.status === 'limitReached'))
+          chunks.push({ type: 'error', errorText: error });
+        return chunks;
+      }
+    }
+  }
+
+  async #startTurn(turn: number): Promise<UiMessageChunk[]> {
+    // A response that began in another turn's tail ends that turn's parts before this one's.
+    const chunks =
+      this.#turn === undefined || this.ended ? [] : [...(await this.#endBatch()), ...this.#endText()];
+    this.#turn = turn;
+    this.#modelCall = 0;
+    this.ended = undefined;
+    return chunks;
+  }
+
+  async #startModelCall(attempt: number): Promise<UiMessageChunk[]> {
+    // A retried attempt streams its text again: the failed attempt's part ends where it stopped.
+    if (attempt > 1) {
+      this.#attempt = attempt;
+      return this.#endText();
+    }
+    const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
+    this.#modelCall += 1;
+    this.#attempt = 1;
+    this.#stepOpen = true;
+    chunks.push({ type: 'start-step' });
+    return chunks;
+  }
+
+  #endText(): UiMessageChunk[] {
+    if (!this.#textId) return [];
+    const id = this.#textId;
+    this.#textId = undefined;
+    return [{ type: 'text-end', id }];
+  }
+
+  #endStep(): UiMessageChunk[] {
+    if (!this.#stepOpen) return [];
+    this.#stepOpen = false;
+    return [{ type: 'finish-step' }];
+  }
+
+  #newBatch(calls: readonly { id: string; name: string }[]): Batch {
+    return {
+      calls: calls.map(({ id, name }) => {
+        let partId = id;
+        for (let n = 2; this.#partIds.has(partId); n++) partId = `${id}-${n}`;
+        this.#partIds.add(partId);
+        return { modelId: id, name, partId, input: {}, shown: false, settled: false };
+      }),
+    };
+  }
+
+  /** The batch's call an event names: the first unsettled one with that id (ids may repeat). */
+  #call(toolCallId: string): BatchCall | undefined {
+    const calls = this.#batch?.calls ?? [];
+    return (
+      calls.find((call) => call.modelId === toolCallId && !call.settled) ??
+      calls.find((call) => call.modelId === toolCallId)
+    );
+  }
+
+  async #show(call: BatchCall, title?: string): Promise<UiMessageChunk[]> {
+    if (call.shown) return [];
+    await this.#readCalls();
+    call.shown = true;
+    return [
+      {
+        type: 'tool-input-available',
+        toolCallId: call.partId,
+        toolName: call.name,
+        input: call.input,
+        ...(title ? { title } : {}),
+      },
+    ];
+  }
+
+  #settle(call: BatchCall, text: string, isError: boolean): UiMessageChunk[] {
+    call.settled = true;
+    call.text = text;
+    return isError
+      ? [{ type: 'tool-output-error', toolCallId: call.partId, errorText: text }]
+      : [{ type: 'tool-output-available', toolCallId: call.partId, output: { text } }];
+  }
+
+  /**
+   * The batch is over (the next model call starts, or the turn ends), so its results are in the
+   * transcript: calls no event settled (answered in PREPARE, failed for good, cancelled) get theirs,
+   * and results the events cut short are sent whole.
+   */
+  async #endBatch(): Promise<UiMessageChunk[]> {
+    const batch = this.#batch;
+    if (!batch) return [];
+    this.#batch = undefined;
+    await this.#readCalls(batch);
+    const results =
+      batch.replyIndex === undefined
+        ? []
+        : (await this.#transcript.read(batch.replyIndex + 1, batch.calls.length)).filter(
+            (message): message is ToolResultMessage => message.role === 'toolResult',
+          );
+    if (batch.replyIndex !== undefined) this.#cursor = batch.replyIndex + 1 + results.length;
+    const chunks: UiMessageChunk[] = [];
+    batch.calls.forEach((call, index) => {
+      this.running.delete(call.partId);
+      if (call.denied) return;
+      const result =
+        results[index]?.toolCallId === call.modelId
+          ? results[index]
+          : results.find((message) => message.toolCallId === call.modelId);
+      const text = result ? resultText(result.content) : 'The call ended without a result.';
+      if (call.settled && call.text === text) return;
+      if (!call.shown) {
+        call.shown = true;
+        chunks.push({
+          type: 'tool-input-available',
+          toolCallId: call.partId,
+          toolName: call.name,
+          input: call.input,
+        });
+      }
+      chunks.push(...this.#settle(call, text, result?.isError ?? true));
+    });
+    return chunks;
+  }
+
+  /** Fills in the batch's arguments from the model's reply in the transcript, once per batch. */
+  async #readCalls(batch = this.#batch): Promise<void> {
+    if (!batch || batch.replyIndex !== undefined) return;
+    const found = await this.#findReply(batch.calls.map((call) => call.modelId));
+    if (!found) return;
+    batch.replyIndex = found.index;
+    this.#cursor = found.index + 1;
+    batch.calls.forEach((call, index) => {
+      call.input = found.toolCalls[index]?.arguments ?? {};
+    });
+  }
+
+  /**
+   * The model's reply with these tool call ids. Forward from the cursor when it is known (the
+   * turn's first message, or past the previous batch); otherwise the latest such reply, which is
+   * this turn's unless the model repeated ids within the turn.
+   */
+  async #findReply(ids: string[]): Promise<{ index: number; toolCalls: AgentToolCall[] } | undefined> {
+    const matches = (message: Message | undefined): message is Message & { role: 'assistant' } =>
+      message?.role === 'assistant' &&
+      message.toolCalls.length === ids.length &&
+      message.toolCalls.every((call, index) => call.id === ids[index]);
+    if (this.#cursor !== undefined) {
+      for (let from = this.#cursor; ; from += TRANSCRIPT_SEARCH_PAGE) {
+        const page = await this.#transcript.read(from, TRANSCRIPT_SEARCH_PAGE);
+        const at = page.findIndex(matches);
+        const message = page[at];
+        if (matches(message)) return { index: from + at, toolCalls: message.toolCalls };
+        if (page.length < TRANSCRIPT_SEARCH_PAGE) return undefined;
+      }
+    }
+    for (let end = await this.#transcript.count(); end > 0; end -= TRANSCRIPT_SEARCH_PAGE) {
+      const from = Math.max(0, end - TRANSCRIPT_SEARCH_PAGE);
+      const page = await this.#transcript.read(from, end - from);
+      const at = page.findLastIndex(matches);
+      const message = page[at];
+      if (matches(message)) return { index: from + at, toolCalls: message.toolCalls };
+    }
+    return undefined;
+  }
+}
