@@ -12,6 +12,7 @@ import {
   subAgentApprovalSignal,
   toolsUpdate,
   transcriptQuery,
+  turnStartsQuery,
 } from '../src/contract/definitions.ts';
 import { userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
@@ -82,6 +83,7 @@ export function registerHandlers(state: ConversationState): void {
       agent: state.agent?.name ?? null,
     }),
   );
+  setHandler(turnStartsQuery, () => state.turnStarts);
   setHandler(toolsUpdate, () => workerTools());
   setHandler(modelContextQuery, (fromIndex, maxBytes) => ({
     systemPrompt: settings.systemPrompt,

@@ -26,4 +26,8 @@ until temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "
   fi
   sleep 1
 done
+# Added later (forks name their source): created on its own so that namespaces set up before get it too.
+temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" | grep -q YiemForkedFrom ||
+  temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
+    --name YiemForkedFrom --type Keyword >/dev/null
 echo "Namespace $TEMPORAL_NAMESPACE is ready"

@@ -18,22 +18,15 @@ import {
   statusQuery,
   toolsUpdate,
 } from '../contract/definitions.ts';
-import { CONVERSATION_TITLE_CHARS, MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
+import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
-import {
-  CONVERSATION_WORKFLOW_TASK_TIMEOUT,
-  conversationOptionsProblem,
-  resolveConversationSettings,
-  userTextProblem,
-} from '../contract/settings.ts';
+import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
-import { describeThrown } from '../contract/thrown.ts';
-import { truncate } from '../contract/truncate.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -43,7 +36,10 @@ import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  ForkOptions,
   Message,
+  RewindOptions,
+  RewindResult,
   ToolInfo,
   TurnResult,
 } from '../contract/types.ts';
@@ -56,8 +52,11 @@ import {
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
+import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
+import { rewindConversation } from './rewind.ts';
+import { defaultTitle, startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -135,29 +134,12 @@ export class AgentClient {
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
-    const invalid = conversationOptionsProblem(conversationOptions);
-    if (invalid) throw new Error(invalid);
-    const start = (searchable: boolean) =>
-      this.client.workflow.start<ConversationWorkflow>('conversationWorkflow', {
-        workflowId: id,
-        taskQueue: this.taskQueue,
-        args: [conversationOptions],
-        staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
-        workflowTaskTimeout: CONVERSATION_WORKFLOW_TASK_TIMEOUT,
-        ...(searchable
-          ? {
-              typedSearchAttributes: [
-                { key: YIEM_STATUS, value: 'idle' },
-                { key: YIEM_TURNS, value: 0 },
-                { key: YIEM_AGENT, value: agent ?? this.taskQueue },
-              ],
-            }
-          : {}),
-      });
-    // A namespace without yiem's search attributes still runs conversations, just unsearchable ones.
-    const handle = await start(true).catch((error: unknown) => {
-      if (!isUnregisteredSearchAttribute(error)) throw error;
-      return start(false);
+    const handle = await startConversationWorkflow(this.client.workflow, {
+      id,
+      taskQueue: this.taskQueue,
+      options: conversationOptions,
+      title: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
+      agent: agent ?? this.taskQueue,
     });
     return new Conversation(handle, {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
@@ -383,10 +365,55 @@ export class Conversation {
     );
   }
 
+  /**
+   * The result of turn `turn`, waiting for it to end: for a turn no `send` waits for, such as a
+   * fork's first turn or one started by posted messages. Read from the event log, which keeps the
+   * latest turns; an older turn's result is in the transcript only.
+   */
+  async turnResult(turn: number, options: { signal?: AbortSignal } = {}): Promise<TurnResult> {
+    const { lastTurn } = await this.status();
+    if (lastTurn?.turn === turn) return lastTurn;
+    for await (const item of this.events(options.signal ? { signal: options.signal } : {})) {
+      if (item.type === 'turnEnd' && item.result.turn === turn) return item.result;
+    }
+    throw new Error(`Conversation ${this.id} ended, or following it stopped, before turn ${turn} ended`);
+  }
+
+  /**
+   * Starts a new conversation from turn `atTurn` of this one (see {@link ForkOptions}): the
+   * transcript before that turn, and that turn's user message, or `editMessage`, answered at once
+   * as its turn `atTurn`; another model, system prompt or tool set if given. This conversation is
+   * untouched. The fork names it in its `YiemForkedFrom` search attribute, memo and Web UI details.
+   */
+  async fork(options: ForkOptions): Promise<Conversation> {
+    const started = await forkConversation(this.handle, options, async (text, taskQueue) => {
+      const problem = await this.#payloadStoreCheck?.problem(text, async () => taskQueue);
+      if (problem) throw new Error(problem);
+    });
+    return new Conversation(started.handle, {
+      maxMessageBytes: resolveConversationSettings(started.options).maxMessageBytes,
+      ...(this.#payloadStoreCheck ? { payloadStoreCheck: this.#payloadStoreCheck } : {}),
+      taskQueue: started.taskQueue,
+    });
+  }
+
+  /**
+   * Resets this conversation in place (Temporal's workflow reset, a new run of the same id) to just
+   * before turn `toTurn`. Discarded: that turn and every later one, and every message, Signal and
+   * Update that reached the conversation after that point (a `send` waiting for one of them fails,
+   * followers of its events must follow again from the start). Not undone: what the discarded tool
+   * calls did outside the conversation. Messages that arrived while the previous turn still ran are
+   * kept, and turn `toTurn` runs again on them (`requeuedMessages`).
+   */
+  rewind(options: RewindOptions): Promise<RewindResult> {
+    return rewindConversation(this.handle, options);
+  }
+
   /** Ends the conversation after its pending messages, and waits until it has ended. */
   async end(): Promise<ConversationSummary> {
     await this.handle.signal(endSignal);
-    return this.handle.result();
+    // From the latest run: a rewind ends the run a started handle is bound to by terminating it.
+    return this.handle.client.getHandle<ConversationWorkflow>(this.id).result();
   }
 }
 
@@ -398,17 +425,4 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
     if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
     throw error;
   }
-}
-
-function defaultTitle(agent: string, systemPrompt: string): string {
-  const prompt = systemPrompt.replace(/\s+/g, ' ').trim();
-  const title = `${agent} · ${prompt}`;
-  return truncate(title, CONVERSATION_TITLE_CHARS);
-}
-
-function isUnregisteredSearchAttribute(error: unknown): boolean {
-  const message = describeThrown(error);
-  return (
-    /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
-  );
 }

@@ -4,7 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ConversationCarryOver, ModelContext, SubAgentApprovalMessage } from './protocol.ts';
-import type { TranscriptPage } from './transcript.ts';
+import type { TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -39,6 +39,9 @@ export const endSignal = defineSignal('end');
 export const transcriptQuery = defineQuery<TranscriptPage, [fromIndex?: number, maxBytes?: number]>(
   'transcript',
 );
+
+/** Where each turn began in the transcript (for `Conversation.fork` and `rewind`). */
+export const turnStartsQuery = defineQuery<TurnStarts>('turnStarts');
 
 /** State, turn number and the last turn's result. */
 export const statusQuery = defineQuery<ConversationStatus>('status');

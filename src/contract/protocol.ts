@@ -4,7 +4,7 @@
  */
 import type { Sinks } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
+import type { StoredContent, TranscriptEntry, TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ActivityPolicy,
   AgentDefinition,
@@ -48,6 +48,10 @@ export interface ConversationCarryOver {
   agent?: AgentDefinition;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
   parentConversation?: string;
+  /** Where each turn began in `messages`; absent in runs from before turns were recorded. */
+  turnStarts?: TurnStarts;
+  /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
+  transcriptId?: string;
 }
 
 /**
