@@ -278,7 +278,7 @@ async function loadWorker(
   return worker;
 }
 
-async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {
+export async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {
   await probeServer(config);
   return new AgentClient(config);
 }

@@ -18,6 +18,7 @@ import {
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { forkCommand, rewindCommand } from './forkRewind.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { packageVersion } from './version.ts';
 
@@ -145,6 +146,31 @@ connectionOptions(
 connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
   .argument('<conversationId>')
   .action(cancelCommand);
+
+connectionOptions(
+  program
+    .command('fork')
+    .description('start a new conversation from an earlier turn of one, and print that turn’s new reply'),
+)
+  .argument('<conversationId>')
+  .requiredOption('--at-turn <n>', 'the turn to start from: the fork has the transcript before it')
+  .option('--message <text>', 'the user message of that turn, edited (default: the original)')
+  .option('--model <name>', "the fork's model (default: the source's)")
+  .option('--system <prompt>', "the fork's system prompt (default: the source's)")
+  .option('--tools <name...>', "the tools the fork's model is offered (default: the source's)")
+  .option('--id <id>', "the fork's conversation id")
+  .action(forkCommand);
+
+connectionOptions(
+  program
+    .command('rewind')
+    .description(
+      'reset a conversation in place to before a turn (Temporal reset) and print what it discarded',
+    ),
+)
+  .argument('<conversationId>')
+  .requiredOption('--to-turn <n>', 'the turn to go back before: it and every later turn are discarded')
+  .action(rewindCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(

@@ -1,6 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { YIEM_FORKED_FROM } from '../../src/contract/searchAttributes.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+
+const yiem = async (...args: string[]) =>
+  promisify(execFile)(
+    process.execPath,
+    [...YIEM_FROM_SOURCES, ...args, '--address', inject('temporalAddress')],
+    {
+      timeout: 100_000,
+    },
+  );
 
 /** The scripted model answers each user message with `answer to <message>`, naming the model it was asked for. */
 function answerLastMessage(agent: TestAgent): void {
@@ -139,5 +151,35 @@ describe('fork and rewind', () => {
     expect(contents(await conversation.messages())).toEqual(['one', 'answer to one']);
     expect(await conversation.send('two, again')).toMatchObject({ turn: 2, reply: 'answer to two, again' });
     await conversation.end();
+  });
+
+  it('yiem fork prints the forked turn, yiem rewind what it discarded', async () => {
+    agent.model.reset();
+    answerLastMessage(agent);
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    await conversation.send('one');
+    await conversation.send('two');
+    const forked = await yiem(
+      'fork',
+      conversation.id,
+      '--at-turn',
+      '2',
+      '--message',
+      'deux',
+      '--id',
+      `${conversation.id}-b`,
+    );
+    expect(forked.stdout).toContain('answer to deux');
+    expect(forked.stderr).toContain(
+      `Forked ${conversation.id} at turn 2 into conversation ${conversation.id}-b`,
+    );
+    const rewound = await yiem('rewind', conversation.id, '--to-turn', '2');
+    expect(rewound.stdout).toContain(`Rewound ${conversation.id} to before turn 2`);
+    expect(rewound.stdout).toContain('Discarded: turn 2, 2 transcript message(s)');
+    expect(rewound.stdout).toContain(
+      'Not undone: what the discarded tool calls did outside the conversation.',
+    );
+    expect(contents(await conversation.messages())).toEqual(['one', 'answer to one']);
+    await Promise.all([conversation.end(), agent.client.getConversation(`${conversation.id}-b`).end()]);
   });
 });
