@@ -13,6 +13,7 @@ import {
   toolsUpdate,
   transcriptQuery,
   turnStartsQuery,
+  upgradeSignal,
 } from '../src/contract/definitions.ts';
 import { userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
@@ -64,6 +65,8 @@ export function registerHandlers(state: ConversationState): void {
   setHandler(endSignal, () => {
     state.ending = true;
   });
+  // Nothing to do: the workflow task it brings lets the loop see a new version (workflows/versionUpgrade.ts).
+  setHandler(upgradeSignal, () => {});
 
   // Reading: the transcript, the status, the tools, and the model's context (read by the model activity).
   setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>

@@ -15,6 +15,7 @@ import {
   serverCommand,
   statusCommand,
   sweepPayloadsCommand,
+  upgradeCommand,
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
@@ -74,6 +75,8 @@ selfWritingOptions(
   .option('--no-builtin-tools', 'do not register getWeather, getTime, listTools and readUserFile')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .option('--mcp <file>', MCP_FLAG_HELP)
+  .option('--deployment-name <name>', 'Worker Versioning: the Worker Deployment (env YIEM_DEPLOYMENT_NAME)')
+  .option('--build-id <id>', 'Worker Versioning: this build of it (env YIEM_BUILD_ID)')
   .action(workerCommand);
 
 program
@@ -171,6 +174,12 @@ connectionOptions(
   .argument('<conversationId>')
   .requiredOption('--to-turn <n>', 'the turn to go back before: it and every later turn are discarded')
   .action(rewindCommand);
+
+connectionOptions(
+  program
+    .command('upgrade')
+    .description("after a deploy: move the queue's idle conversations onto the current worker version now"),
+).action(upgradeCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(

@@ -17,6 +17,7 @@ import {
   promptUpdate,
   statusQuery,
   toolsUpdate,
+  upgradeSignal,
 } from '../contract/definitions.ts';
 import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
@@ -179,6 +180,21 @@ export class AgentClient {
       if (listings.length >= 2 * limit) listings = newestFirst(listings, limit);
     }
     return newestFirst(listings, limit);
+  }
+
+  /**
+   * After a deploy (Worker Versioning, README "Safe deploys"): wakes every running conversation of
+   * this task queue, so that the idle ones continue as new onto their deployment's current version
+   * now; a running turn finishes on its version first. Resolves with how many were woken.
+   */
+  async upgradeConversations(): Promise<number> {
+    const query = `WorkflowType = 'conversationWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.taskQueue}'`;
+    let woken = 0;
+    for await (const execution of this.client.workflow.list({ query })) {
+      await this.client.workflow.getHandle(execution.workflowId).signal(upgradeSignal);
+      woken++;
+    }
+    return woken;
   }
 
   /**

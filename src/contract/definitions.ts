@@ -28,6 +28,12 @@ export const postSignal = defineSignal<[text: string]>('post');
  */
 export const cancelUpdate = defineUpdate<boolean>('cancel');
 
+/**
+ * Wakes an idle conversation: if its Worker Deployment has a new current version, it continues as
+ * new onto it now rather than after its next turn (`AgentClient.upgradeConversations`).
+ */
+export const upgradeSignal = defineSignal('upgrade');
+
 /** Ends the conversation once the running turn and pending messages are done. */
 export const endSignal = defineSignal('end');
 
