@@ -91,6 +91,11 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
   );
   console.log(`Payload store: ${agent.payloadStore}`);
+  if (agent.deployment) {
+    console.log(
+      `Worker Deployment ${agent.deployment}: conversations are pinned to their build and move to the current one between turns`,
+    );
+  }
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;

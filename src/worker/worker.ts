@@ -103,6 +103,8 @@ export interface AgentWorker {
   model: string;
   /** Where its large payloads go (`<folder> (store <id>)`), or `inline` without a store it can name. */
   payloadStore: string;
+  /** Its Worker Deployment version (`<name> build <id>`), or undefined when unversioned. */
+  deployment: string | undefined;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -178,6 +180,9 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     taskQueue,
     model: describeModel(model),
     payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
+    deployment: deployment
+      ? `${deployment.version.deploymentName} build ${deployment.version.buildId}`
+      : undefined,
     run,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
