@@ -154,6 +154,14 @@ describe('safe deploys with Worker Versioning', () => {
     const approval = await until('the approval', async () => (await waiting.status()).pendingApprovals[0]);
     expect(await pinnedBuild(idle)).toEqual({ buildId: 'v1', behavior: '1' });
     expect(await pinnedBuild(waiting)).toMatchObject({ buildId: 'v1' });
+    // What the README tells operators to count before retiring a build.
+    const onV1 = async () =>
+      (
+        await client?.client.workflow.count(
+          `TemporalWorkerDeploymentVersion = '${deploymentName}:v1' AND ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue}'`,
+        )
+      )?.count;
+    await until('both conversations counted on v1', async () => ((await onV1()) === 2 ? true : undefined));
 
     // Deploy v2 (a changed turn loop) and ramp it to every conversation; v1 stays the current version.
     await startWorker('v2', await bundleVersion2());
@@ -178,6 +186,7 @@ describe('safe deploys with Worker Versioning', () => {
       );
     }
     await makeCurrent('v2');
+    await until('no conversation counted on v1', async () => ((await onV1()) === 0 ? true : undefined));
 
     // Retire v1: nothing runs on it any more.
     await v1.worker.shutdown();
