@@ -9,6 +9,8 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Each file starts its own cluster on the same ports.
+    fileParallelism: false,
     execArgv: [SOURCE_CONDITION_FLAG],
   },
 });

@@ -76,11 +76,15 @@ export {
   payloadStorageFromEnv,
 } from './infrastructure/storage/payloadStorage.ts';
 export {
-  type PayloadGroup,
   S3StorageDriver,
   type S3StorageDriverOptions,
   s3DriverFromEnv,
 } from './infrastructure/storage/s3Driver.ts';
-export { type SweepResult, sweepPayloads } from './infrastructure/storage/sweep.ts';
+export {
+  type PayloadGroup,
+  type SweepableStore,
+  type SweepResult,
+  sweepPayloads,
+} from './infrastructure/storage/sweep.ts';
 export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './infrastructure/tracing.ts';
 export { currentToolCall } from './worker/toolCallContext.ts';

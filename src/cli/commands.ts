@@ -9,6 +9,7 @@ import {
   startDevServer,
   waitForServer,
 } from '../infrastructure/server/index.ts';
+import { FileStorageDriver } from '../infrastructure/storage/fileDriver.ts';
 import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.ts';
 import { S3StorageDriver } from '../infrastructure/storage/s3Driver.ts';
 import { sweepPayloads } from '../infrastructure/storage/sweep.ts';
@@ -22,7 +23,7 @@ import {
   conversationUiUrl,
   defaultUiUrl,
 } from './config.ts';
-import { startDemoModel, useOfflineDemoWeather } from './demoModel.ts';
+import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
   formatListing,
@@ -150,7 +151,7 @@ export async function devCommand(
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
     ...mcpServers,
   });
-  if (demo) useOfflineDemoWeather(agent.registry);
+  if (demo) installOfflineDemoWeather(agent.registry);
   const running = agent.run();
   console.log(`Worker on task queue ${agent.taskQueue}, ${agent.model}`);
   console.log(`Payload store: ${agent.payloadStore}`);
@@ -399,9 +400,9 @@ export async function sweepPayloadsCommand(
   if (!/^\d+$/.test(flags.minAge)) throw new Error(`--min-age ${flags.minAge}: expected a number of minutes`);
   const minAgeMinutes = Number(flags.minAge);
   const driver = payloadStorageFromEnv(process.env)?.drivers[0];
-  if (!(driver instanceof S3StorageDriver)) {
+  if (!(driver instanceof S3StorageDriver || driver instanceof FileStorageDriver)) {
     throw new Error(
-      'yiem payloads sweep sweeps the S3 payload store: set YIEM_PAYLOAD_STORAGE=s3 and YIEM_S3_BUCKET',
+      'yiem payloads sweep sweeps the payload store, and YIEM_PAYLOAD_STORAGE=off configures none',
     );
   }
   const client = await connectedClient(connectionConfig(flags));

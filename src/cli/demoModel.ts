@@ -61,7 +61,7 @@ function summariseToolResults(messages: ChatCompletionMessageParam[]): string {
  * be reached it answers with sample weather labelled as such, so the demo chats on a machine with no
  * network. Anything else (a city not found, an HTTP error) fails as the built-in tool fails.
  */
-export function useOfflineDemoWeather(registry: ToolRegistry): void {
+export function installOfflineDemoWeather(registry: ToolRegistry): void {
   const weather = registry.get('getWeather');
   if (!weather?.execute) return;
   const { execute } = weather;

@@ -7,6 +7,7 @@ import type {
   PendingCallback,
 } from '../contract/types.ts';
 import type { FollowEventsOptions, ReconnectOptions } from './conversationEvents.ts';
+import { callThroughOutages } from './reachability.ts';
 
 /** What serving callbacks needs of a conversation (a `Conversation` has it). */
 export interface CallbackConversation {
@@ -44,13 +45,18 @@ export async function serveCallbacks(
     seen.add(call.callId);
     running.push(runHandler(conversation, handler, call, options));
   };
+  // Started beside other readers, a first query can wait in the server's query buffer past the
+  // start of an outage: with `reconnect`, these reads ride it out as the event follower does.
+  const { signal, reconnect } = options;
+  const offset = await callThroughOutages(() => conversation.eventOffset(), reconnect, signal);
   // Read after the offset: a call requested in between is seen twice and served once.
-  const offset = await conversation.eventOffset();
-  for (const call of (await conversation.status()).pendingCallbacks) serve(call);
+  const status = await callThroughOutages(() => conversation.status(), reconnect, signal);
+  if (offset === undefined || status === undefined) return;
+  for (const call of status.pendingCallbacks) serve(call);
   const events = conversation.events({
     fromOffset: offset,
-    ...(options.signal ? { signal: options.signal } : {}),
-    ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+    ...(signal ? { signal } : {}),
+    ...(reconnect ? { reconnect } : {}),
   });
   for await (const event of events) {
     if (event.type === 'callbackRequested') serve(event.callback);

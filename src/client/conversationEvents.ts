@@ -3,7 +3,9 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { EVENTS_TOPIC } from '../contract/protocol.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types.ts';
-import { isUnreachable, untilReachable } from './reachability.ts';
+import { isUnreachable, type ReconnectOptions, untilReachable } from './reachability.ts';
+
+export type { ReconnectOptions } from './reachability.ts';
 
 /** Options of `Conversation.events()`. */
 export interface FollowEventsOptions {
@@ -16,14 +18,6 @@ export interface FollowEventsOptions {
    * backoff until it answers again, and resumes from the next offset, instead of throwing.
    */
   reconnect?: ReconnectOptions;
-}
-
-/** What a follower that reconnects is told. */
-export interface ReconnectOptions {
-  /** Temporal stopped answering; following resumes once it answers again. */
-  onUnreachable?(error: Error): void;
-  /** Temporal answers again; following goes on from where it stopped. */
-  onReconnected?(): void;
 }
 
 /**

@@ -41,11 +41,15 @@ export function storeMismatch(own: PayloadStoreIdentity, worker: WorkerStore, ta
   const theirs = worker.store
     ? `uses the payload store ${describeStore(worker.store)}`
     : 'uses no payload store';
+  const inS3 = [own, worker.store].some((store) => store?.location.startsWith('s3://'));
+  const sameStore = inS3
+    ? 'set YIEM_PAYLOAD_STORAGE=s3 with the same YIEM_S3_BUCKET, YIEM_S3_PREFIX and YIEM_S3_ENDPOINT for both'
+    : 'set YIEM_PAYLOADS_DIR to one folder for both (or unset it on both: the default is the per-user ' +
+      'folder ~/.local/share/yiem-agent/payloads)';
   return (
     `Worker ${worker.identity} on task queue "${taskQueue}" ${theirs}; this process uses ${describeStore(own)}. ` +
-    'A large payload stored here cannot be read there. Give workers and clients the same store: set ' +
-    'YIEM_PAYLOADS_DIR to one folder for both (or unset it on both: the default is the per-user folder ' +
-    '~/.local/share/yiem-agent/payloads), or run `yiem doctor` to see each side.'
+    `A large payload stored here cannot be read there. Give workers and clients the same store: ${sameStore}, ` +
+    'or run `yiem doctor` to see each side.'
   );
 }
 

@@ -7,6 +7,14 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 
+/** What a caller that rides out Temporal outages (a follower, a callback server) is told. */
+export interface ReconnectOptions {
+  /** Temporal stopped answering; the work resumes once it answers again. */
+  onUnreachable?(error: Error): void;
+  /** Temporal answers again; the work goes on from where it stopped. */
+  onReconnected?(): void;
+}
+
 /** gRPC's UNAVAILABLE: no connection to the server. */
 const UNAVAILABLE = 14;
 /** gRPC status codes of a server that does not answer: UNAVAILABLE, DEADLINE_EXCEEDED. */
@@ -50,6 +58,32 @@ export async function untilReachable(handle: WorkflowHandle, signal?: AbortSigna
     await sleep(delay, signal);
   }
   return false;
+}
+
+/**
+ * Runs `call` until Temporal answers it: while Temporal cannot be reached, `reconnect` is told and
+ * the call is tried again with backoff. Resolves `undefined` when `signal` aborts first; throws what
+ * is not an outage. Without `reconnect` an outage throws, as any call's does.
+ */
+export async function callThroughOutages<T>(
+  call: () => Promise<T>,
+  reconnect: ReconnectOptions | undefined,
+  signal?: AbortSignal,
+): Promise<T | undefined> {
+  let down = false;
+  for (let delay = FIRST_RETRY_MS; !signal?.aborted; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+    try {
+      const result = await call();
+      if (down) reconnect?.onReconnected?.();
+      return result;
+    } catch (error) {
+      if (!reconnect || !isUnreachable(error)) throw error;
+      down = true;
+      reconnect.onUnreachable?.(error instanceof Error ? error : new Error(String(error)));
+    }
+    await sleep(delay, signal);
+  }
+  return undefined;
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

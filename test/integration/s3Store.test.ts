@@ -5,7 +5,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storedHistory } from '../../bench/history.ts';
-import type { Conversation } from '../../src/client/client.ts';
+import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { codecFromEnv, dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
@@ -194,6 +194,33 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
           conversation.id,
         ),
       ).resolves.toBeUndefined();
+    });
+  });
+
+  describe('the store a worker announces', () => {
+    it('names the bucket in the worker identity, and a client on another prefix is refused a large prompt', async () => {
+      const own = payloadStorageFromEnv(env)?.drivers[0];
+      if (!(own instanceof S3StorageDriver)) throw new Error('not the S3 driver');
+      const { id } = await own.identity();
+      const doctor = await yiem(['doctor']);
+      expect(doctor.stdout).toContain(`s3://${s3.bucket}/ via ${s3.endpoint} (store ${id})`);
+      expect(doctor.stdout).toMatch(/ok +payload store: workers and this client use the same store/);
+
+      const elsewhere = { ...env, YIEM_S3_PREFIX: 'elsewhere/' };
+      const otherDataConverter = dataConverterFromEnv(elsewhere);
+      const otherClient = new AgentClient({
+        address: agent.address,
+        taskQueue: agent.taskQueue,
+        ...(otherDataConverter ? { dataConverter: otherDataConverter } : {}),
+      });
+      const conversation = await otherClient.startConversation({ systemPrompt: 'Reader.' });
+      const refused = conversation.send(userText);
+      await expect(refused).rejects.toThrow(`s3://${s3.bucket}/ via ${s3.endpoint}`);
+      await expect(refused).rejects.toThrow(`s3://${s3.bucket}/elsewhere/ via ${s3.endpoint}`);
+      await expect(refused).rejects.toThrow(/same YIEM_S3_BUCKET, YIEM_S3_PREFIX and YIEM_S3_ENDPOINT/);
+      agent.model.enqueue({ kind: 'text', text: 'Still answering.' });
+      expect(await conversation.send('A small prompt.')).toMatchObject({ reply: 'Still answering.' });
+      await otherClient.close();
     });
   });
 

@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { defaultPayloadConverter, StorageDriverClaim } from '@temporalio/common';
@@ -53,11 +53,51 @@ describe('FileStorageDriver', () => {
     );
   });
 
-  it('refuses a claim that is not a payload key, so no path outside the store is read', async () => {
+  it('refuses a claim that is not a payload key or group, so no path outside the store is read', async () => {
     const driver = new FileStorageDriver(directory);
     await expect(
       driver.retrieve({}, [new StorageDriverClaim({ sha256: '../../etc/passwd' })]),
     ).rejects.toThrow('is not a payload key');
+    await expect(
+      driver.retrieve({}, [new StorageDriverClaim({ sha256: 'a'.repeat(64), group: 'workflows/../../' })]),
+    ).rejects.toThrow('is not a payload group');
+  });
+
+  it('groups payloads by the workflow they are stored for, and sweeps one group at a time', async () => {
+    const driver = new FileStorageDriver(directory);
+    const storeFor = (id: string, value: string) =>
+      driver.store({ target: { kind: 'workflow', namespace: 'default', id } }, [
+        defaultPayloadConverter.toPayload(value),
+      ]);
+    const [kept] = await storeFor('conversation-1', 'kept');
+    // Dots are a sub-agent's id's separators, and `..` must not climb out of the store.
+    const [dotted] = await storeFor('..', 'dotted');
+    const [unowned] = await driver.store({}, [defaultPayloadConverter.toPayload('unowned')]);
+    expect(kept?.claimData.group).toBe('workflows/default/conversation-1/');
+    expect(dotted?.claimData.group).toBe('workflows/default/%2E%2E/');
+    expect(unowned?.claimData.group).toBe('unowned/');
+    expect((await driver.listGroups()).sort((a, b) => a.workflowId.localeCompare(b.workflowId))).toEqual([
+      { namespace: 'default', workflowId: '..' },
+      { namespace: 'default', workflowId: 'conversation-1' },
+    ]);
+
+    expect(await driver.deleteGroup({ namespace: 'default', workflowId: '..' }, new Date(0))).toBe(0);
+    expect(await driver.deleteGroup({ namespace: 'default', workflowId: '..' })).toBe(1);
+    expect(await driver.listGroups()).toEqual([{ namespace: 'default', workflowId: 'conversation-1' }]);
+    await expect(driver.retrieve({}, [dotted as StorageDriverClaim])).rejects.toThrow('is missing');
+    const back = await driver.retrieve({}, [kept as StorageDriverClaim, unowned as StorageDriverClaim]);
+    expect(back.map((payload) => defaultPayloadConverter.fromPayload(payload))).toEqual(['kept', 'unowned']);
+  });
+
+  it('still reads a payload stored before grouping, by its old claim', async () => {
+    const driver = new FileStorageDriver(directory);
+    const payload = defaultPayloadConverter.toPayload('from before');
+    const [claim] = await driver.store({}, [payload]);
+    const key = claim?.claimData.sha256 ?? '';
+    await mkdir(path.join(directory, key.slice(0, 2)));
+    await rename(path.join(directory, 'unowned', key), path.join(directory, key.slice(0, 2), key));
+    const [back] = await driver.retrieve({}, [new StorageDriverClaim({ sha256: key })]);
+    expect(back && defaultPayloadConverter.fromPayload(back)).toBe('from before');
   });
 });
 

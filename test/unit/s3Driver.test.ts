@@ -11,7 +11,7 @@ describe('YIEM_PAYLOAD_STORAGE=s3', () => {
       YIEM_S3_ENDPOINT: 'http://127.0.0.1:9000',
     })?.drivers[0];
     expect(driver).toBeInstanceOf(S3StorageDriver);
-    expect((driver as S3StorageDriver).location).toBe('s3://conversations/yiem/');
+    expect((driver as S3StorageDriver).location).toBe('s3://conversations/yiem/ via http://127.0.0.1:9000');
   });
 
   it('names what is missing or misspelt', () => {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   type Payload,
@@ -10,24 +10,38 @@ import {
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
+import {
+  GROUPS_ROOT,
+  groupName,
+  isPayloadGroupPath,
+  type PayloadGroup,
+  pathOfGroup,
+  payloadGroupPath,
+  type SweepableStore,
+} from './sweep.ts';
 
 // A CommonJS module: Node's ESM loader does not see its named exports.
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 
 /** The claim entry naming a stored payload's file. */
 const KEY_CLAIM = 'sha256';
+/** The claim entry naming the folder of the workflow it was stored for; claims made before it have none. */
+const GROUP_CLAIM = 'group';
 const KEY_PATTERN = /^[0-9a-f]{64}$/;
 
 /**
  * An External Storage driver that keeps each payload as a file named by the SHA-256 of its bytes,
  * under one directory: the embedded default. Several machines share it on a common volume (NFS, a
- * mounted disk); a cluster without one uses Temporal's S3 driver instead (see README). The bytes are
- * what the codec chain produced, so with the AES-GCM codec the files hold only ciphertext.
+ * mounted disk); a cluster without one uses the S3 driver instead (see README). The bytes are what
+ * the codec chain produced, so with the AES-GCM codec the files hold only ciphertext.
  *
- * Files are written once (a retried store of the same bytes finds its file) and never deleted: a
- * history or a transcript may refer to them for as long as the conversation is kept.
+ * Files are grouped by the namespace and workflow whose history refers to them
+ * (`workflows/<namespace>/<workflow id>/<sha256>`, the SDK's store target), so {@link sweepPayloads}
+ * can delete what belongs to workflows Temporal no longer has. A file is written once (a retried
+ * store of the same bytes finds it). Claims made before grouping name a file in `<xx>/<sha256>`;
+ * they are read as before and never swept.
  */
-export class FileStorageDriver implements StorageDriver {
+export class FileStorageDriver implements StorageDriver, SweepableStore {
   readonly name: string;
   readonly type = 'yiem.filesystem';
   readonly directory: string;
@@ -37,14 +51,18 @@ export class FileStorageDriver implements StorageDriver {
     this.name = name;
   }
 
-  async store(_context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
-    await mkdir(this.directory, { recursive: true });
+  get location(): string {
+    return this.directory;
+  }
+
+  async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
+    const group = payloadGroupPath(context.target);
     return Promise.all(
       payloads.map(async (payload) => {
         const bytes = PayloadProto.encode(payload).finish();
         const key = createHash('sha256').update(bytes).digest('hex');
-        await this.#writeOnce(key, bytes);
-        return new StorageDriverClaim({ [KEY_CLAIM]: key });
+        await this.#writeOnce(path.join(this.directory, group, key), bytes);
+        return new StorageDriverClaim({ [KEY_CLAIM]: key, [GROUP_CLAIM]: group });
       }),
     );
   }
@@ -54,9 +72,17 @@ export class FileStorageDriver implements StorageDriver {
       claims.map(async (claim) => {
         const key = claim.claimData[KEY_CLAIM] ?? '';
         if (!KEY_PATTERN.test(key)) throw new Error(`Payload store: "${key}" is not a payload key`);
+        const group = claim.claimData[GROUP_CLAIM];
+        if (group !== undefined && !isPayloadGroupPath(group)) {
+          throw new Error(`Payload store: "${group}" is not a payload group`);
+        }
+        const file =
+          group === undefined
+            ? path.join(this.directory, key.slice(0, 2), key)
+            : path.join(this.directory, group, key);
         let bytes: Buffer;
         try {
-          bytes = await readFile(this.#file(key));
+          bytes = await readFile(file);
         } catch (error) {
           throw new Error(
             `Payload store: payload ${key} is missing from ${this.directory} (${describeThrown(error)}). ` +
@@ -69,19 +95,45 @@ export class FileStorageDriver implements StorageDriver {
     );
   }
 
-  #file(key: string): string {
-    return path.join(this.directory, key.slice(0, 2), key);
+  async listGroups(): Promise<PayloadGroup[]> {
+    const groups: PayloadGroup[] = [];
+    const root = path.join(this.directory, GROUPS_ROOT);
+    for (const namespace of await folders(root)) {
+      for (const workflow of await folders(path.join(root, namespace))) {
+        groups.push({ namespace: groupName(namespace), workflowId: groupName(workflow) });
+      }
+    }
+    return groups;
+  }
+
+  async deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number> {
+    const folder = path.join(this.directory, pathOfGroup(group));
+    let deleted = 0;
+    for (const name of await readdir(folder).catch(() => [] as string[])) {
+      if (!KEY_PATTERN.test(name)) continue;
+      const file = path.join(folder, name);
+      if (writtenBefore && (await stat(file)).mtime >= writtenBefore) continue;
+      await unlink(file);
+      deleted++;
+    }
+    // Gone once empty, so the next sweep does not list it; a store meanwhile makes it again.
+    await rmdir(folder).catch(() => undefined);
+    return deleted;
   }
 
   /** Writes through a temporary file and a rename, so a reader never sees half a payload. */
-  async #writeOnce(key: string, bytes: Uint8Array): Promise<void> {
-    const file = this.#file(key);
+  async #writeOnce(file: string, bytes: Uint8Array): Promise<void> {
     if (await exists(file)) return;
     await mkdir(path.dirname(file), { recursive: true });
     const temporary = `${file}.${randomUUID()}.tmp`;
     await writeFile(temporary, bytes);
     await rename(temporary, file);
   }
+}
+
+async function folders(directory: string): Promise<string[]> {
+  const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  return entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name);
 }
 
 async function exists(file: string): Promise<boolean> {

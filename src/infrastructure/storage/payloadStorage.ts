@@ -4,7 +4,7 @@ import { ExternalStorage, type StorageDriver } from '@temporalio/common';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contract/limits.ts';
 import { FileStorageDriver } from './fileDriver.ts';
 import { fileStoreIdentity, type PayloadStoreIdentity } from './payloadStoreIdentity.ts';
-import { s3DriverFromEnv } from './s3Driver.ts';
+import { S3StorageDriver, s3DriverFromEnv } from './s3Driver.ts';
 
 export interface PayloadStorageOptions {
   /** Where the filesystem driver keeps payloads. Default {@link defaultPayloadsDir}. */
@@ -20,13 +20,20 @@ export function payloadStorage(options: PayloadStorageOptions = {}): ExternalSto
   const driver = options.driver ?? new FileStorageDriver(options.directory ?? defaultPayloadsDir());
   const thresholdBytes = options.thresholdBytes ?? DEFAULT_PAYLOAD_THRESHOLD_BYTES;
   const storage = new ExternalStorage({ drivers: [driver], payloadSizeThreshold: thresholdBytes });
-  if (driver instanceof FileStorageDriver)
-    fileStores.set(storage, { directory: driver.directory, thresholdBytes });
+  if (driver instanceof FileStorageDriver) {
+    const { directory } = driver;
+    knownStores.set(storage, { identity: () => fileStoreIdentity(directory), thresholdBytes });
+  } else if (driver instanceof S3StorageDriver) {
+    knownStores.set(storage, { identity: () => driver.identity(), thresholdBytes });
+  }
   return storage;
 }
 
-/** The folder and threshold of each store {@link payloadStorage} made with the filesystem driver. */
-const fileStores = new WeakMap<ExternalStorage, { directory: string; thresholdBytes: number }>();
+/** How to tell which store each one {@link payloadStorage} made with this package's drivers is. */
+const knownStores = new WeakMap<
+  ExternalStorage,
+  { identity: () => Promise<PayloadStoreIdentity>; thresholdBytes: number }
+>();
 
 /**
  * Which store `storage` is, and from what payload size it is used; undefined for a store of another
@@ -35,9 +42,9 @@ const fileStores = new WeakMap<ExternalStorage, { directory: string; thresholdBy
 export async function payloadStoreOf(
   storage: ExternalStorage | undefined,
 ): Promise<(PayloadStoreIdentity & { thresholdBytes: number }) | undefined> {
-  const file = storage && fileStores.get(storage);
-  if (!file) return undefined;
-  return { ...(await fileStoreIdentity(file.directory)), thresholdBytes: file.thresholdBytes };
+  const known = storage && knownStores.get(storage);
+  if (!known) return undefined;
+  return { ...(await known.identity()), thresholdBytes: known.thresholdBytes };
 }
 
 /**

@@ -13,7 +13,8 @@ export interface PayloadStoreIdentity {
 }
 
 const ID_FILE = 'store-id';
-const ID_PATTERN = /^[0-9a-f]{16}$/;
+/** A store id: 16 hex digits, random, written once into the store. */
+export const STORE_ID_PATTERN = /^[0-9a-f]{16}$/;
 
 /**
  * The id of the store in `directory`, written by the first process that asks. `wx` makes the
@@ -23,7 +24,7 @@ export async function fileStoreIdentity(directory: string): Promise<PayloadStore
   const file = path.join(directory, ID_FILE);
   const read = async (): Promise<string | undefined> => {
     const text = (await readFile(file, 'utf8').catch(() => '')).trim();
-    return ID_PATTERN.test(text) ? text : undefined;
+    return STORE_ID_PATTERN.test(text) ? text : undefined;
   };
   const existing = await read();
   if (existing) return { id: existing, location: directory };

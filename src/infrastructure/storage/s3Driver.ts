@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   type Payload,
@@ -6,20 +6,27 @@ import {
   StorageDriverClaim,
   type StorageDriverRetrieveContext,
   type StorageDriverStoreContext,
-  type StorageDriverTargetInfo,
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
 import { requireOptional } from '../optionalDependency.ts';
+import { type PayloadStoreIdentity, STORE_ID_PATTERN } from './payloadStoreIdentity.ts';
+import {
+  GROUPS_ROOT,
+  groupName,
+  type PayloadGroup,
+  pathOfGroup,
+  payloadGroupPath,
+  type SweepableStore,
+} from './sweep.ts';
 
 // A CommonJS module: Node's ESM loader does not see its named exports.
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 
 type S3Module = typeof import('@aws-sdk/client-s3');
 
-/** The prefix of payloads stored for no workflow (a standalone activity); the sweeper never touches it. */
-const UNOWNED = 'unowned/';
-const WORKFLOWS = 'workflows/';
+/** The object holding the store's id, beside the payloads (the file store's `store-id` file). */
+const ID_OBJECT = 'store-id';
 
 export interface S3StorageDriverOptions {
   bucket: string;
@@ -29,12 +36,6 @@ export interface S3StorageDriverOptions {
   client?: S3ClientConfig;
 }
 
-/** The workflow a group of payloads belongs to: their key is `<prefix>workflows/<namespace>/<workflow id>/<sha256>`. */
-export interface PayloadGroup {
-  namespace: string;
-  workflowId: string;
-}
-
 /**
  * An External Storage driver keeping each payload as an object in an S3-compatible bucket. The bytes
  * are what the codec chain produced, so with the AES-GCM codec the bucket holds only ciphertext.
@@ -42,12 +43,13 @@ export interface PayloadGroup {
  * target), so {@link sweepPayloads} can delete what belongs to workflows Temporal no longer has.
  * `@aws-sdk/client-s3` is loaded on first use: a process without S3 never loads it.
  */
-export class S3StorageDriver implements StorageDriver {
+export class S3StorageDriver implements StorageDriver, SweepableStore {
   readonly name: string;
   readonly type = 'yiem.s3';
   readonly bucket: string;
   readonly prefix: string;
   readonly #clientConfig: S3ClientConfig;
+  #identity: Promise<PayloadStoreIdentity> | undefined;
   #client: { s3: S3Module; client: S3Client } | undefined;
 
   constructor(options: S3StorageDriverOptions, name = 'yiem-s3') {
@@ -57,14 +59,54 @@ export class S3StorageDriver implements StorageDriver {
     this.name = name;
   }
 
-  /** Where this driver stores, for messages: `s3://bucket/prefix`. */
+  /** Where this driver stores, for messages: `s3://bucket/prefix`, and the server unless it is AWS's. */
   get location(): string {
-    return `s3://${this.bucket}/${this.prefix}`;
+    const endpoint = this.#clientConfig.endpoint;
+    return `s3://${this.bucket}/${this.prefix}${typeof endpoint === 'string' ? ` via ${endpoint}` : ''}`;
+  }
+
+  /**
+   * Which store this is: the id in the bucket's `store-id` object under the prefix, written by the
+   * first process that asks. Two processes starting at once may both write one; each then reads
+   * back the one that won, so all agree from then on.
+   */
+  identity(): Promise<PayloadStoreIdentity> {
+    this.#identity ??= this.#readOrWriteIdentity().catch((error: unknown) => {
+      this.#identity = undefined;
+      throw new Error(
+        `Payload store ${this.location}: cannot read or write its id (${describeThrown(error)})`,
+      );
+    });
+    return this.#identity;
+  }
+
+  async #readOrWriteIdentity(): Promise<PayloadStoreIdentity> {
+    const { s3, client } = this.#s3();
+    const Key = `${this.prefix}${ID_OBJECT}`;
+    const read = async (): Promise<string | undefined> => {
+      try {
+        const object = await client.send(new s3.GetObjectCommand({ Bucket: this.bucket, Key }));
+        const text = (await object.Body?.transformToString())?.trim() ?? '';
+        return STORE_ID_PATTERN.test(text) ? text : undefined;
+      } catch (error) {
+        if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+        throw error;
+      }
+    };
+    let id = await read();
+    if (!id) {
+      await client.send(
+        new s3.PutObjectCommand({ Bucket: this.bucket, Key, Body: `${randomBytes(8).toString('hex')}\n` }),
+      );
+      id = await read();
+    }
+    if (!id) throw new Error(`s3://${this.bucket}/${Key} does not hold a store id`);
+    return { id, location: this.location };
   }
 
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const { s3, client } = this.#s3();
-    const group = this.#groupPrefix(context.target);
+    const group = `${this.prefix}${payloadGroupPath(context.target)}`;
     return Promise.all(
       payloads.map(async (payload) => {
         const bytes = PayloadProto.encode(payload).finish();
@@ -106,10 +148,10 @@ export class S3StorageDriver implements StorageDriver {
   /** Every workflow that has payloads in the bucket. */
   async listGroups(): Promise<PayloadGroup[]> {
     const groups: PayloadGroup[] = [];
-    for (const namespacePrefix of await this.#listPrefixes(`${this.prefix}${WORKFLOWS}`)) {
-      const namespace = decodeURIComponent(lastSegment(namespacePrefix));
+    for (const namespacePrefix of await this.#listPrefixes(`${this.prefix}${GROUPS_ROOT}`)) {
+      const namespace = groupName(lastSegment(namespacePrefix));
       for (const workflowPrefix of await this.#listPrefixes(namespacePrefix)) {
-        groups.push({ namespace, workflowId: decodeURIComponent(lastSegment(workflowPrefix)) });
+        groups.push({ namespace, workflowId: groupName(lastSegment(workflowPrefix)) });
       }
     }
     return groups;
@@ -121,7 +163,7 @@ export class S3StorageDriver implements StorageDriver {
    */
   async deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number> {
     const { s3, client } = this.#s3();
-    const prefix = this.#groupPrefix({ kind: 'workflow', namespace: group.namespace, id: group.workflowId });
+    const prefix = `${this.prefix}${pathOfGroup(group)}`;
     let deleted = 0;
     let token: string | undefined;
     do {
@@ -136,11 +178,6 @@ export class S3StorageDriver implements StorageDriver {
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
     return deleted;
-  }
-
-  #groupPrefix(target: StorageDriverTargetInfo | undefined): string {
-    if (target?.kind !== 'workflow' || !target.id) return `${this.prefix}${UNOWNED}`;
-    return `${this.prefix}${WORKFLOWS}${encodeURIComponent(target.namespace)}/${encodeURIComponent(target.id)}/`;
   }
 
   async #listPrefixes(prefix: string): Promise<string[]> {

@@ -1,6 +1,58 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { PayloadGroup, S3StorageDriver } from './s3Driver.ts';
+import type { StorageDriverTargetInfo } from '@temporalio/common';
+
+/** The workflow a group of stored payloads belongs to (the SDK's store target). */
+export interface PayloadGroup {
+  namespace: string;
+  workflowId: string;
+}
+
+/** A payload store whose payloads are grouped by the workflow that stored them, so it can be swept. */
+export interface SweepableStore {
+  /** Where the store is, for messages. */
+  readonly location: string;
+  /** Every workflow that has payloads in the store. */
+  listGroups(): Promise<PayloadGroup[]>;
+  /** Deletes the payloads of `group` written before `writtenBefore` (default: all); returns how many. */
+  deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number>;
+}
+
+const WORKFLOWS = 'workflows/';
+/** Payloads stored for no workflow (a standalone activity's): the sweeper never touches them. */
+const UNOWNED = 'unowned/';
+
+/**
+ * The folder (file store) or key prefix (S3) of the payloads `target` stores:
+ * `workflows/<namespace>/<workflow id>/`, or `unowned/`. Each name is URI-encoded with its dots
+ * too, so no id is read as `.` or `..` by a file system.
+ */
+export function payloadGroupPath(target: StorageDriverTargetInfo | undefined): string {
+  if (target?.kind !== 'workflow' || !target.id) return UNOWNED;
+  return `${WORKFLOWS}${groupSegment(target.namespace)}/${groupSegment(target.id)}/`;
+}
+
+/** The path of `group`'s payloads, as {@link payloadGroupPath} names it. */
+export function pathOfGroup(group: PayloadGroup): string {
+  return payloadGroupPath({ kind: 'workflow', namespace: group.namespace, id: group.workflowId });
+}
+
+/** Where the groups are listed: namespaces under it, workflows under each. */
+export const GROUPS_ROOT = WORKFLOWS;
+
+/** A group path's segment back to the name it encodes. */
+export function groupName(segment: string): string {
+  return decodeURIComponent(segment);
+}
+
+/** Whether `path` is one {@link payloadGroupPath} makes (a claim names it; nothing else may reach a file). */
+export function isPayloadGroupPath(path: string): boolean {
+  return path === UNOWNED || /^workflows\/[A-Za-z0-9%_~!*'()-]+\/[A-Za-z0-9%_~!*'()-]+\/$/.test(path);
+}
+
+function groupSegment(name: string): string {
+  return encodeURIComponent(name).replaceAll('.', '%2E');
+}
 
 /** How old a payload must be before a sweep may delete it. */
 export const DEFAULT_SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
@@ -24,7 +76,7 @@ export interface SweepResult {
  * younger than `minAgeMs` (default an hour) are kept whatever the server says.
  */
 export async function sweepPayloads(
-  driver: S3StorageDriver,
+  driver: SweepableStore,
   client: Client,
   options: { dryRun?: boolean; minAgeMs?: number } = {},
 ): Promise<SweepResult> {
