@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -13,6 +16,7 @@ import type { AgentTool } from '../../src/contract/types.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import { type AgentWorker, createAgentWorker } from '../../src/worker/worker.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
+import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
@@ -217,5 +221,50 @@ describe('safe deploys with Worker Versioning', () => {
       expect(first.filter(versionTwoPause)).toEqual([]);
       await conversation.end();
     }
+  });
+
+  it('yiem worker runs as a build of a deployment, and refuses half a version', async () => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: address, OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' };
+    const worker = spawn(
+      process.execPath,
+      [
+        ...YIEM_FROM_SOURCES,
+        'worker',
+        '--no-builtin-tools',
+        '--task-queue',
+        `cli-${taskQueue}`,
+        '--deployment-name',
+        deploymentName,
+        '--build-id',
+        'cli-1',
+      ],
+      { env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const output: string[] = [];
+    worker.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    const line = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: worker.stdout as NodeJS.ReadableStream }).on('line', (text) => {
+        output.push(text);
+        if (text.startsWith('Worker Deployment')) resolve(text);
+      });
+      worker.once('exit', (code) => reject(new Error(`yiem worker exited (${code}): ${output.join('\n')}`)));
+    });
+    expect(line).toBe(
+      `Worker Deployment ${deploymentName} build cli-1: conversations are pinned to their build and move to the current one between turns`,
+    );
+    worker.kill('SIGINT');
+    await once(worker, 'exit');
+
+    const half = spawn(process.execPath, [...YIEM_FROM_SOURCES, 'worker', '--build-id', 'cli-2'], {
+      env: { ...env, YIEM_DEPLOYMENT_NAME: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    half.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const [code] = await once(half, 'exit');
+    expect(code).toBe(1);
+    expect(stderr).toContain('A versioned worker needs both a deployment name and a build id');
   });
 });
