@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { transcriptQuery } from '../../src/contract/definitions.ts';
 import { YIEM_FORKED_FROM } from '../../src/contract/searchAttributes.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
@@ -77,6 +78,29 @@ describe('fork and rewind', () => {
     expect(listed).toEqual([fork.id]);
     await fork.end();
     await source.end();
+  });
+
+  it('forks a conversation whose large messages live in the payload store, by reference', async () => {
+    agent.model.reset();
+    answerLastMessage(agent);
+    const source = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    const large = `big ${'x'.repeat(20_000)}`;
+    await source.send(large);
+    await source.send('two');
+    const fork = await source.fork({ atTurn: 2, editMessage: 'two, edited' });
+    expect(await fork.turnResult(2)).toMatchObject({ reply: 'answer to two, edited' });
+    const messages = await fork.messages();
+    expect(messages[0]?.content).toBe(large);
+    expect(agent.model.lastRequest()?.body.messages[1]).toEqual({ role: 'user', content: large });
+    // The fork holds the same reference as its source: nothing was copied.
+    const [sourceEntry, forkEntry] = await Promise.all(
+      [source, fork].map(
+        async (conversation) => (await conversation.handle.query(transcriptQuery)).messages[0],
+      ),
+    );
+    expect(forkEntry).toMatchObject({ role: 'user', content: '', stored: sourceEntry?.stored });
+    expect(sourceEntry?.stored).toBeDefined();
+    await Promise.all([fork.end(), source.end()]);
   });
 
   it('forks with the original message of a turn, and refuses a turn it does not have', async () => {
