@@ -4,7 +4,7 @@ import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
-import { type ConversationState, carryOver, createConversationState } from './state.ts';
+import { type ConversationState, createConversationState } from './state.ts';
 import { runTurn } from './turn.ts';
 import { continueAsNewRun, newVersionWaiting } from './versionUpgrade.ts';
 
@@ -31,7 +31,7 @@ export async function conversationWorkflow(
       events.detachFollowers();
       continue;
     }
-    if (newRunDue(state)) await continueAsNewRun(options, carryOver(state));
+    if (newRunDue(state)) await continueAsNewRun(state, options);
     await runTurn(state);
   }
   state.updateSearchAttributes('ended', state.turn);
@@ -54,7 +54,7 @@ function hasWork(state: ConversationState): boolean {
 function newRunWanted(state: ConversationState): boolean {
   return (
     workflowInfo().continueAsNewSuggested ||
-    newVersionWaiting() ||
+    newVersionWaiting(state) ||
     state.turnsThisRun >= (state.settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY)
   );
 }

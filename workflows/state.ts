@@ -32,6 +32,8 @@ export interface ConversationState {
    * cuts it back, so a run that was reset names a new transcript: its own run id, handed on.
    */
   readonly transcriptId: string;
+  /** Whether this run started on a move to a new Worker Deployment version (workflows/versionUpgrade.ts). */
+  readonly startedOnNewVersion: boolean;
   /** Where each turn began in `messages` (`recordTurnStart`). */
   readonly turnStarts: TurnStarts;
   /** The number of the latest turn (the running one while `running` is set). */
@@ -82,6 +84,7 @@ export function createConversationState(
     resultsByMessage: new Map(),
     nextMessageId: carried?.nextMessageId ?? 0,
     transcriptId: reset ? info.runId : (carried?.transcriptId ?? info.firstExecutionRunId),
+    startedOnNewVersion: carried?.movedToNewVersion === true,
     turnStarts: carried?.turnStarts ?? { firstTurn: (carried?.turn ?? 0) + 1, starts: [] },
     turn: carried?.turn ?? 0,
     turnsThisRun: 0,

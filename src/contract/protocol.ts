@@ -52,6 +52,8 @@ export interface ConversationCarryOver {
   turnStarts?: TurnStarts;
   /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
   transcriptId?: string;
+  /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
+  movedToNewVersion?: boolean;
 }
 
 /**
