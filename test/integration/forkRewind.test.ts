@@ -5,6 +5,7 @@ import { transcriptQuery } from '../../src/contract/definitions.ts';
 import { YIEM_FORKED_FROM } from '../../src/contract/searchAttributes.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 const yiem = async (...args: string[]) =>
   promisify(execFile)(
@@ -76,6 +77,8 @@ describe('fork and rewind', () => {
       listed.push(execution.workflowId);
     }
     expect(listed).toEqual([fork.id]);
+    // A fork's history replays: it is a conversation started with carried state, nothing new.
+    await replayAndRecord(fork.handle.client.getHandle(fork.id), 'fork-edited-message');
     await fork.end();
     await source.end();
   });
@@ -151,6 +154,8 @@ describe('fork and rewind', () => {
       'answer to two, again',
     ]);
     expect(await conversation.end()).toMatchObject({ turns: 2, messageCount: 4 });
+    // The reset run's history (the replayed part, the reset, the new turn) replays on this code.
+    await replayAndRecord(conversation.handle.client.getHandle(conversation.id), 'rewound');
   });
 
   it('rewinds a conversation that posts its messages, and one that continued as new', async () => {

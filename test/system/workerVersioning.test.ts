@@ -17,6 +17,7 @@ import { startScriptedModel } from '../../src/testing/index.ts';
 import { type AgentWorker, createAgentWorker } from '../../src/worker/worker.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
@@ -182,13 +183,15 @@ describe('safe deploys with Worker Versioning', () => {
     // The waiting turn finishes on the code it started on, then its conversation moves to v2.
     await waiting.approve(approval.approvalId);
     expect(await transfer).toMatchObject({ status: 'completed', reply: 'transferred' });
-    // The idle one moves when woken (or after its next turn). The other may be between runs, unlisted.
-    expect(await client.upgradeConversations()).toBeGreaterThanOrEqual(1);
-    for (const conversation of [idle, waiting]) {
-      await until(`${conversation.id} on v2`, async () =>
-        (await pinnedBuild(conversation))?.buildId === 'v2' ? true : undefined,
-      );
-    }
+    // The idle one moves when woken (or after its next turn). A ramp reaches the conversations a
+    // moment after it is set: a conversation woken before sees no new target and stays, so waking
+    // is repeated until every conversation has moved (what `yiem upgrade` tells operators to do).
+    await until('both conversations on v2', async () => {
+      await client?.upgradeConversations();
+      await sleep(1_000);
+      const builds = await Promise.all([idle, waiting].map(pinnedBuild));
+      return builds.every((build) => build?.buildId === 'v2') ? true : undefined;
+    });
     await makeCurrent('v2');
     await until('no conversation counted on v1', async () => ((await onV1()) === 0 ? true : undefined));
 
@@ -219,6 +222,8 @@ describe('safe deploys with Worker Versioning', () => {
       expect(latest.filter(versionTwoPause)).not.toEqual([]);
       const first = (await all[0]?.fetchHistory())?.events ?? [];
       expect(first.filter(versionTwoPause)).toEqual([]);
+      // The v1 run, with its move to v2 (patch yiem-upgrade-between-turns), replays on this (v1) code.
+      if (all[0]) await replayAndRecord(all[0], 'moved-to-new-version');
       await conversation.end();
     }
   });
