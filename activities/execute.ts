@@ -1,12 +1,20 @@
 import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
-import { toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import { toolErrorMessage, toolOutcomeUnknownMessage, toolResultMessage } from '../src/contract/messages.ts';
 import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
-import type { AgentEvent, AgentEventSink, AgentHooks, AgentToolResult } from '../src/contract/types.ts';
+import type {
+  ActivityTool,
+  AgentEvent,
+  AgentEventSink,
+  AgentHooks,
+  AgentToolResult,
+  InterruptedCallOutcome,
+  ToolArguments,
+} from '../src/contract/types.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { runWithToolCall } from '../src/worker/toolCallContext.ts';
 import { activityEventPublisher } from './events.ts';
@@ -69,8 +77,14 @@ export async function executeTool(
   };
   // Every start gets an end: a failed attempt that will be retried ends with its error and
   // `willRetry`, and the next attempt starts again.
-  const end = (result: AgentToolResult, isError: boolean, willRetry: boolean): void => {
-    deps.emit({ type: 'toolExecutionEnd', ...event, result, isError, willRetry });
+  const end = (
+    result: AgentToolResult,
+    isError: boolean,
+    willRetry: boolean,
+    outcome?: InterruptedCallOutcome,
+  ): void => {
+    const told = outcome ? { outcome } : {};
+    deps.emit({ type: 'toolExecutionEnd', ...event, result, isError, willRetry, ...told });
     published.publish({
       type: 'toolEnd',
       toolCallId,
@@ -78,11 +92,13 @@ export async function executeTool(
       isError,
       willRetry,
       text: toolEndText(result.content),
+      ...told,
     });
   };
   const stopHeartbeats = heartbeatWhileRunning(context);
   let result: AgentToolResult;
   let isError = false;
+  let outcome: InterruptedCallOutcome | undefined;
   try {
     const { workflowExecution, activityId } = context.info;
     const call = {
@@ -92,14 +108,30 @@ export async function executeTool(
       attempt,
       idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
     };
-    result = normalizeResult(
-      await runWithToolCall(call, () =>
-        tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
-      ),
-    );
+    const earlier =
+      tool.atMostOnce && attempt > 1
+        ? await runWithToolCall(call, () => reconcileInterrupted(tool, call.idempotencyKey, args, attempt))
+        : undefined;
+    if (earlier === undefined || earlier === 'notDone') {
+      if (earlier) outcome = 'rerun';
+      result = normalizeResult(
+        await runWithToolCall(call, () =>
+          tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
+        ),
+      );
+    } else if ('done' in earlier) {
+      outcome = 'reconciled';
+      result = normalizeResult(earlier.done);
+    } else {
+      outcome = 'unknown';
+      const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, earlier.unknown, attempt);
+      result = { content, details, usage: null, terminate: false };
+      isError = true;
+    }
   } catch (error) {
     const { aborted, reason } = context.cancellationSignal;
-    if (aborted || !givesUp(error, attempt, input.maximumAttempts)) {
+    // An at-most-once tool that threw has ended its call: running it again could take effect twice.
+    if (aborted || !(tool.atMostOnce || givesUp(error, attempt, input.maximumAttempts))) {
       // Aborted: the turn was cancelled (no retry), or the attempt timed out or its worker is
       // shutting down (retried while attempts remain).
       const why = aborted
@@ -125,10 +157,40 @@ export async function executeTool(
   // before the cut result is measured and stored.
   if (result !== after.result) await setImmediate();
   isError = after.isError;
-  end(result, isError, false);
+  end(result, isError, false, outcome);
   const message = toolResultMessage(toolCallId, toolName, result, isError);
   const heldBack = await published.finish();
   return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
+}
+
+/**
+ * Asks an at-most-once tool about its call on a later attempt. Temporal starts attempt n > 1 only
+ * when attempt n-1 started and never reported its end (its worker died, it timed out, its worker
+ * shut down; an at-most-once tool's thrown error ends the call), and records each completion, so
+ * `attempt > 1` is the durable record that an earlier attempt may have taken effect. It errs on the
+ * safe side: an attempt whose worker died before calling `execute` also counts. Never throws.
+ */
+async function reconcileInterrupted(
+  tool: ActivityTool,
+  idempotencyKey: string,
+  args: ToolArguments,
+  attempt: number,
+): Promise<{ done: AgentToolResult } | 'notDone' | { unknown: string }> {
+  const interrupted = `attempt ${attempt - 1} was interrupted (its worker was lost, it timed out or it was stopped)`;
+  if (!tool.reconcile) return { unknown: `${interrupted} and the tool has no reconcile()` };
+  let answer: unknown;
+  try {
+    answer = await tool.reconcile(idempotencyKey, args);
+  } catch (error) {
+    return { unknown: `${interrupted} and its reconcile() failed: ${describeThrown(error)}` };
+  }
+  if (answer === 'notDone') return 'notDone';
+  if (answer === 'unknown') return { unknown: `${interrupted} and its reconcile() could not tell` };
+  const done = (answer as { done?: unknown } | null)?.done;
+  if (typeof done === 'object' && done !== null) return { done: done as AgentToolResult };
+  return {
+    unknown: `${interrupted} and its reconcile() answered ${describeThrown(answer)}, not { done: result }, 'notDone' or 'unknown'`,
+  };
 }
 
 /**

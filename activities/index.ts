@@ -3,12 +3,13 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
-import type { AgentEventSink, AgentHooks } from '../src/contract/types.ts';
+import type { AgentEventSink, AgentHooks, CompactionFunction } from '../src/contract/types.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
+import { compactContext } from './compaction.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
@@ -29,6 +30,8 @@ export interface AgentActivityDependencies {
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
   log?: (message: string) => void;
+  /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
+  compact?: CompactionFunction;
   /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
   neighbours?: TaskQueueNeighbours;
 }
@@ -68,6 +71,18 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
       const { stored } = await storedMessages.keep(reply);
       return stored ? { ...output, stored } : output;
+    },
+    compactContext: async (input) => {
+      annotateActivitySpan({
+        'yiem.conversation_id': input.conversationId,
+        'yiem.turn': input.turn,
+        'yiem.model': input.model ?? deps.model.model,
+      });
+      return compactContext(
+        { settings: deps.model, contexts, storedMessages, compact: deps.compact },
+        openai,
+        input,
+      );
     },
     executeTool: async (input) => {
       annotateActivitySpan({

@@ -11,7 +11,11 @@ import type {
 import { classifyModelError } from '../src/worker/model/errors.ts';
 import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
 import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
-import { modelEndpoint, type ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import {
+  contextWindowBytes,
+  modelEndpoint,
+  type ResolvedModelSettings,
+} from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -75,8 +79,11 @@ async function streamModelCall(
 ): Promise<CallModelOutput> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
+  const model = input.model ?? deps.settings.model;
+  const contextWindow = contextWindowBytes(deps.settings, model);
   const {
     systemPrompt: conversationPrompt,
+    preamble,
     messages,
     stored,
   } = await deps.contexts.read({
@@ -85,10 +92,12 @@ async function streamModelCall(
     transcriptId: input.transcriptId,
     messageCount: input.messageCount,
     storeIndices: input.storeIndices ?? [],
-    maxContextBytes: deps.settings.maxContextBytes,
+    maxContextBytes: contextWindow,
+    compaction: input.compaction,
   });
-  const systemPrompt = input.agent?.systemPrompt ?? conversationPrompt;
-  const model = input.model ?? deps.settings.model;
+  const systemPrompt = [input.agent?.systemPrompt ?? conversationPrompt, preamble]
+    .filter((part) => part !== '')
+    .join('\n\n');
   await deps.registry.refresh();
   const offered = input.tools;
   const tools = deps.registry.tools().filter((tool) => !offered || offered.includes(tool.name));
@@ -136,6 +145,7 @@ async function streamModelCall(
       ...message,
       ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
       ...(stored.length > 0 ? { storedMessages: stored } : {}),
+      contextWindow,
     };
   } catch (error) {
     text.flush();

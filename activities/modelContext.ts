@@ -1,6 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { LRUCache } from 'lru-cache';
-import { modelContextQuery } from '../src/contract/definitions.ts';
+import {
+  type CompactionSummary,
+  contextEntryBytes,
+  summaryBytes,
+  summaryPreamble,
+} from '../src/contract/compaction.ts';
+import { compactionsQuery, modelContextQuery } from '../src/contract/definitions.ts';
 import { DEFAULT_TRANSCRIPT_CACHE_BYTES } from '../src/contract/limits.ts';
 import type { StoredContent } from '../src/contract/transcript.ts';
 import { entryBytes, type TranscriptEntry } from '../src/contract/transcript.ts';
@@ -11,23 +17,34 @@ interface CachedTranscript {
   systemPrompt: string;
   entries: TranscriptEntry[];
   bytes: number;
+  /** Compaction summaries by compaction id (a compaction never changes once made). */
+  summaries: Map<number, string>;
 }
 
-export interface ModelContextRequest {
+/** Which conversation's transcript to read, and how far. */
+export interface TranscriptRequest {
   workflowId: string;
   runId: string;
   /** Names the transcript across continue-as-new (the first run's id); default `runId`. */
   transcriptId: string | undefined;
   messageCount: number;
+}
+
+export interface ModelContextRequest extends TranscriptRequest {
   /** The transcript's inline messages to put into the payload store, by index. */
   storeIndices: readonly number[];
   /** The most the messages sent to the model may add up to; older turns are left out beyond it. */
   maxContextBytes: number;
+  /** The compaction whose summary stands for the messages before `upTo`. */
+  compaction?: { id: number; upTo: number } | undefined;
 }
 
 /** What a model call sends, and the references of the messages it stored for the transcript. */
 export interface ModelContextWindow {
+  /** The conversation's system prompt. */
   systemPrompt: string;
+  /** What the system prompt gains (whichever agent's it is): the compaction's summary, or which messages are left out. */
+  preamble: string;
   messages: Message[];
   stored: { index: number; stored: StoredContent }[];
 }
@@ -57,8 +74,52 @@ export class ModelContextReader {
   }
 
   async read(request: ModelContextRequest): Promise<ModelContextWindow> {
+    const { messageCount, compaction } = request;
+    const transcript = await this.#transcript(request);
+    const stored = await this.#storeInline(transcript, request.storeIndices, messageCount);
+    const from = compaction?.upTo ?? 0;
+    const summary = compaction ? await this.#summary(request, transcript, compaction.id) : undefined;
+    const entries = transcript.entries.slice(from, messageCount);
+    const maxBytes = request.maxContextBytes - summaryBytes(summary === undefined ? undefined : { summary });
+    const start = windowStart(entries, maxBytes);
+    const messages = await Promise.all(entries.slice(start).map((entry) => this.#messages.resolve(entry)));
+    const notes = [
+      summary === undefined ? '' : summaryPreamble(summary, from),
+      start === 0
+        ? ''
+        : `[The ${from + start} earliest messages of this conversation are not shown: the whole conversation is larger than the context window of ${request.maxContextBytes} bytes.]`,
+    ];
+    const preamble = notes.filter((note) => note !== '').join('\n\n');
+    return { systemPrompt: transcript.systemPrompt, preamble, messages, stored };
+  }
+
+  /** The whole messages `from` to `request.messageCount - 1`: what a compaction summarises. */
+  async messagesBetween(request: TranscriptRequest, from: number): Promise<Message[]> {
+    const transcript = await this.#transcript(request);
+    const entries = transcript.entries.slice(from, request.messageCount);
+    return Promise.all(entries.map((entry) => this.#messages.resolve(entry)));
+  }
+
+  /** The text of a summary as the workflow keeps it (resolved from the store when large). */
+  async summaryText(summary: CompactionSummary): Promise<string> {
+    if (!summary.stored) return summary.summary;
+    const message = await this.#messages.resolve({
+      role: 'user',
+      content: '',
+      timestamp: 0,
+      stored: summary.stored,
+    });
+    return typeof message.content === 'string' ? message.content : '';
+  }
+
+  /** Keeps a new compaction's summary for the model calls that follow it on this worker. */
+  rememberSummary(request: TranscriptRequest, id: number, summary: string): void {
+    this.#cache.get(transcriptKey(request))?.summaries.set(id, summary);
+  }
+
+  async #transcript(request: TranscriptRequest): Promise<CachedTranscript> {
     const { workflowId, messageCount } = request;
-    const key = `${workflowId}/${request.transcriptId ?? request.runId}`;
+    const key = transcriptKey(request);
     let transcript = this.#cache.get(key);
     if (!transcript || transcript.entries.length < messageCount) {
       transcript = await this.#fetchMissing(request, transcript);
@@ -68,25 +129,33 @@ export class ModelContextReader {
         `Conversation ${workflowId} has ${transcript.entries.length} messages, fewer than the ${messageCount} this model call needs`,
       );
     }
-    const stored = await this.#storeInline(transcript, request.storeIndices, messageCount);
     this.#cache.set(key, transcript);
-    const entries = transcript.entries.slice(0, messageCount);
-    const start = windowStart(entries, request.maxContextBytes);
-    const messages = await Promise.all(entries.slice(start).map((entry) => this.#messages.resolve(entry)));
-    const note =
-      start === 0
-        ? ''
-        : `[The ${start} earliest messages of this conversation are not shown: the whole conversation is larger than the context window of ${request.maxContextBytes} bytes.]`;
-    const systemPrompt = [transcript.systemPrompt, note].filter((part) => part !== '').join('\n\n');
-    return { systemPrompt, messages, stored };
+    return transcript;
+  }
+
+  async #summary(request: TranscriptRequest, transcript: CachedTranscript, id: number): Promise<string> {
+    const cached = transcript.summaries.get(id);
+    if (cached !== undefined) return cached;
+    const handle = (await this.#getClient()).workflow.getHandle(request.workflowId, request.runId);
+    const [kept] = await handle.query(compactionsQuery, id);
+    if (kept?.id !== id)
+      throw new Error(`Conversation ${request.workflowId} no longer keeps compaction ${id}`);
+    const summary = await this.summaryText(kept);
+    transcript.summaries.set(id, summary);
+    return summary;
   }
 
   async #fetchMissing(
-    request: ModelContextRequest,
+    request: TranscriptRequest,
     cached: CachedTranscript | undefined,
   ): Promise<CachedTranscript> {
     const handle = (await this.#getClient()).workflow.getHandle(request.workflowId, request.runId);
-    const transcript = cached ?? { systemPrompt: '', entries: [], bytes: 0 };
+    const transcript: CachedTranscript = cached ?? {
+      systemPrompt: '',
+      entries: [],
+      bytes: 0,
+      summaries: new Map(),
+    };
     while (transcript.entries.length < request.messageCount) {
       const page = await handle.query(modelContextQuery, transcript.entries.length);
       transcript.systemPrompt = page.systemPrompt;
@@ -119,6 +188,10 @@ export class ModelContextReader {
   }
 }
 
+function transcriptKey(request: TranscriptRequest): string {
+  return `${request.workflowId}/${request.transcriptId ?? request.runId}`;
+}
+
 /**
  * Where the messages sent to the model begin: at a user message, so that no tool result loses its
  * call, and as early as fits in `maxBytes`. The latest user message and everything after it are
@@ -129,7 +202,7 @@ export function windowStart(entries: readonly TranscriptEntry[], maxBytes: numbe
   let start: number | undefined;
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index] as TranscriptEntry;
-    bytes += entry.stored?.bytes ?? entryBytes(entry);
+    bytes += contextEntryBytes(entry);
     if (bytes > maxBytes) return start ?? latestUserMessage(entries);
     if (entry.role === 'user') start = index;
   }

@@ -106,6 +106,7 @@ async function prepareToolCall(
     ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
     ...(taskQueue ? { taskQueue } : {}),
     ...(tool.runner ? { runner: tool.runner } : {}),
+    ...(tool.atMostOnce ? { atMostOnce: true as const } : {}),
   };
 }
 

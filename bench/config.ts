@@ -23,9 +23,12 @@ export interface BenchConfig {
   tokenDelayTurns: number;
   /** Turns at which the large-content benchmark reads history and worker memory; the last is its length. */
   largeContentCheckpoints: number[];
+  /** Runs of each side-by-side figure against Temporal's own integration, and its late turn. */
+  peerRuns: number;
+  peerLateTurn: number;
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'p'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -61,5 +64,7 @@ export function readConfig(argv: string[]): BenchConfig {
     longToolSeconds: quick ? 3 : 60,
     tokenDelayTurns: quick ? 2 : 10,
     largeContentCheckpoints: quick ? [10, 20, 30] : [10, 50, 100, 200, 300],
+    peerRuns: quick ? 2 : 7,
+    peerLateTurn: quick ? 5 : 50,
   };
 }

@@ -66,11 +66,25 @@ export interface ToolBatchTiming {
   executionsMs: number;
 }
 
+/** Which activity types are model calls and which tool executions, in a workflow's history. */
+export interface ActivityRoles {
+  isModelCall(activityType: string): boolean;
+  isToolExecution(activityType: string): boolean;
+}
+
+const OUR_ACTIVITIES: ActivityRoles = {
+  isModelCall: (type) => type === 'callModel',
+  isToolExecution: (type) => type === 'executeTool',
+};
+
 /**
  * The last tool batch as the workflow saw it: PREPARE, every execution, and the workflow tasks in
- * between.
+ * between. `roles` tell another integration's activities apart (the peer's).
  */
-export async function lastToolBatch(handle: WorkflowHandle): Promise<ToolBatchTiming> {
+export async function lastToolBatch(
+  handle: WorkflowHandle,
+  roles: ActivityRoles = OUR_ACTIVITIES,
+): Promise<ToolBatchTiming> {
   const events = (await handle.fetchHistory()).events ?? [];
   const modelScheduled = new Set<string>();
   const modelCompletedAt: number[] = [];
@@ -80,10 +94,11 @@ export async function lastToolBatch(handle: WorkflowHandle): Promise<ToolBatchTi
   const executionCompletedAt: number[] = [];
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
-    if (scheduled?.activityType?.name === 'callModel') {
+    const type = scheduled?.activityType?.name ?? '';
+    if (scheduled && roles.isModelCall(type)) {
       modelScheduled.add(String(event.eventId));
       modelScheduledAt.push(eventMs(event));
-    } else if (scheduled?.activityType?.name === 'executeTool') {
+    } else if (scheduled && roles.isToolExecution(type)) {
       executionScheduled.add(String(event.eventId));
       executionScheduledAt.push(eventMs(event));
     }

@@ -18,6 +18,7 @@ import {
 import { LARGE_RESULT_KB, type LargeResultPoint } from './scenarios/largeResults.ts';
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
+import type { PeerResult } from './scenarios/peer.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
 import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
 import type { TurnLatencyResult } from './scenarios/turnLatency.ts';
@@ -35,6 +36,7 @@ export interface BenchResults {
   tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
   largeResults?: LargeResultPoint[];
+  peer?: PeerResult;
 }
 
 export interface ReportInput {
@@ -79,6 +81,7 @@ export function renderReport(input: ReportInput): string {
     results.tokenDelay ? tokenDelaySection(results.tokenDelay) : '',
     results.largeContent ? largeContentSection(results.largeContent) : '',
     results.largeResults ? largeResultsSection(results.largeResults) : '',
+    results.peer ? peerSection(results.peer) : '',
     existsSync(TUNING_NOTES) ? readFileSync(TUNING_NOTES, 'utf8').trim() : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
@@ -443,4 +446,65 @@ function largeResultsSection(points: LargeResultPoint[]): string {
       `${point.rssBeforeMb.toFixed(0)} → ${point.rssAfterMb.toFixed(0)} MB`,
     ]),
   )}`;
+}
+
+function peerSection(result: PeerResult): string {
+  const ratio = (ours: number, peer: number) => (peer === 0 ? '–' : `${(ours / peer).toFixed(2)} ×`);
+  const rows = [
+    [
+      'durability per sequential tool call',
+      ms(result.perToolMs.ours),
+      ms(result.perToolMs.peer),
+      ratio(result.perToolMs.ours.median, result.perToolMs.peer.median),
+    ],
+    [
+      'plain text turn',
+      ms(result.plainTurnMs.ours),
+      ms(result.plainTurnMs.peer),
+      ratio(result.plainTurnMs.ours.median, result.plainTurnMs.peer.median),
+    ],
+    [
+      'parallel efficiency, 8 × 200 ms',
+      fmt(result.parallelEfficiency.ours, 2),
+      fmt(result.parallelEfficiency.peer, 2),
+      ratio(result.parallelEfficiency.ours.median, result.parallelEfficiency.peer.median),
+    ],
+    ...result.history.flatMap((point) => [
+      [
+        `history events added by text turn ${point.turn}`,
+        String(point.events.ours),
+        String(point.events.peer),
+        ratio(point.events.ours, point.events.peer),
+      ],
+      [
+        `history bytes added by text turn ${point.turn}`,
+        kb(point.bytes.ours),
+        kb(point.bytes.peer),
+        ratio(point.bytes.ours, point.bytes.peer),
+      ],
+    ]),
+    ...(result.actions
+      ? [
+          [
+            'Actions per text turn',
+            String(result.actions.textTurn.ours),
+            String(result.actions.textTurn.peer),
+            ratio(result.actions.textTurn.ours, result.actions.textTurn.peer),
+          ],
+          [
+            'Actions per turn with two tool calls',
+            String(result.actions.toolTurn.ours),
+            String(result.actions.toolTurn.peer),
+            ratio(result.actions.toolTurn.ours, result.actions.toolTurn.peer),
+          ],
+        ]
+      : []),
+  ];
+  return [
+    "## (p) Side by side with Temporal's own agent integration",
+    '',
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server), on the same dev server in the same run, the two sides alternating; ${result.runs} runs. The peer's worker runs in the bench process, ours in a worker process of its own. Ratio: ours over the peer's (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    '',
+    table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
+  ].join('\n');
 }

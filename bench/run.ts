@@ -19,6 +19,7 @@ import { measureLargeContent } from './scenarios/largeContent.ts';
 import { measureLargeResults } from './scenarios/largeResults.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
+import { measurePeer } from './scenarios/peer.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
 import { measureTokenDelay } from './scenarios/tokenDelay.ts';
 import { measureTurnLatency } from './scenarios/turnLatency.ts';
@@ -33,7 +34,7 @@ const step = (name: string) =>
 
 const env = await startEnvironment({
   ...(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {}),
-  metrics: config.only.has('g'),
+  metrics: config.only.has('g') || config.only.has('p'),
 });
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
@@ -100,6 +101,12 @@ try {
       config.largeContentCheckpoints,
     );
     await large.worker.stop();
+  }
+  if (config.only.has('p')) {
+    step("p: side by side with Temporal's own agent integration");
+    const ours = await env.startWorker(workerOptions);
+    results.peer = await measurePeer(env, ours.agents, config.peerRuns, config.peerLateTurn);
+    await ours.worker.stop();
   }
   if (config.only.has('j')) {
     step('j: a 12 MB tool result beside a bystander conversation');

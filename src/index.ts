@@ -24,8 +24,15 @@ export {
   handoffToolName,
 } from './contract/agents.ts';
 export {
+  DEFAULT_COMPACTION_PROMPT,
+  DEFAULT_KEEP_RECENT_TURNS,
+  type KeptCompaction,
+} from './contract/compaction.ts';
+export {
   callbackResultUpdate,
   cancelUpdate,
+  compactionsQuery,
+  compactUpdate,
   decideToolCallUpdate,
   endSignal,
   modelContextQuery,

@@ -23,6 +23,7 @@ import type {
   ConversationStatus,
   TurnResult,
 } from '../src/contract/types.ts';
+import { registerCompactionHandlers } from './compaction.ts';
 import { type ConversationState, enqueue } from './state.ts';
 import { workerTools } from './workerActivities.ts';
 
@@ -111,6 +112,8 @@ export function registerHandlers(state: ConversationState): void {
     else await decide(decision);
   });
   setHandler(subAgentApprovalSignal, (message) => forwarded.receive(message));
+
+  registerCompactionHandlers(state);
 
   // Callback tools: an attached client's result.
   setHandler(callbackResultUpdate, (answer) => callbacks.answer(answer), {

@@ -6,6 +6,7 @@ import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts'
 import type { AgentDefinition, ConversationOptions, TurnResult } from '../src/contract/types.ts';
 import { Approvals } from './approvals.ts';
 import { CallbackCalls } from './callbackTools.ts';
+import { ConversationCompaction } from './compaction.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
@@ -59,6 +60,8 @@ export interface ConversationState {
   /** Tells the parent (for a sub-agent) about every approval this conversation waits for. */
   readonly parentLink: ParentLink | undefined;
   readonly callbacks: CallbackCalls;
+  /** The summaries that stand for older messages in model calls. */
+  readonly compaction: ConversationCompaction;
   /** Keeps the `YiemStatus` and `YiemTurns` search attributes current. */
   readonly updateSearchAttributes: (status: ConversationSearchStatus, turns: number) => void;
 }
@@ -99,6 +102,7 @@ export function createConversationState(
     forwarded: new ForwardedApprovals(events, parentLink),
     parentLink,
     callbacks: new CallbackCalls(events),
+    compaction: new ConversationCompaction(carried?.compaction),
     updateSearchAttributes: searchAttributeUpdater(),
   };
 }
@@ -117,6 +121,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     events: state.events.carryOver(),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+    ...state.compaction.carryOver(),
   };
 }
 

@@ -5,7 +5,12 @@ import {
   isCancellation,
   proxyActivities,
 } from '@temporalio/workflow';
-import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
+import {
+  toolCancelledMessage,
+  toolErrorMessage,
+  toolOutcomeUnknownMessage,
+  toolResultMessage,
+} from '../src/contract/messages.ts';
 import {
   type AgentActivities,
   type ExecuteToolOutput,
@@ -16,6 +21,7 @@ import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
   ApprovalOutcome,
+  InterruptedCallOutcome,
   ToolExecutionMode,
   ToolResultMessage,
   ToolRunner,
@@ -239,7 +245,14 @@ async function executeInActivity(
     }
     if (isCancellation(error))
       return { message: toolCancelledMessage(call.toolCallId, call.toolName), terminate: false };
-    // The activity failed for good (lost workers, timeouts): the model still gets a result.
+    // The activity failed for good (lost workers, timeouts): the model still gets a result. An
+    // at-most-once call's attempts were interrupted, so whether it took effect is unknown.
+    if (call.atMostOnce) {
+      const why = `its activity failed for good: ${failureMessage(error)}`;
+      const message = toolOutcomeUnknownMessage(call.toolCallId, call.toolName, why);
+      publishToolEnd(state, message, 'unknown');
+      return { message, terminate: false };
+    }
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
@@ -324,7 +337,11 @@ function publishToolStart(state: ConversationState, call: ReadyCall, subAgent?: 
   });
 }
 
-function publishToolEnd(state: ConversationState, message: ToolResultMessage): void {
+function publishToolEnd(
+  state: ConversationState,
+  message: ToolResultMessage,
+  outcome?: InterruptedCallOutcome,
+): void {
   state.events.publish(state.turn, {
     type: 'toolEnd',
     toolCallId: message.toolCallId,
@@ -332,6 +349,7 @@ function publishToolEnd(state: ConversationState, message: ToolResultMessage): v
     isError: message.isError,
     willRetry: false,
     text: toolEndText(message.content),
+    ...(outcome ? { outcome } : {}),
   });
 }
 

@@ -9,6 +9,7 @@ import { resultText } from '../src/contract/toolResult.ts';
 import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
+import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
@@ -72,6 +73,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     let prepared: PreparedToolCall[];
     const { agent } = state;
     const model = agent?.model ?? settings.model;
+    await compactIfDue(state);
     try {
       const storeIndices = largeInlineMessages(messages);
       const {
@@ -79,6 +81,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         prepared: preparedInCall,
         stored,
         storedMessages,
+        contextWindow,
         ...reply
       } = await callModel(state, {
         conversationId: state.conversationId,
@@ -90,7 +93,9 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         followed: state.events.followed,
         ...(agent ? { agent } : {}),
         ...offeredTools(state),
+        ...state.compaction.modelCallInput(),
       });
+      state.compaction.noteWindow(contextWindow);
       if (events) state.events.publishFromResult(events, reply.content);
       for (const { index, stored: reference } of storedMessages ?? []) {
         const message = messages[index];

@@ -10,7 +10,7 @@ import type {
   TurnResult,
 } from '../contract/types.ts';
 import { cliDecider, conversationUiUrl } from './config.ts';
-import { formatTranscript } from './format.ts';
+import { formatCompaction, formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
 import { readUserFileHandler } from './readUserFile.ts';
 import { SubAgentFollowers } from './subAgentView.ts';
@@ -29,7 +29,7 @@ export interface ChatOptions {
   output?: NodeJS.WritableStream;
 }
 
-const HELP = 'Commands: /history, /tools, /ui, /exit. Ctrl-C cancels a running turn; twice exits.';
+const HELP = 'Commands: /history, /compact, /tools, /ui, /exit. Ctrl-C cancels a running turn; twice exits.';
 const PROMPT = 'you> ';
 /** Messages of a resumed conversation shown when the chat attaches; `/history` shows them all. */
 const RESUMED_MESSAGES = 20;
@@ -38,6 +38,15 @@ const RESUMED_MESSAGES = 20;
  * result: longer than a sub-agent's last lines may take (subAgentView.ts), so normally never.
  */
 const TURN_EVENTS_GRACE_MS = 10_000;
+
+/** `/compact`: summarises the older turns now; a refusal (compaction: false) is shown, not thrown. */
+async function compactNow(conversation: Conversation): Promise<string> {
+  try {
+    return formatCompaction(await conversation.compact());
+  } catch (error) {
+    return `Cannot compact: ${describeThrown(error)}`;
+  }
+}
 
 /**
  * The chat: resumes `id` when it runs, else starts it; streams the agent's text and tool progress,
@@ -139,6 +148,7 @@ export async function runChat(options: ChatOptions): Promise<void> {
       if (text === '/exit' || text === '/quit') break;
       if (text === '') continue;
       if (text === '/history') print(formatTranscript(await conversation.messages()));
+      else if (text === '/compact') print(await compactNow(conversation));
       else if (text === '/tools') print(await describeTools(conversation));
       else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
       else if (text.startsWith('/')) print(HELP);

@@ -26,6 +26,7 @@ import {
 import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
+  formatCompaction,
   formatListing,
   formatStatus,
   formatToolEvent,
@@ -259,6 +260,17 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
     const messages = await client.getConversation(id).messages();
     console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
     console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
+  } finally {
+    await client.close();
+  }
+}
+
+/** `yiem compact`: summarises a conversation's older turns now and prints what was summarised. */
+export async function compactCommand(id: string, flags: ConnectionFlags & { json?: boolean }): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    const compaction = await client.getConversation(id).compact();
+    console.log(flags.json ? JSON.stringify(compaction, null, 2) : formatCompaction(compaction));
   } finally {
     await client.close();
   }

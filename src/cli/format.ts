@@ -2,11 +2,22 @@ import type { ConversationListing } from '../client/client.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
 import { firstLine } from '../contract/truncate.ts';
-import type { AgentEvent, ConversationStatus, Message, TurnResult } from '../contract/types.ts';
+import type { AgentEvent, Compaction, ConversationStatus, Message, TurnResult } from '../contract/types.ts';
 
 /** A transcript as a person reads it. */
 export function formatTranscript(messages: readonly Message[]): string {
   return messages.map(formatMessage).join('\n');
+}
+
+/** A compaction as `/compact` and `yiem compact` show it: which messages it summarised, and the summary. */
+export function formatCompaction(compaction: Compaction | null): string {
+  if (!compaction)
+    return 'Nothing to compact: the conversation has no turns older than the ones it keeps whole.';
+  const asked = compaction.trigger === 'request' ? 'asked for' : 'the window was full';
+  return [
+    `Compaction ${compaction.id} (${asked}, turn ${compaction.turn}, ${compaction.model}): messages ${compaction.from + 1}–${compaction.upTo} folded into the summary; the model now sees it and the messages from ${compaction.upTo + 1} on.`,
+    compaction.summary,
+  ].join('\n');
 }
 
 function formatMessage(message: Message): string {

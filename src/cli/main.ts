@@ -6,6 +6,7 @@ import {
   approveCommand,
   cancelCommand,
   chatCommand,
+  compactCommand,
   DEFAULT_SYSTEM_PROMPT,
   denyCommand,
   devCommand,
@@ -110,6 +111,15 @@ connectionOptions(program.command('history').description("print a conversation's
   .argument('<conversationId>')
   .option('--json', 'as JSON')
   .action(historyCommand);
+
+connectionOptions(
+  program
+    .command('compact')
+    .description("summarise a conversation's older turns now (the transcript stays whole)"),
+)
+  .argument('<conversationId>')
+  .option('--json', 'as JSON')
+  .action(compactCommand);
 
 connectionOptions(program.command('approve').description('approve a tool call that waits for approval'))
   .argument('<conversationId>')

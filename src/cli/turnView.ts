@@ -5,6 +5,7 @@ import { firstLine } from '../contract/truncate.ts';
 import type {
   ApprovalOutcome,
   ConversationEventItem,
+  InterruptedCallOutcome,
   PendingApproval,
   ToolResultMessage,
   TurnResult,
@@ -139,7 +140,7 @@ export class TurnView {
         this.#line(
           event.willRetry
             ? `  ↻ ${event.toolName}: ${event.text} (trying again)`
-            : `  ${event.isError ? '✗' : '✓'} ${event.toolName}: ${event.text}`,
+            : `  ${toolEndMark(event)} ${event.toolName}: ${event.text}`,
         );
         this.#drawSpinner();
         return;
@@ -151,6 +152,11 @@ export class TurnView {
         return;
       case 'handoff':
         this.#line(`  ⇢ handed to ${event.to}`);
+        return;
+      case 'compaction':
+        this.#line(
+          `  ⇣ compacted: messages ${event.from + 1}–${event.upTo} folded into the summary the model reads; the transcript keeps them`,
+        );
         return;
       case 'turnEnd':
         this.#finish(event.turn, event.result);
@@ -379,4 +385,10 @@ function describeProgress(partial: Record<string, unknown>): string {
   return Object.entries(partial)
     .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
     .join(', ');
+}
+
+/** ✓ done, ✗ failed, ? an at-most-once call that may or may not have taken effect. */
+function toolEndMark(event: { isError: boolean; outcome?: InterruptedCallOutcome }): string {
+  if (event.outcome === 'unknown') return '?';
+  return event.isError ? '✗' : '✓';
 }

@@ -11,6 +11,8 @@ import {
   type ConversationWorkflow,
   callbackResultUpdate,
   cancelUpdate,
+  compactionsQuery,
+  compactUpdate,
   decideToolCallUpdate,
   endSignal,
   postSignal,
@@ -33,6 +35,7 @@ import type {
   ApprovalOutcome,
   CallbackHandler,
   CallbackToolResult,
+  Compaction,
   ConversationEventItem,
   ConversationOptions,
   ConversationStatus,
@@ -58,7 +61,7 @@ import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { rewindConversation } from './rewind.ts';
 import { defaultTitle, startConversationWorkflow } from './startConversation.ts';
-import { readTranscript, type TranscriptRange } from './transcriptReader.ts';
+import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {
@@ -324,6 +327,27 @@ export class Conversation {
 
   status(): Promise<ConversationStatus> {
     return this.handle.query(statusQuery);
+  }
+
+  /**
+   * Compacts the context now: the turns before the latest `keepRecentTurns` are summarised (after the
+   * running turn, if one runs), and model calls send the summary instead. Resolves with the
+   * compaction, or `null` when there is nothing older to summarise. Throws for a conversation started
+   * with `compaction: false`. The transcript keeps every message.
+   */
+  async compact(): Promise<Compaction | null> {
+    const kept = await withValidatorMessage(this.handle.executeUpdate(compactUpdate));
+    return kept ? resolveCompaction(this.handle, kept) : null;
+  }
+
+  /**
+   * The conversation's latest compactions, oldest first: which messages each summarised (`from` to
+   * `upTo - 1`), why, and the summary. The latest is what model calls send instead of the messages
+   * before its `upTo`.
+   */
+  async compactions(): Promise<Compaction[]> {
+    const kept = await this.handle.query(compactionsQuery);
+    return Promise.all(kept.map((compaction) => resolveCompaction(this.handle, compaction)));
   }
 
   /**

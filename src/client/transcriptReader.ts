@@ -1,8 +1,9 @@
 import type { WorkflowHandle } from '@temporalio/client';
+import type { KeptCompaction } from '../contract/compaction.ts';
 import { transcriptQuery } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TranscriptEntry } from '../contract/transcript.ts';
-import type { Message } from '../contract/types.ts';
+import type { Compaction, Message } from '../contract/types.ts';
 import { ContentStore } from '../infrastructure/storage/contentStore.ts';
 
 /** Which messages of a transcript to read, by index. */
@@ -74,4 +75,18 @@ async function resolveEntry(
       `Message ${index} of conversation ${conversationId} (${stored.bytes} bytes, in the payload store) cannot be read by this client: ${describeThrown(error)} Run \`yiem doctor\` with this client's settings to compare its payload store and codec keys with the workers'.`,
     );
   }
+}
+
+/** A compaction as a user reads it: with its summary whole, fetched from the payload store when large. */
+export async function resolveCompaction(handle: WorkflowHandle, kept: KeptCompaction): Promise<Compaction> {
+  const { stored, ...compaction } = kept;
+  if (!stored) return compaction;
+  const store = ContentStore.of(handle.client.options.loadedDataConverter);
+  if (!store) {
+    throw new Error(
+      'This conversation keeps a large compaction summary in a payload store, and this client has none: give it the data converter of the workers (see README, "Storage")',
+    );
+  }
+  const message = await store.get<Message>(stored);
+  return { ...compaction, summary: typeof message.content === 'string' ? message.content : '' };
 }

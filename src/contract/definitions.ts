@@ -3,6 +3,7 @@
  * client can talk to a conversation as well as `AgentClient` does.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { KeptCompaction } from './compaction.ts';
 import type { ConversationCarryOver, ModelContext, SubAgentApprovalMessage } from './protocol.ts';
 import type { TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
@@ -56,6 +57,20 @@ export const statusQuery = defineQuery<ConversationStatus>('status');
 export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number, maxBytes?: number]>(
   'modelContext',
 );
+
+/**
+ * Compacts the context now: the turns before the latest `keepRecentTurns` (the conversation's
+ * setting) are summarised, after the running turn if one runs. Resolves with the compaction, or
+ * `null` when there is nothing older to summarise. Refused when the conversation has `compaction: false`.
+ */
+export const compactUpdate = defineUpdate<KeptCompaction | null>('compact');
+
+/**
+ * The conversation's latest compactions (see `MAX_KEPT_COMPACTIONS`) from compaction `fromId` on
+ * (default: all kept), oldest first. A large summary comes as a `stored` reference:
+ * `Conversation.compactions()` resolves it.
+ */
+export const compactionsQuery = defineQuery<KeptCompaction[], [fromId?: number]>('compactions');
 
 /** Approves or denies a tool call that waits for approval, by approval id (or an unambiguous tool call id). */
 export const decideToolCallUpdate = defineUpdate<ApprovalOutcome, [decision: ApprovalDecision]>(

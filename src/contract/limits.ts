@@ -28,6 +28,19 @@ export const TRANSCRIPT_PAGE_BYTES = 512 * 1024;
  */
 export const DEFAULT_MAX_CONTEXT_BYTES = 1_000_000;
 
+/**
+ * Compactions a conversation keeps (and carries to its next run) for `Conversation.compactions()`;
+ * older ones are dropped (the latest is the one model calls use). Each is a few kilobytes at most:
+ * a larger summary is kept in the payload store.
+ */
+export const MAX_KEPT_COMPACTIONS = 20;
+
+/** One message of the part a compaction summarises, as the compaction model reads it: cut to this many characters. */
+export const COMPACTED_MESSAGE_CHARS = 2_000;
+
+/** Estimated UTF-8 bytes per token, to turn a model's window in tokens (`maxContextTokens`) into bytes. */
+export const BYTES_PER_TOKEN = 4;
+
 // --- Tool calls (UTF-8 bytes of JSON) --------------------------------------------------------
 
 /** Deepest nesting of arrays and objects accepted in tool arguments. */

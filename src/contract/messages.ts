@@ -31,3 +31,23 @@ export function toolErrorMessage(toolCallId: string, toolName: string, text: str
 export function toolCancelledMessage(toolCallId: string, toolName: string): ToolResultMessage {
   return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
 }
+
+/**
+ * What the model reads of an at-most-once call whose interrupted attempt nobody could account for
+ * (`ActivityTool.atMostOnce`). `why` says what is known: the interruption, what `reconcile` said.
+ * The activity and the workflow (a call whose activity failed for good) both build it here.
+ */
+export function toolOutcomeUnknownMessage(
+  toolCallId: string,
+  toolName: string,
+  why: string,
+  attempt?: number,
+): ToolResultMessage {
+  const text = `Tool "${toolName}" outcome unknown: the call may or may not have taken effect; ${why}. It was not run again, since it must not take effect twice; check before calling it again.`;
+  return toolResultMessage(
+    toolCallId,
+    toolName,
+    { content: [textContent(text)], details: { outcome: 'unknown', ...(attempt ? { attempt } : {}) } },
+    true,
+  );
+}

@@ -4,6 +4,7 @@
  */
 import type { Sinks } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { CompactionSummary, KeptCompaction } from './compaction.ts';
 import type { StoredContent, TranscriptEntry, TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ActivityPolicy,
@@ -54,6 +55,16 @@ export interface ConversationCarryOver {
   transcriptId?: string;
   /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
   movedToNewVersion?: boolean;
+  /** Its compactions and the model's window; absent in runs from before compaction. */
+  compaction?: CompactionCarryOver;
+}
+
+/** What a conversation's compaction hands to its next run. */
+export interface CompactionCarryOver {
+  /** The latest compactions, oldest first (at most `MAX_KEPT_COMPACTIONS`). */
+  compactions: KeptCompaction[];
+  /** The window the worker last reported, in bytes. */
+  window?: number;
 }
 
 /**
@@ -78,7 +89,34 @@ export interface CallModelInput {
   agent?: AgentDefinition;
   /** The names of the tools the model is offered; absent: every registered tool. */
   tools?: string[];
+  /**
+   * Set once the conversation has compacted: the call sends compaction `id`'s summary (read by the
+   * `compactions` query) and the messages from `upTo` on. Absent: the messages from the start.
+   */
+  compaction?: { id: number; upTo: number };
 }
+
+/**
+ * Summarises messages `from` to `upTo - 1` of the transcript (read by reference, as a model call
+ * does), folded into `previous`, the summary of the messages before `from`.
+ */
+export interface CompactContextInput {
+  conversationId: string;
+  turn: number;
+  /** The compaction's id, so the worker can keep the summary for the model calls that follow. */
+  id: number;
+  from: number;
+  upTo: number;
+  transcriptId?: string;
+  previous?: CompactionSummary;
+  /** Default: the worker's default model. */
+  model?: string;
+  /** The conversation's own compaction prompt; absent: `DEFAULT_COMPACTION_PROMPT` (kept out of history). */
+  prompt?: string;
+}
+
+/** The summary (stored when large) and the model that wrote it (`'custom'`: the worker's function). */
+export type CompactContextOutput = CompactionSummary & { model: string };
 
 /**
  * Events an activity attempt produced before it went live. A short attempt sends no signal: its
@@ -99,6 +137,8 @@ export type CallModelOutput = AssistantMessage & {
   prepared?: PreparedToolCall[];
   stored?: StoredContent;
   storedMessages?: { index: number; stored: StoredContent }[];
+  /** The model's context window in bytes, as this worker sees it: when compaction is due. */
+  contextWindow?: number;
 };
 
 /** What the model-call activity reads from the workflow (through a query) to build the request: a page. */
@@ -131,6 +171,8 @@ export type PreparedToolCall =
       taskQueue?: string;
       /** Set when the call runs as a sub-agent, a handoff or on a client instead of in `executeTool`. */
       runner?: ToolRunner;
+      /** The tool is at most once: an activity that fails for good leaves the outcome unknown. */
+      atMostOnce?: true;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 
@@ -174,6 +216,8 @@ export interface ExecuteToolOutput {
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
   callModel(input: CallModelInput): Promise<CallModelOutput>;
+  /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
+  compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;

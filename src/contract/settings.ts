@@ -1,7 +1,8 @@
+import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
-import type { ActivityPolicy, ConversationOptions, ToolExecutionMode } from './types.ts';
+import type { ActivityPolicy, CompactionOptions, ConversationOptions, ToolExecutionMode } from './types.ts';
 import { utf8Bytes } from './utf8.ts';
 
 /** A conversation's options with every default filled in. */
@@ -23,10 +24,22 @@ export interface ConversationSettings {
   maxTurnsPerRun: number | undefined;
   /** The tools offered to the model; `undefined`: every registered tool. */
   tools: string[] | undefined;
+  /** `false`: older turns are left out of a full window instead of summarised. */
+  compaction: CompactionSettings | false;
+}
+
+/** `CompactionOptions` with every default filled in. */
+export interface CompactionSettings {
+  model: string | undefined;
+  prompt: string;
+  keepRecentTurns: number;
+  /** `undefined`: the window the worker reports. */
+  maxContextBytes: number | undefined;
+  policy: ActivityPolicy;
 }
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
-  return {
+  const settings: Omit<ConversationSettings, 'compaction'> = {
     systemPrompt: options.systemPrompt ?? '',
     toolExecution: options.toolExecution ?? 'parallel',
     model: options.model,
@@ -46,6 +59,21 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
       },
     },
     approval: { timeout: options.approvalTimeout, onTimeout: options.onApprovalTimeout ?? 'deny' },
+  };
+  return { ...settings, compaction: resolveCompaction(options.compaction, settings.modelPolicy) };
+}
+
+function resolveCompaction(
+  options: CompactionOptions | false | undefined,
+  modelPolicy: ActivityPolicy,
+): CompactionSettings | false {
+  if (options === false) return false;
+  return {
+    model: options?.model,
+    prompt: options?.prompt ?? DEFAULT_COMPACTION_PROMPT,
+    keepRecentTurns: options?.keepRecentTurns ?? DEFAULT_KEEP_RECENT_TURNS,
+    maxContextBytes: options?.maxContextBytes,
+    policy: options?.policy ?? modelPolicy,
   };
 }
 
@@ -94,11 +122,43 @@ export function conversationOptionsProblem(options: unknown): string | null {
   check('approvalTimeout', isName, "a duration such as '10 minutes'");
   check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
   check(
+    'compaction',
+    (value) => value === false || compactionOptionsProblem(value) === null,
+    compactionExpected(given.compaction),
+  );
+  check(
     'modelPolicy',
     (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
     'an object',
   );
   return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
+}
+
+const COMPACTION_EXPECTED =
+  'false or an object { model?, prompt?, keepRecentTurns?, maxContextBytes?, policy? }';
+
+/** What is wrong with a `compaction` object, or `null`. */
+function compactionOptionsProblem(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return COMPACTION_EXPECTED;
+  const given = value as Record<string, unknown>;
+  const wrong = (field: string, valid: (field: unknown) => boolean): boolean =>
+    given[field] !== undefined && !valid(given[field]);
+  const isText = (field: unknown) => typeof field === 'string' && field.trim() !== '';
+  const isCount = (field: unknown) => Number.isInteger(field) && (field as number) >= 1;
+  if (wrong('model', isText)) return 'an object whose model is a model name';
+  if (wrong('prompt', isText)) return 'an object whose prompt is a non-empty string';
+  if (wrong('keepRecentTurns', isCount))
+    return 'an object whose keepRecentTurns is a whole number of at least 1';
+  if (wrong('maxContextBytes', isCount))
+    return 'an object whose maxContextBytes is a whole number of at least 1';
+  if (wrong('policy', (field) => typeof field === 'object' && field !== null && !Array.isArray(field))) {
+    return 'an object whose policy is an object';
+  }
+  return null;
+}
+
+function compactionExpected(value: unknown): string {
+  return value === false ? COMPACTION_EXPECTED : (compactionOptionsProblem(value) ?? COMPACTION_EXPECTED);
 }
 
 function shown(value: unknown): string {

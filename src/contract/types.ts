@@ -56,7 +56,8 @@ export type OnPartialResult = (partial: Record<string, unknown>) => void;
  * - `args` have been prepared and validated (JSON Schema defaults applied).
  * - `signal` aborts when the turn is cancelled or the activity times out; long tools should watch it.
  * - Throw `ToolError` for a failure the model should see at once; any other error is retried per the
- *   tool's retry policy and reaches the model as an error result when retries run out.
+ *   tool's retry policy and reaches the model as an error result when retries run out (at once for
+ *   an `atMostOnce` tool).
  */
 export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
   toolCallId: string,
@@ -112,7 +113,44 @@ export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityToo
 export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> extends ToolDeclaration {
   execute: ToolExecute<TArgs>;
   runner?: undefined;
+  /**
+   * `true` for a tool whose call must not take effect twice (a payment, a `git push`, an e-mail).
+   * Default `false`: a call whose attempt was interrupted (lost worker, timeout) runs again, with the
+   * same `idempotencyKey`. An at-most-once call runs `execute` on its first attempt only: an error
+   * it throws reaches the model at once, without retries, and a later attempt (the first one was
+   * interrupted, and may or may not have taken effect) asks `reconcile` instead of running again
+   * blindly. Without `reconcile`, or when it answers `'unknown'`, the model reads that the outcome
+   * is unknown (`toolOutcomeUnknownMessage`) and the event log (`toolEnd.outcome`), transcript and
+   * Web UI say so. A completed call is never run again: Temporal records its completion.
+   */
+  atMostOnce?: boolean;
+  /**
+   * Only for `atMostOnce` tools: finds out whether an interrupted call took effect, typically by
+   * looking up `idempotencyKey` (the key `currentToolCall()` gave the first attempt) in the service
+   * the tool calls. See `ReconcileAnswer`.
+   */
+  reconcile?: ToolReconcile<TArgs>;
 }
+
+/**
+ * What `reconcile` found about an interrupted at-most-once call: it took effect, and `done` is the
+ * result the model reads; `'notDone'`: it did not, and running `execute` again is safe; `'unknown'`:
+ * nobody can tell, and the model is told so.
+ */
+export type ReconcileAnswer = { done: AgentToolResult } | 'notDone' | 'unknown';
+
+/** `reconcile(idempotencyKey, args)`: see `ActivityTool.reconcile`. A throw counts as `'unknown'`. */
+export type ToolReconcile<TArgs extends ToolArguments = ToolArguments> = (
+  idempotencyKey: string,
+  args: TArgs,
+) => ReconcileAnswer | Promise<ReconcileAnswer>;
+
+/**
+ * How a call of an at-most-once tool ended after an interrupted attempt: `'reconciled'`, its result
+ * is what `reconcile` found done; `'rerun'`, `reconcile` found it not done and it ran again;
+ * `'unknown'`, it may or may not have taken effect and was not run again.
+ */
+export type InterruptedCallOutcome = 'reconciled' | 'rerun' | 'unknown';
 
 /**
  * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, or an
@@ -122,6 +160,9 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
 export interface WorkflowTool extends ToolDeclaration {
   runner: ToolRunner;
   execute?: undefined;
+  /** Its calls run once by nature: a child workflow starts once, a callback is answered once. */
+  atMostOnce?: undefined;
+  reconcile?: undefined;
 }
 
 /** What every tool declares, wherever its calls run. */
@@ -329,7 +370,7 @@ export interface AgentHooks {
  * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
- * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
  * model call (pi-agent-core's turn).
@@ -370,6 +411,8 @@ export type AgentEvent =
        * start gets an end, except when the worker itself dies during the attempt.
        */
       willRetry: boolean;
+      /** Set when an earlier attempt of this at-most-once call was interrupted (see `InterruptedCallOutcome`). */
+      outcome?: InterruptedCallOutcome;
     };
 
 /**
@@ -434,7 +477,77 @@ export interface ConversationOptions {
   maxTurnsPerRun?: number;
   /** The names of the registered tools this conversation's model is offered. Default: every tool. */
   tools?: string[];
+  /**
+   * What happens when the model's context would pass its window: by default (or with settings) the
+   * older turns are summarised by a model call (`compactContext`) and model calls send the summary
+   * and the recent turns; `false` leaves the older turns out instead. The transcript stays whole.
+   */
+  compaction?: CompactionOptions | false;
 }
+
+/** How a conversation compacts its context (`ConversationOptions.compaction`). */
+export interface CompactionOptions {
+  /** The model that writes the summary. Default: the conversation's model. */
+  model?: string;
+  /** The system prompt of the summarising call. Default `DEFAULT_COMPACTION_PROMPT`. */
+  prompt?: string;
+  /** Turns (each from a user message on) kept whole after the summary. Default 4; fewer when they fill half the window. */
+  keepRecentTurns?: number;
+  /**
+   * Compact when the context (summary and messages, bytes of JSON) would pass this. Default: the
+   * window the worker reports for the model (`ModelSettings.maxContextBytes` and `maxContextTokens`).
+   */
+  maxContextBytes?: number;
+  /** Timeouts and retries of the summarising call. Default: the conversation's `modelPolicy`. */
+  policy?: ActivityPolicy;
+}
+
+/**
+ * One compaction of a conversation's context (`Conversation.compactions()`): the summary that model
+ * calls send instead of the transcript's messages before `upTo`.
+ */
+export interface Compaction {
+  /** 1 for the conversation's first compaction, then counting up. */
+  id: number;
+  /** The turn it ran before (or, asked for between turns, the turn before it). */
+  turn: number;
+  /** `'window'`: the context would have passed the window; `'request'`: a client asked (`Conversation.compact()`). */
+  trigger: 'window' | 'request';
+  /** The transcript messages it summarised anew: indices `from` to `upTo - 1`, folded into the previous summary. */
+  from: number;
+  /** The summary stands for the messages before this index; model calls send the messages from it on. */
+  upTo: number;
+  /** The summary text. */
+  summary: string;
+  /** The model that wrote it, or `'custom'` for the worker's `compact` function. */
+  model: string;
+  /** When it was made, milliseconds since the epoch. */
+  timestamp: number;
+}
+
+/** What a worker's custom compaction function (`AgentWorkerOptions.compact`) is given besides the messages. */
+export interface CompactionContext {
+  conversationId: string;
+  /** The summary of the messages before these (fold them into it), or `undefined` for the first compaction. */
+  previousSummary: string | undefined;
+  /** The conversation's compaction prompt. */
+  prompt: string;
+  /** The model the conversation would summarise with. */
+  model: string;
+  /** Aborts when the workflow cancels the compaction. */
+  signal: AbortSignal;
+  /** The built-in summary (a model call with `prompt`), for functions that only pre- or post-process. */
+  summarise(messages: Message[], previousSummary: string | undefined): Promise<string>;
+}
+
+/**
+ * Writes a compaction's summary instead of the model: runs in the `compactContext` activity, so it
+ * may do I/O. Its result replaces `previousSummary` (fold it in); a throw fails the attempt (retried).
+ */
+export type CompactionFunction = (
+  messages: Message[],
+  context: CompactionContext,
+) => string | Promise<string>;
 
 /** What the conversation workflow returns when it ends. */
 export interface ConversationSummary {
@@ -558,6 +671,8 @@ export type ConversationEvent = EventOrigin &
         isError: boolean;
         willRetry: boolean;
         text: string;
+        /** Set when an earlier attempt of this at-most-once call was interrupted (see `InterruptedCallOutcome`). */
+        outcome?: InterruptedCallOutcome;
       }
     /** A tool call waits for a person's approval (a sub-agent's too). */
     | { type: 'approvalRequested'; approval: PendingApproval }
@@ -567,6 +682,11 @@ export type ConversationEvent = EventOrigin &
     | { type: 'callbackRequested'; callback: PendingCallback }
     /** The model's calls from now on use this agent's system prompt, tools and model. */
     | { type: 'handoff'; from: string | null; to: string }
+    /**
+     * Messages `from` to `upTo - 1` were folded into the summary that model calls send instead of
+     * the messages before `upTo` (`Conversation.compactions()` has the text); the transcript keeps them.
+     */
+    | { type: 'compaction'; id: number; trigger: Compaction['trigger']; from: number; upTo: number }
     /** The turn ended: what `prompt` returns. */
     | { type: 'turnEnd'; result: TurnResult }
   );
@@ -643,6 +763,12 @@ export interface McpServerConfig {
   policy?: ActivityPolicy;
   /** `true`: every call waits for approval; a list: calls of these tools (MCP names) do. */
   requiresApproval?: boolean | string[];
+  /**
+   * `true`: every tool of this server is at most once (`ActivityTool.atMostOnce`): an interrupted
+   * call is reported as of unknown outcome, never sent to the server again; a list: these tools
+   * (MCP names) are. Default: none.
+   */
+  atMostOnce?: boolean | string[];
   /** Whether its tools may run concurrently with others in parallel mode. Default true. */
   parallel?: boolean;
   /** Offer only these tools (MCP names). Default: all the server lists. */
@@ -729,6 +855,11 @@ export interface ModelSettings {
    * Default: env `YIEM_MAX_CONTEXT_BYTES`, else 1 MB.
    */
   maxContextBytes?: number;
+  /**
+   * Context windows in tokens, by model name: the window of a model named here is the smaller of
+   * `maxContextBytes` and its tokens at an estimated 4 bytes a token.
+   */
+  maxContextTokens?: Record<string, number>;
 }
 
 /** How `Conversation.fork` makes a new conversation from an earlier turn of one. */

@@ -216,6 +216,28 @@ function assertToolShape(tool: AgentTool, source: string): void {
   if (tool.taskQueue !== undefined && (typeof tool.taskQueue !== 'string' || tool.taskQueue.trim() === '')) {
     throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
   }
+  assertAtMostOnceShape(tool, source);
+}
+
+/** `atMostOnce` and `reconcile` belong to tools run in an activity, and `reconcile` to `atMostOnce` ones. */
+function assertAtMostOnceShape(tool: AgentTool, source: string): void {
+  const { name, runner, atMostOnce, reconcile } = tool as {
+    name: string;
+    runner?: unknown;
+    atMostOnce?: unknown;
+    reconcile?: unknown;
+  };
+  const problem =
+    atMostOnce !== undefined && typeof atMostOnce !== 'boolean'
+      ? 'has an atMostOnce that is not true or false'
+      : runner !== undefined && (atMostOnce === true || reconcile !== undefined)
+        ? 'runs in the workflow, where each call runs once by nature: leave atMostOnce and reconcile out'
+        : reconcile !== undefined && typeof reconcile !== 'function'
+          ? 'has a reconcile that is not a function'
+          : reconcile !== undefined && atMostOnce !== true
+            ? 'has a reconcile() but is not atMostOnce: reconcile is asked only about at-most-once calls, so set atMostOnce: true'
+            : undefined;
+  if (problem) throw new Error(`Tool "${name}" from ${source} ${problem}`);
 }
 
 /**

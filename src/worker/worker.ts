@@ -14,6 +14,7 @@ import type {
   AgentEventSink,
   AgentHooks,
   AgentTool,
+  CompactionFunction,
   McpServerConfig,
   ModelSettings,
   SelfWritingOptions,
@@ -69,6 +70,11 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   eventSink?: AgentEventSink;
   /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
   maxToolResultBytes?: number;
+  /**
+   * Writes the summaries of conversations' compactions instead of a model call (in the
+   * `compactContext` activity). Default: the model, with the conversation's compaction prompt.
+   */
+  compact?: CompactionFunction;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
   /**
@@ -138,6 +144,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+      ...(options.compact ? { compact: options.compact } : {}),
     },
     {
       workflows: options.workflows ?? true,

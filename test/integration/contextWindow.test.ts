@@ -11,9 +11,12 @@ describe('the model context window', () => {
   });
   afterAll(async () => agent?.close());
 
-  it('sends the model the latest turns that fit, says what it left out, and keeps the whole transcript', async () => {
+  it('without compaction, sends the model the latest turns that fit, says what it left out, and keeps the whole transcript', async () => {
     agent.model.respond(() => ({ kind: 'text', text: `answer ${agent.model.requestCount}` }));
-    const conversation = await agent.client.startConversation({ systemPrompt: 'Remember.' });
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: false,
+    });
     for (let turn = 1; turn <= 8; turn++) {
       expect(await conversation.send(turnText(turn))).toMatchObject({ status: 'completed' });
     }

@@ -7,6 +7,7 @@ import type { Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
+import { pathOfGroup } from '../../src/infrastructure/storage/sweep.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
@@ -36,7 +37,7 @@ describe('yiem payloads sweep on the file store', () => {
     });
   /** The payload files stored for `conversation`'s workflow. */
   const filesOf = (conversation: Conversation): Promise<string[]> =>
-    readdir(path.join(directory, 'workflows', 'default', encodeURIComponent(conversation.id))).catch(
+    readdir(path.join(directory, pathOfGroup({ namespace: 'default', workflowId: conversation.id }))).catch(
       () => [],
     );
   const archivist = async (): Promise<Conversation> => {

@@ -66,9 +66,11 @@ describe('a conversation far larger than any Temporal payload', () => {
       maxTurnsPerRun: TURNS_PER_RUN,
     });
     const turnGrowth: number[] = [];
+    /** Turns whose history also holds a compaction (its activity and, first in a run, its patch marker). */
+    const compactionTurnGrowth: number[] = [];
     const largestPayloads: number[] = [];
     const memory: { turn: number; usage: MemoryUsage }[] = [];
-    let previous = { runId: '', bytes: 0 };
+    let previous = { runId: '', bytes: 0, compactions: 0 };
     for (let turn = 1; turn <= TURNS; turn++) {
       const withTool = turn % TOOL_EVERY === 0;
       const result = await conversation.send(
@@ -82,8 +84,13 @@ describe('a conversation far larger than any Temporal payload', () => {
         history.events?.[0]?.workflowExecutionStartedEventAttributes?.originalExecutionRunId ?? '',
       );
       const bytes = encodedBytes(history);
-      if (runId === previous.runId) turnGrowth.push(bytes - previous.bytes);
-      previous = { runId, bytes };
+      const compactions = (history.events ?? []).filter(
+        (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'compactContext',
+      ).length;
+      if (runId === previous.runId) {
+        (compactions > previous.compactions ? compactionTurnGrowth : turnGrowth).push(bytes - previous.bytes);
+      }
+      previous = { runId, bytes, compactions };
       largestPayloads.push(largestPayload(history));
 
       if (turn === RESTART_AT) {
@@ -103,6 +110,9 @@ describe('a conversation far larger than any Temporal payload', () => {
 
     // Every turn's history stays small: no message or tool result is in it, only references.
     expect(Math.max(...turnGrowth)).toBeLessThan(12 * 1024);
+    // The 1 MB window fills every few turns: its compactions summarise, and add one activity to their turn.
+    expect(compactionTurnGrowth.length).toBeGreaterThan(10);
+    expect(Math.max(...compactionTurnGrowth)).toBeLessThan(16 * 1024);
     expect(Math.max(...largestPayloads)).toBeLessThan(DEFAULT_PAYLOAD_THRESHOLD_BYTES);
 
     const messages = await conversation.messages();

@@ -12,6 +12,7 @@ import { codecFromEnv, dataConverterFromEnv } from '../../src/infrastructure/cod
 import { type RunningCodecServer, startCodecServer } from '../../src/infrastructure/codec/index.ts';
 import { payloadStorageFromEnv } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { S3StorageDriver } from '../../src/infrastructure/storage/s3Driver.ts';
+import { pathOfGroup } from '../../src/infrastructure/storage/sweep.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { type S3Server, startS3Server } from '../support/s3Server.ts';
@@ -30,6 +31,9 @@ const archive: AgentTool = {
   parallelToolExecute: true,
   execute: () => textResult(toolText),
 };
+
+/** Where the payloads stored for workflow `id` of the default namespace are kept. */
+const groupOf = (id: string): string => pathOfGroup({ namespace: 'default', workflowId: id });
 
 interface CliRun {
   code: number | null;
@@ -66,7 +70,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
   };
 
   const keysOf = async (conversation: Conversation): Promise<string[]> =>
-    [...(await objects()).keys()].filter((key) => key.includes(`/${encodeURIComponent(conversation.id)}/`));
+    [...(await objects()).keys()].filter((key) => key.startsWith(groupOf(conversation.id)));
 
   const archivistConversation = async (): Promise<Conversation> => {
     agent.model.enqueue(
@@ -249,8 +253,8 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       expect(sweep.stdout).not.toContain(goneChild);
       expect(sweep.stdout).not.toContain(goneParent);
       const keys = [...(await objects()).keys()];
-      expect(keys.some((key) => key.includes(`/${encodeURIComponent(goneChild)}/`))).toBe(true);
-      expect(keys.some((key) => key.includes(`/${encodeURIComponent(goneParent)}/`))).toBe(true);
+      expect(keys.some((key) => key.startsWith(groupOf(goneChild)))).toBe(true);
+      expect(keys.some((key) => key.startsWith(groupOf(goneParent)))).toBe(true);
       await child.handle.terminate('done');
     });
 

@@ -24,6 +24,7 @@ import type {
   AgentEventSinks,
   CallModelInput,
   CallModelOutput,
+  CompactContextInput,
   ExecuteToolInput,
   ExecuteToolOutput,
   PreparedToolCall,
@@ -95,6 +96,8 @@ export interface ModelCall {
   attempt: number;
   /** The context the call read from the workflow (the first `messageCount` transcript entries). */
   seen: TranscriptEntry[];
+  /** The compaction whose summary the call would send instead of the messages before `upTo`. */
+  compaction: CallModelInput['compaction'];
   signal: AbortSignal;
 }
 
@@ -143,6 +146,11 @@ interface ConversationScript {
   tools: Record<string, ToolDouble>;
   steps: ModelStep[];
   modelCalls: ModelCall[];
+  compactions: CompactContextInput[];
+  /** The window the scripted model reports, in bytes. */
+  contextWindow: number | undefined;
+  /** Set: every `compactContext` call fails for good with this message. */
+  compactionFails: string | undefined;
   log: ExecutionLog;
 }
 
@@ -152,6 +160,8 @@ export interface LoopConversation {
   log: ExecutionLog;
   /** Every model call, in order. */
   modelCalls: ModelCall[];
+  /** Every `compactContext` call, in order; the double answers `summary of <from>-<upTo>`. */
+  compactions: CompactContextInput[];
   prompt(text: string): Promise<TurnResult>;
   cancel(): Promise<boolean>;
   decide(approvalId: string, approve: boolean, reason?: string): Promise<ApprovalOutcome>;
@@ -170,6 +180,10 @@ export interface LoopHarness {
     tools?: Record<string, ToolDouble>;
     model?: ModelStep[];
     options?: Partial<ConversationOptions>;
+    /** The context window the scripted model reports (bytes); absent: none, as an old worker. */
+    contextWindow?: number;
+    /** Set: every `compactContext` call fails for good with this message. */
+    compactionFails?: string;
   }): Promise<LoopConversation>;
   close(): Promise<void>;
 }
@@ -271,6 +285,12 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const activities: AgentActivities = {
     callModel: (input) => scriptedModelCall(client, scriptOf(input.conversationId), input),
     executeTool: (input) => scriptedToolCall(scriptOf(input.conversationId), input),
+    compactContext: async (input) => {
+      const script = scriptOf(input.conversationId);
+      script.compactions.push(input);
+      if (script.compactionFails) throw ApplicationFailure.nonRetryable(script.compactionFails);
+      return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
+    },
     defaultModel: async () => 'scripted-double',
     listTools: async () => [],
     checkCallbackOutput: async () => null,
@@ -287,12 +307,15 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const running = worker.run();
 
   return {
-    async start({ tools = {}, model = [], options = {} }) {
+    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails }) {
       const id = `loop-${randomUUID()}`;
       const script: ConversationScript = {
         tools,
         steps: [...model],
         modelCalls: [],
+        compactions: [],
+        contextWindow,
+        compactionFails,
         log: new ExecutionLog(),
       };
       scripts.set(id, script);
@@ -308,6 +331,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         handle,
         log: script.log,
         modelCalls: script.modelCalls,
+        compactions: script.compactions,
         prompt: (text) => handle.executeUpdate(promptUpdate, { args: [text] }),
         cancel: () => handle.executeUpdate(cancelUpdate),
         decide: (approvalId, approve, reason) =>
@@ -357,6 +381,7 @@ async function scriptedModelCall(
     turn: input.turn,
     attempt: context.info.attempt,
     seen: page.messages.slice(0, input.messageCount),
+    compaction: input.compaction,
     signal: context.cancellationSignal,
   };
   script.modelCalls.push(call);
@@ -372,8 +397,9 @@ async function scriptedModelCall(
     throw ApplicationFailure.create({ message: step.fail, nonRetryable: !step.retryable });
   }
   const base = { role: 'assistant' as const, model: 'scripted-double', usage: null, timestamp: Date.now() };
+  const window = script.contextWindow === undefined ? {} : { contextWindow: script.contextWindow };
   if ('reply' in step) {
-    return { ...base, content: step.reply, toolCalls: [], stopReason: step.stopReason ?? 'stop' };
+    return { ...base, content: step.reply, toolCalls: [], stopReason: step.stopReason ?? 'stop', ...window };
   }
   const toolCalls = step.calls.map(({ id, name, args = {} }) => ({
     type: 'function' as const,
@@ -387,6 +413,7 @@ async function scriptedModelCall(
     toolCalls,
     stopReason: 'toolCalls',
     prepared: toolCalls.map((toolCall) => prepare(script, toolCall)),
+    ...window,
   };
 }
 

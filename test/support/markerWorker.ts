@@ -1,16 +1,20 @@
 /**
  * A worker process for crash tests, started by workerProcess.ts: it runs an agent worker whose
  * `step` tool leaves a marker file per attempt and waits until the test releases it, so the test
- * knows where a tool is and can kill the whole process there.
+ * knows where a tool is and can kill the whole process there. `pay` and `payBlind` are at-most-once
+ * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
+ * `askClient` is a callback tool. With `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
+ * the workflow starts a call of that tool (a sub-agent, handoff or callback tool): inside the
+ * workflow task, before its completion reaches the server.
  */
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { agentTool } from '../../src/contract/agents.ts';
+import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { ActivityTool, AgentEventSink, AgentTool, ReconcileAnswer } from '../../src/contract/types.ts';
 import { currentToolCall } from '../../src/worker/toolCallContext.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 
@@ -21,6 +25,31 @@ const env = (name: string): string => {
 };
 const markerDir = env('MARKER_DIR');
 const workerName = env('WORKER_NAME');
+const ledgerDir = path.join(markerDir, 'ledger');
+await mkdir(ledgerDir, { recursive: true });
+
+/** Tests read these files while tools write them: a reader sees a whole file or none. */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  await writeFile(`${file}.tmp`, text);
+  await rename(`${file}.tmp`, file);
+}
+
+/** Leaves `<toolCallId>.<attempt>.<worker>.json`, holding what the tool saw of its call. */
+async function leaveMarker(toolCallId: string): Promise<ReturnType<typeof currentToolCall>> {
+  const call = currentToolCall();
+  await writeAtomically(
+    path.join(markerDir, `${toolCallId}.${call.attempt}.${workerName}.json`),
+    JSON.stringify(call),
+  );
+  return call;
+}
+
+async function untilReleased(signal: AbortSignal | undefined): Promise<void> {
+  while (!existsSync(path.join(markerDir, 'release'))) {
+    signal?.throwIfAborted();
+    await sleep(50);
+  }
+}
 
 const step: AgentTool = {
   name: 'step',
@@ -33,17 +62,62 @@ const step: AgentTool = {
     retry: { maximumAttempts: 5, initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' },
   },
   execute: async (toolCallId, _args, signal) => {
-    const call = currentToolCall();
-    // `<toolCallId>.<attempt>.<worker>.json`, holding what the tool saw of its call.
-    const marker = path.join(markerDir, `${toolCallId}.${call.attempt}.${workerName}.json`);
-    await writeFile(marker, JSON.stringify(call));
-    while (!existsSync(path.join(markerDir, 'release'))) {
-      signal?.throwIfAborted();
-      await sleep(50);
-    }
+    const call = await leaveMarker(toolCallId);
+    await untilReleased(signal);
     return textResult(`step ${toolCallId} done by ${workerName} on attempt ${call.attempt}`);
   },
 };
+
+/** The payment service's ledger: one file per idempotency key, `ledger/<key>.json`. */
+const ledgerEntry = (idempotencyKey: string): string =>
+  path.join(ledgerDir, `${encodeURIComponent(idempotencyKey)}.json`);
+
+const pay: ActivityTool = {
+  name: 'pay',
+  label: 'Pay',
+  description: 'Pays an amount; must not pay twice',
+  inputSchema: { type: 'object', properties: { amount: { type: 'number' } }, required: ['amount'] },
+  parallelToolExecute: false,
+  policy: step.policy,
+  atMostOnce: true,
+  execute: async (toolCallId, args, signal) => {
+    const call = currentToolCall();
+    await writeAtomically(
+      ledgerEntry(call.idempotencyKey),
+      JSON.stringify({ amount: args.amount, by: workerName }),
+    );
+    await leaveMarker(toolCallId);
+    await untilReleased(signal);
+    return textResult(`paid ${args.amount} by ${workerName}`);
+  },
+  reconcile: async (idempotencyKey): Promise<ReconcileAnswer> => {
+    let entry: { amount: number; by: string };
+    try {
+      entry = JSON.parse(await readFile(ledgerEntry(idempotencyKey), 'utf8'));
+    } catch {
+      return 'notDone';
+    }
+    return { done: textResult(`paid ${entry.amount} by ${entry.by} (found by reconcile on ${workerName})`) };
+  },
+};
+const { reconcile: _reconcile, ...payWithoutReconcile } = pay;
+const payBlind: ActivityTool = { ...payWithoutReconcile, name: 'payBlind' };
+
+const askClient = callbackTool({
+  name: 'askClient',
+  label: 'Ask the client',
+  description: 'Asks the attached client',
+  inputSchema: { type: 'object', properties: { question: { type: 'string' } } },
+  timeout: '2 minutes',
+});
+
+const killOn = process.env.KILL_ON_TOOL_START;
+const eventSink: AgentEventSink | undefined = killOn
+  ? (event) => {
+      if (event.type === 'toolExecutionStart' && event.toolName === killOn)
+        process.kill(process.pid, 'SIGKILL');
+    }
+  : undefined;
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
@@ -54,7 +128,11 @@ const agent = await createAgentWorker({
   tools: [
     step,
     agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
+    pay,
+    payBlind,
+    askClient,
   ],
+  ...(eventSink ? { eventSink } : {}),
   model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
   workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
   // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.

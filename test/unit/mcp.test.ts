@@ -3,9 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpToolName } from '../../src/contract/mcpToolName.ts';
-import { ToolError } from '../../src/contract/toolResult.ts';
+import { ToolError, textResult } from '../../src/contract/toolResult.ts';
 import { loadMcpConfig } from '../../src/worker/mcp/config.ts';
 import { mcpToolResult } from '../../src/worker/mcp/result.ts';
+import { mcpAgentTool } from '../../src/worker/mcp/tools.ts';
 
 describe('MCP config files', () => {
   let dir: string;
@@ -53,6 +54,11 @@ describe('MCP config files', () => {
       /unknown setting sesion/,
     ],
     [
+      'an atMostOnce that is neither a flag nor a list',
+      { mcpServers: { git: { command: 'x', atMostOnce: 'push' } } },
+      /MCP server "git": "atMostOnce" is true, false or a list of tool names/,
+    ],
+    [
       'a bad session',
       { mcpServers: { fs: { command: 'x', session: 'sticky' } } },
       /"session" is "shared" or/,
@@ -65,6 +71,18 @@ describe('MCP config files', () => {
     await expect(loadMcpConfig(path.join(dir, 'missing.json'))).rejects.toThrow(
       /MCP config .*missing\.json: ENOENT/,
     );
+  });
+});
+
+describe('MCP tools as agent tools', () => {
+  const listed = { name: 'push', inputSchema: { type: 'object' as const } };
+  const run = async () => textResult('ok');
+  it('are at most once when their server says so, for all its tools or the ones it lists', () => {
+    expect(mcpAgentTool('git', { command: 'x', atMostOnce: true }, listed, run).atMostOnce).toBe(true);
+    expect(mcpAgentTool('git', { command: 'x', atMostOnce: ['push'] }, listed, run).atMostOnce).toBe(true);
+    const log = { ...listed, name: 'log' };
+    expect(mcpAgentTool('git', { command: 'x', atMostOnce: ['push'] }, log, run).atMostOnce).toBeUndefined();
+    expect(mcpAgentTool('git', { command: 'x' }, listed, run).atMostOnce).toBeUndefined();
   });
 });
 

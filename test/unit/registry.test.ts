@@ -301,6 +301,34 @@ describe('registerTool', () => {
     );
   });
 
+  it('registers an at-most-once tool with a reconcile(), and refuses the flag or reconcile where they cannot apply', () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(tool('pay', { atMostOnce: true, reconcile: () => 'unknown' }));
+    registry.registerTool(tool('push', { atMostOnce: true }));
+    expect(registry.get('pay')?.atMostOnce).toBe(true);
+    expect(() => registry.registerTool(tool('t', { reconcile: () => 'notDone' }))).toThrow(
+      'Tool "t" from registerTool() has a reconcile() but is not atMostOnce: reconcile is asked only about at-most-once calls, so set atMostOnce: true',
+    );
+    const notFlag = tool('u', { atMostOnce: 'yes' as unknown as boolean });
+    expect(() => registry.registerTool(notFlag)).toThrow(
+      'Tool "u" from registerTool() has an atMostOnce that is not true or false',
+    );
+    const notFunction = tool('v', {
+      atMostOnce: true,
+      reconcile: 'later' as unknown as ActivityTool['reconcile'],
+    });
+    expect(() => registry.registerTool(notFunction)).toThrow(
+      'Tool "v" from registerTool() has a reconcile that is not a function',
+    );
+    const inWorkflow = {
+      ...handoffTool({ name: 'billing', description: 'Bills', systemPrompt: 'Bill.' }),
+      atMostOnce: true,
+    } as unknown as AgentTool;
+    expect(() => registry.registerTool(inWorkflow)).toThrow(
+      'Tool "transfer_to_billing" from registerTool() runs in the workflow, where each call runs once by nature: leave atMostOnce and reconcile out',
+    );
+  });
+
   it('refuses a tool without an inputSchema object', () => {
     const broken = tool('t', { inputSchema: null as unknown as AgentTool['inputSchema'] });
     expect(() => new ToolRegistry().registerTool(broken)).toThrow('has no inputSchema object');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_COMPACTION_PROMPT } from '../../src/contract/compaction.ts';
 import { DEFAULT_MAX_CONTEXT_BYTES } from '../../src/contract/limits.ts';
 import {
   conversationOptionsProblem,
@@ -75,6 +76,17 @@ describe('conversationOptionsProblem', () => {
     );
   });
 
+  it('names what is wrong with the compaction option', () => {
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', compaction: true })).toBe(
+      'Invalid conversation options: compaction must be false or an object { model?, prompt?, keepRecentTurns?, maxContextBytes?, policy? }, got true',
+    );
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', compaction: { keepRecentTurns: 0 } })).toBe(
+      'Invalid conversation options: compaction must be an object whose keepRecentTurns is a whole number of at least 1, got {"keepRecentTurns":0}',
+    );
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', compaction: false })).toBeNull();
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', compaction: {} })).toBeNull();
+  });
+
   it('refuses options that are not an object', () => {
     expect(conversationOptionsProblem('sys')).toBe(
       'Invalid conversation options: they must be an object such as { systemPrompt: "..." }',
@@ -102,7 +114,23 @@ describe('resolveConversationSettings', () => {
         },
       },
       approval: { timeout: undefined, onTimeout: 'deny' },
+      compaction: {
+        prompt: DEFAULT_COMPACTION_PROMPT,
+        keepRecentTurns: 4,
+        policy: settings.modelPolicy,
+      },
     });
+  });
+
+  it('compacts with its own settings, or not at all with compaction: false', () => {
+    const policy = { startToCloseTimeout: '5 minutes' };
+    expect(
+      resolveConversationSettings({
+        systemPrompt: 'sys',
+        compaction: { model: 'small', prompt: 'Sum up.', keepRecentTurns: 2, maxContextBytes: 9_000, policy },
+      }).compaction,
+    ).toEqual({ model: 'small', prompt: 'Sum up.', keepRecentTurns: 2, maxContextBytes: 9_000, policy });
+    expect(resolveConversationSettings({ systemPrompt: 'sys', compaction: false }).compaction).toBe(false);
   });
 
   it('keeps given options and merges a partial retry policy over the defaults', () => {

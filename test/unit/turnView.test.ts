@@ -292,6 +292,33 @@ describe('tool calls no event settles', () => {
     );
   });
 
+  it('marks an at-most-once call whose outcome is unknown with a ?', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    const tool = { toolCallId: 'c1', toolName: 'pay', summary: 'pay()' };
+    view.show(item({ type: 'toolStart', ...tool, ...origin(2, 0) }));
+    const unknown = 'Tool "pay" outcome unknown: the call may or may not have taken effect';
+    view.show(
+      item({
+        type: 'toolEnd',
+        ...tool,
+        isError: true,
+        willRetry: false,
+        text: unknown,
+        outcome: 'unknown',
+        ...origin(2, 1),
+      }),
+    );
+    expect(text()).toBe(
+      [
+        '  ↻ pay: attempt 2 (the previous attempt ended without a result: its worker stopped or timed out)',
+        '  ⚙ pay() (attempt 2)',
+        `  ? pay: ${unknown}`,
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('does not draw again the events of a turn it drew from its result', () => {
     const { output, text } = captured();
     const view = pipedView(output);

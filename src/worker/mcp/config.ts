@@ -14,6 +14,7 @@ const KNOWN_FIELDS = new Set([
   'session',
   'policy',
   'requiresApproval',
+  'atMostOnce',
   'parallel',
   'tools',
 ]);
@@ -80,6 +81,10 @@ function serverProblem(name: string, config: McpServerConfig): string | undefine
   const approval = config.requiresApproval;
   if (approval !== undefined && typeof approval !== 'boolean' && !isStringArray(approval)) {
     return '"requiresApproval" is true, false or a list of tool names';
+  }
+  const atMostOnce = config.atMostOnce;
+  if (atMostOnce !== undefined && typeof atMostOnce !== 'boolean' && !isStringArray(atMostOnce)) {
+    return '"atMostOnce" is true, false or a list of tool names';
   }
   return undefined;
 }

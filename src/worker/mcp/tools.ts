@@ -25,7 +25,8 @@ export function mcpAgentTool(
   taskQueueFor?: AgentTool['taskQueueFor'],
 ): AgentTool {
   const { $schema: _dialect, ...inputSchema } = tool.inputSchema as Record<string, unknown>;
-  const approval = config.requiresApproval;
+  const listed = (setting: boolean | string[] | undefined): boolean =>
+    setting === true || (Array.isArray(setting) && setting.includes(tool.name));
   return {
     name: mcpToolName(server, tool.name),
     label: `${server}: ${tool.title ?? tool.annotations?.title ?? tool.name}`,
@@ -34,7 +35,9 @@ export function mcpAgentTool(
     inputSchema,
     parallelToolExecute: config.parallel ?? true,
     ...(config.policy ? { policy: config.policy } : {}),
-    requiresApproval: approval === true || (Array.isArray(approval) && approval.includes(tool.name)),
+    requiresApproval: listed(config.requiresApproval),
+    // An MCP server cannot be asked whether an interrupted call took effect: its outcome is unknown.
+    ...(listed(config.atMostOnce) ? { atMostOnce: true } : {}),
     ...(taskQueueFor ? { taskQueueFor } : {}),
     execute: (_toolCallId, args, signal, onPartialResult) => run(tool.name, args, signal, onPartialResult),
   };

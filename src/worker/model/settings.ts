@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_CONTEXT_BYTES } from '../../contract/limits.ts';
+import { BYTES_PER_TOKEN, DEFAULT_MAX_CONTEXT_BYTES } from '../../contract/limits.ts';
 import type { ModelSettings } from '../../contract/types.ts';
 
 export interface ResolvedModelSettings {
@@ -7,6 +7,8 @@ export interface ResolvedModelSettings {
   model: string;
   timeoutMs: number;
   maxContextBytes: number;
+  /** Context windows in tokens, by model name. */
+  maxContextTokens?: Record<string, number>;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -34,7 +36,19 @@ export function resolveModelSettings(
       settings.maxContextBytes ??
       positiveInteger(fromEnv('YIEM_MAX_CONTEXT_BYTES')) ??
       DEFAULT_MAX_CONTEXT_BYTES,
+    ...(settings.maxContextTokens ? { maxContextTokens: settings.maxContextTokens } : {}),
   };
+}
+
+/** A model's context window in bytes: the worker's, or less for a model whose window in tokens is known. */
+export function contextWindowBytes(
+  settings: Pick<ResolvedModelSettings, 'maxContextBytes' | 'maxContextTokens'>,
+  model: string,
+): number {
+  const tokens = settings.maxContextTokens?.[model];
+  return tokens === undefined
+    ? settings.maxContextBytes
+    : Math.min(settings.maxContextBytes, tokens * BYTES_PER_TOKEN);
 }
 
 /** The endpoint and model a worker's calls go to, as its start line and its errors name them. */

@@ -1,0 +1,87 @@
+/**
+ * The peer's worker and client: `OpenAIAgentsPlugin` with a Chat Completions model pointed at the
+ * benchmarks' scripted model server, as `@temporalio/openai-agents`'s README sets it up.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { OpenAIProvider } from '@openai/agents-openai';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { OpenAIAgentsPlugin } from '@temporalio/openai-agents';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import OpenAI from 'openai';
+import * as activities from './activities.ts';
+import { peerChatWorkflow, peerEndSignal, peerPromptUpdate } from './workflows.ts';
+
+export interface PeerChat {
+  handle: WorkflowHandle<typeof peerChatWorkflow>;
+  /** Sends one user message and waits for the turn's final output. */
+  send(text: string): Promise<string>;
+  end(): Promise<void>;
+}
+
+export interface Peer {
+  taskQueue: string;
+  startChat(options?: { parallelToolCalls?: boolean }): Promise<PeerChat>;
+  close(): Promise<void>;
+}
+
+function plugin(modelBaseURL: string): OpenAIAgentsPlugin {
+  const openAIClient = new OpenAI({ baseURL: modelBaseURL, apiKey: 'bench', maxRetries: 0 });
+  return new OpenAIAgentsPlugin({
+    modelProvider: new OpenAIProvider({ openAIClient, useResponses: false }),
+    modelParams: { startToCloseTimeout: '30s' },
+  });
+}
+
+export async function startPeer(options: { address: string; modelBaseURL: string }): Promise<Peer> {
+  // The agents SDK exports a trace of every run to OpenAI's platform (printing each span here, with
+  // no key): ours keeps no traces in this benchmark either.
+  process.env.OPENAI_AGENTS_DISABLE_TRACING ??= '1';
+  const taskQueue = `peer-${randomUUID()}`;
+  const workerConnection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
+    activities,
+    plugins: [plugin(options.modelBaseURL)],
+    // The agents SDK's ESM build has dynamic imports, which webpack would split into chunks that a
+    // workflow sandbox cannot load ("Automatic publicPath", "self is not defined"): bundle them eagerly.
+    bundlerOptions: {
+      webpackConfigHook: (config) => ({
+        ...config,
+        module: {
+          ...config.module,
+          parser: { ...config.module?.parser, javascript: { dynamicImportMode: 'eager' } },
+        },
+      }),
+    },
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: options.address });
+  const client = new Client({ connection, plugins: [plugin(options.modelBaseURL)] });
+  return {
+    taskQueue,
+    async startChat(chat = {}) {
+      const handle = await client.workflow.start(peerChatWorkflow, {
+        taskQueue,
+        workflowId: `peer-chat-${randomUUID()}`,
+        args: [{ parallelToolCalls: chat.parallelToolCalls ?? true }],
+      });
+      return {
+        handle,
+        send: (text) => handle.executeUpdate(peerPromptUpdate, { args: [text] }),
+        end: async () => {
+          await handle.signal(peerEndSignal);
+          await handle.result();
+        },
+      };
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await workerConnection.close();
+    },
+  };
+}

@@ -1,0 +1,191 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { AgentClient, Conversation } from '../../src/client/client.ts';
+import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
+import type { BenchEnvironment } from '../environment.ts';
+import { encodedBytes, lastToolBatch, storedHistory } from '../history.ts';
+import { type PeerChat, startPeer } from '../peer/worker.ts';
+import { callDirective } from '../scriptedReplies.ts';
+import { type Summary, summarize, timed } from '../stats.ts';
+import { SLOW_TOOL_MS } from '../tools.ts';
+import { sendOk } from './overhead.ts';
+import { PARALLEL_TOOLS } from './parallel.ts';
+
+const SEQUENTIAL_CALLS = 20;
+
+/** One figure measured on both sides in the same run. */
+export interface SideBySide<T> {
+  ours: T;
+  peer: T;
+}
+
+export interface HistoryGrowth {
+  /** The turn measured: what the history grew by during this text turn. */
+  turn: number;
+  events: SideBySide<number>;
+  bytes: SideBySide<number>;
+}
+
+export interface PeerResult {
+  runs: number;
+  perToolMs: SideBySide<Summary>;
+  plainTurnMs: SideBySide<Summary>;
+  /** 8 × 200 ms in parallel: 200 ms over the batch's wall time. */
+  parallelEfficiency: SideBySide<Summary>;
+  history: HistoryGrowth[];
+  /** Per text turn and per turn with two tool calls; absent without the server's metrics. */
+  actions?: { textTurn: SideBySide<number>; toolTurn: SideBySide<number> };
+}
+
+/** The same chat operations on ours and on the peer. */
+interface Side {
+  send(text: string): Promise<void>;
+  handle: WorkflowHandle;
+  end(): Promise<void>;
+}
+
+const ourSide = (conversation: Conversation): Side => ({
+  send: (text) => sendOk(conversation, text),
+  handle: conversation.handle,
+  end: async () => {
+    await conversation.end();
+  },
+});
+
+const peerSide = (chat: PeerChat): Side => ({
+  send: async (text) => {
+    await chat.send(text);
+  },
+  handle: chat.handle,
+  end: () => chat.end(),
+});
+
+const PEER_ACTIVITIES = {
+  isModelCall: (type: string) => /model/i.test(type),
+  isToolExecution: (type: string) => type === 'noop' || type === 'sleep200',
+};
+
+/**
+ * (p) Temporal's own agent integration, `@temporalio/openai-agents` 1.23.0 on `@openai/agents-core`
+ * 0.11 (bench/peer/), against ours on the same dev server, scripted model and tools, alternating run
+ * by run: overhead per sequential tool call, parallel efficiency, history growth per text turn at
+ * turn 1 and at `lateTurn`, and Actions per turn.
+ */
+export async function measurePeer(
+  env: BenchEnvironment,
+  agents: AgentClient,
+  runs: number,
+  lateTurn: number,
+): Promise<PeerResult> {
+  const peer = await startPeer({ address: env.server.address, modelBaseURL: env.model.baseURL });
+  try {
+    const sides = async (mode: 'parallel' | 'sequential'): Promise<SideBySide<Side>> => ({
+      ours: ourSide(
+        await agents.startConversation({ systemPrompt: '', toolExecution: mode, maxModelCallsPerTurn: 50 }),
+      ),
+      peer: peerSide(await peer.startChat({ parallelToolCalls: mode === 'parallel' })),
+    });
+
+    const sequential = await sides('sequential');
+    const overhead = { ours: [] as number[][], peer: [] as number[][] };
+    for (let run = -2; run < runs; run++) {
+      for (const side of ['ours', 'peer'] as const) {
+        const tools = await timed(() => sequential[side].send(callDirective('noop', SEQUENTIAL_CALLS)));
+        const plain = await timed(() => sequential[side].send('hello'));
+        if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
+      }
+    }
+
+    const parallel = await sides('parallel');
+    const efficiency = { ours: [] as number[], peer: [] as number[] };
+    for (let run = -1; run < runs; run++) {
+      for (const side of ['ours', 'peer'] as const) {
+        await parallel[side].send(callDirective('sleep200', PARALLEL_TOOLS));
+        const batch = await lastToolBatch(
+          parallel[side].handle,
+          side === 'peer' ? PEER_ACTIVITIES : undefined,
+        );
+        if (run >= 0) efficiency[side].push(SLOW_TOOL_MS / batch.batchMs);
+      }
+    }
+
+    const history = await historyGrowth(await sides('parallel'), [1, lateTurn]);
+    const metricsUrl = env.server.metricsUrl;
+    const actions = metricsUrl ? await actionsPerTurn(await sides('parallel'), metricsUrl) : undefined;
+
+    for (const pair of [sequential, parallel]) {
+      await pair.ours.end();
+      await pair.peer.end();
+    }
+    const perTool = (pairs: number[][]) =>
+      summarize(pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS));
+    const plainTurn = (pairs: number[][]) => summarize(pairs.map(([, plain = 0]) => plain));
+    return {
+      runs,
+      perToolMs: { ours: perTool(overhead.ours), peer: perTool(overhead.peer) },
+      plainTurnMs: { ours: plainTurn(overhead.ours), peer: plainTurn(overhead.peer) },
+      parallelEfficiency: { ours: summarize(efficiency.ours), peer: summarize(efficiency.peer) },
+      history,
+      ...(actions ? { actions } : {}),
+    };
+  } finally {
+    await peer.close();
+  }
+}
+
+/** What one text turn adds to each side's history at each of `turns` (1-based). */
+async function historyGrowth(pair: SideBySide<Side>, turns: number[]): Promise<HistoryGrowth[]> {
+  const growth: HistoryGrowth[] = [];
+  const size = async (side: Side) => {
+    const history = await storedHistory(side.handle);
+    return { events: history.events?.length ?? 0, bytes: encodedBytes(history) };
+  };
+  let done = 0;
+  for (const turn of turns) {
+    const before: Partial<Record<'ours' | 'peer', { events: number; bytes: number }>> = {};
+    for (const side of ['ours', 'peer'] as const) {
+      for (let next = done + 1; next < turn; next++) await pair[side].send(`turn ${next}`);
+      before[side] = await size(pair[side]);
+      await pair[side].send(`turn ${turn}`);
+    }
+    done = turn;
+    const after = { ours: await size(pair.ours), peer: await size(pair.peer) };
+    growth.push({
+      turn,
+      events: {
+        ours: after.ours.events - (before.ours?.events ?? 0),
+        peer: after.peer.events - (before.peer?.events ?? 0),
+      },
+      bytes: {
+        ours: after.ours.bytes - (before.ours?.bytes ?? 0),
+        peer: after.peer.bytes - (before.peer?.bytes ?? 0),
+      },
+    });
+  }
+  for (const side of ['ours', 'peer'] as const) await pair[side].end();
+  return growth;
+}
+
+/** Actions the server counted for one text turn and one turn with two tool calls, on each side. */
+async function actionsPerTurn(
+  pair: SideBySide<Side>,
+  metricsUrl: string,
+): Promise<{ textTurn: SideBySide<number>; toolTurn: SideBySide<number> }> {
+  const counted = async (side: Side, text: string): Promise<number> => {
+    const before: ActionCounts = await readActions(metricsUrl);
+    await side.send(text);
+    // Trailing workflow tasks (search attributes after a turn) land within a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    return totalActions(actionsBetween(before, await readActions(metricsUrl)));
+  };
+  // Not the first turn: it also pays for the start (ours: the default-model lookup, patch markers).
+  for (const side of ['ours', 'peer'] as const) await pair[side].send('warm up');
+  const result = {
+    textTurn: { ours: await counted(pair.ours, 'hello'), peer: await counted(pair.peer, 'hello') },
+    toolTurn: {
+      ours: await counted(pair.ours, callDirective('noop', 2)),
+      peer: await counted(pair.peer, callDirective('noop', 2)),
+    },
+  };
+  for (const side of ['ours', 'peer'] as const) await pair[side].end();
+  return result;
+}
