@@ -107,6 +107,7 @@ export async function executeTool(
       toolName,
       attempt,
       idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
+      ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
     };
     const earlier =
       tool.atMostOnce && attempt > 1

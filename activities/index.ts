@@ -4,6 +4,7 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks, CompactionFunction } from '../src/contract/types.ts';
+import { withCost } from '../src/worker/model/prices.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
@@ -62,11 +63,14 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         'yiem.turn': input.turn,
         'yiem.model': input.model ?? deps.model.model,
       });
-      const output = await callModel(
+      const called = await callModel(
         { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
         openai,
         input,
       );
+      const requested = input.model ?? deps.model.model;
+      const priced = withCost(called.usage, deps.model.prices ?? {}, [requested, called.model]);
+      const output = priced === called.usage ? called : { ...called, usage: priced };
       const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
       const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
       const { stored } = await storedMessages.keep(reply);

@@ -36,8 +36,11 @@ export {
   decideToolCallUpdate,
   endSignal,
   modelContextQuery,
+  pauseUpdate,
   postSignal,
   promptUpdate,
+  raiseBudgetUpdate,
+  resumeUpdate,
   statusQuery,
   transcriptQuery,
 } from './contract/definitions.ts';
@@ -48,6 +51,7 @@ export {
   CONVERSATION_STATUSES,
   type ConversationSearchStatus,
   YIEM_AGENT,
+  YIEM_COST,
   YIEM_STATUS,
   YIEM_TURNS,
 } from './contract/searchAttributes.ts';

@@ -4,6 +4,7 @@ import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
+import { whilePaused } from './safePoint.ts';
 import { type ConversationState, createConversationState } from './state.ts';
 import { runTurn } from './turn.ts';
 import { continueAsNewRun, newVersionWaiting } from './versionUpgrade.ts';
@@ -32,12 +33,18 @@ export async function conversationWorkflow(
       continue;
     }
     if (newRunDue(state)) await continueAsNewRun(state, options);
+    await whilePaused(state);
     await runTurn(state);
   }
   state.updateSearchAttributes('ended', state.turn);
   events.detachFollowers();
   await condition(allHandlersFinished);
-  return { turns: state.turn, messageCount: state.messages.length, lastTurn: state.lastTurn };
+  return {
+    turns: state.turn,
+    messageCount: state.messages.length,
+    lastTurn: state.lastTurn,
+    spend: state.control.spend,
+  };
 }
 
 /** What wakes the loop: a message, the end, a new run that is due, or followers to let go for one. */

@@ -20,6 +20,17 @@ export function showCurrentDetails(state: ConversationState): void {
         `attach one with \`yiem chat --id ${conversationId}\`.`,
     );
   }
+  const { stop, pause } = state.control;
+  if (stop?.stop.reason === 'budgetExhausted') {
+    const { scope, limit, allowed } = stop.stop.exhausted;
+    lines.push(
+      `**Stopped at its budget** (the ${scope}'s ${limit} limit of ${allowed}): raise it and resume with \`yiem budget ${conversationId} --${scope} ${limit}=… --resume\`, or \`yiem cancel ${conversationId}\`.`,
+    );
+  } else if (pause) {
+    lines.push(
+      `**Paused** by an operator${state.running && !stop ? ': the running turn stops at its next safe point' : ''}; \`yiem resume ${conversationId}\` goes on.`,
+    );
+  }
   if (lines.length === 0) {
     lines.push(
       state.running

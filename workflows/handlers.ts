@@ -24,6 +24,7 @@ import type {
   TurnResult,
 } from '../src/contract/types.ts';
 import { registerCompactionHandlers } from './compaction.ts';
+import { promptRefusal, registerSafePointHandlers, safePointStatus } from './safePoint.ts';
 import { type ConversationState, enqueue } from './state.ts';
 import { workerTools } from './workerActivities.ts';
 
@@ -47,7 +48,7 @@ export function registerHandlers(state: ConversationState): void {
     {
       validator: (text) => {
         if (state.ending) throw new Error('This conversation has ended; start a new one');
-        const problem = userTextProblem(text, settings.maxMessageBytes);
+        const problem = promptRefusal(state) ?? userTextProblem(text, settings.maxMessageBytes);
         if (problem) throw new Error(problem);
       },
     },
@@ -76,7 +77,10 @@ export function registerHandlers(state: ConversationState): void {
   setHandler(
     statusQuery,
     (): ConversationStatus => ({
-      state: state.running ? 'running' : state.ending && state.pending.length === 0 ? 'ended' : 'idle',
+      state:
+        state.control.stop?.stop.reason ??
+        (state.running ? 'running' : undefined) ??
+        (state.control.pause ? 'paused' : state.ending && state.pending.length === 0 ? 'ended' : 'idle'),
       turn: state.turn,
       messageCount: state.messages.length,
       pendingMessages: state.pending.length,
@@ -85,9 +89,11 @@ export function registerHandlers(state: ConversationState): void {
       pendingApprovals: [...approvals.list(), ...forwarded.list()],
       pendingCallbacks: callbacks.list(),
       agent: state.agent?.name ?? null,
+      ...safePointStatus(state),
     }),
   );
   setHandler(turnStartsQuery, () => state.turnStarts);
+  registerSafePointHandlers(state);
   setHandler(toolsUpdate, () => workerTools());
   setHandler(modelContextQuery, (fromIndex, maxBytes) => ({
     systemPrompt: settings.systemPrompt,

@@ -10,6 +10,7 @@ import { ConversationCompaction } from './compaction.ts';
 import { ConversationEvents } from './events.ts';
 import { searchAttributeUpdater } from './searchAttributes.ts';
 import { ForwardedApprovals, ParentLink } from './subAgentApprovals.ts';
+import { TurnControl } from './turnControl.ts';
 
 /**
  * Everything one run of a conversation holds. The handlers (handlers.ts), the loop
@@ -62,6 +63,8 @@ export interface ConversationState {
   readonly callbacks: CallbackCalls;
   /** The summaries that stand for older messages in model calls. */
   readonly compaction: ConversationCompaction;
+  /** The budget, what was spent, and an operator's pause: what safe points (safePoint.ts) decide by. */
+  readonly control: TurnControl;
   /** Keeps the `YiemStatus` and `YiemTurns` search attributes current. */
   readonly updateSearchAttributes: (status: ConversationSearchStatus, turns: number) => void;
 }
@@ -79,6 +82,7 @@ export function createConversationState(
   // A sub-agent's approvals (and its own sub-agents') are decided on its parent.
   const parentConversation = carried?.parentConversation;
   const parentLink = parentConversation ? new ParentLink(parentConversation, conversationId) : undefined;
+  const control = new TurnControl(options.budget, carried);
   return {
     conversationId,
     settings,
@@ -103,7 +107,8 @@ export function createConversationState(
     parentLink,
     callbacks: new CallbackCalls(events),
     compaction: new ConversationCompaction(carried?.compaction),
-    updateSearchAttributes: searchAttributeUpdater(),
+    control,
+    updateSearchAttributes: searchAttributeUpdater(control),
   };
 }
 
@@ -122,6 +127,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
     ...state.compaction.carryOver(),
+    ...state.control.carryOver(),
   };
 }
 

@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, startChild, workflowInfo } from '@te
 import { SUB_AGENT_SUMMARY_CHARS } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { ConversationCarryOver, PreparedToolCall } from '../src/contract/protocol.ts';
-import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
+import { YIEM_AGENT, YIEM_COST, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
@@ -14,6 +14,7 @@ import type {
   ToolResultMessage,
 } from '../src/contract/types.ts';
 import type { ForwardedApprovals } from './subAgentApprovals.ts';
+import type { TurnControl } from './turnControl.ts';
 
 type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
 
@@ -22,6 +23,8 @@ export interface SubAgentContext {
   conversationId: string;
   settings: ConversationSettings;
   forwarded: ForwardedApprovals;
+  /** The caller's budget: it bounds the sub-agent's, and the sub-agent's spend is added to it. */
+  control: TurnControl;
 }
 
 /** The child conversation a sub-agent call runs as, for its `toolStart` event. */
@@ -59,12 +62,13 @@ export async function runSubAgent(
   try {
     const child = await startChild('conversationWorkflow', {
       workflowId,
-      args: [childOptions(context.settings, agent), firstTask(task, context.conversationId)],
+      args: [childOptions(context.settings, agent, context.control), firstTask(task, context.conversationId)],
       staticSummary: cut(`sub-agent ${agent.name}: ${task.trim().split('\n')[0]}`),
       ...childSearchAttributes(agent),
     });
     announce();
     const summary = (await child.result()) as ConversationSummary;
+    context.control.subAgentSpent(summary.spend);
     const last = summary.lastTurn;
     const failed = !last || (last.status !== 'completed' && last.status !== 'terminated');
     const text = failed
@@ -99,9 +103,16 @@ export function subAgentWorkflowId(
   return `${parentId}.${agent.name}.turn-${turn}.${toolCallId}${repeat}`;
 }
 
-function childOptions(settings: ConversationSettings, agent: AgentDefinition): ConversationOptions {
+/** The child's budget is the agent's own for a task, within what the caller has left. */
+function childOptions(
+  settings: ConversationSettings,
+  agent: AgentDefinition,
+  control: TurnControl,
+): ConversationOptions {
   const model = agent.model ?? settings.model;
+  const limits = control.subAgentLimits(agent.budget);
   return {
+    ...(Object.keys(limits).length > 0 ? { budget: { conversation: limits } } : {}),
     systemPrompt: agent.systemPrompt,
     tools: agent.tools ?? [],
     toolExecution: settings.toolExecution,
@@ -134,6 +145,9 @@ function childSearchAttributes(agent: AgentDefinition) {
       { key: YIEM_STATUS, value: 'idle' },
       { key: YIEM_TURNS, value: 0 },
       { key: YIEM_AGENT, value: agent.name },
+      ...(workflowInfo().typedSearchAttributes.get(YIEM_COST) === undefined
+        ? []
+        : [{ key: YIEM_COST, value: 0 }]),
     ],
   };
 }

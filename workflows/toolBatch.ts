@@ -30,6 +30,7 @@ import { failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { emitAgentEvent } from './eventSink.ts';
+import { toolBudget } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
 import { markCall } from './webUiRows.ts';
@@ -233,6 +234,7 @@ async function executeInActivity(
       args: call.args,
       maximumAttempts: call.policy.retry.maximumAttempts,
       followed: state.events.followed,
+      ...toolBudget(state),
     });
     if (events) state.events.publishFromResult(events);
     return outcome;

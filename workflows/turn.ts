@@ -11,6 +11,7 @@ import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
+import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
 import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
 import { workerDefaultModel } from './workerActivities.ts';
@@ -37,7 +38,7 @@ export async function runTurn(state: ConversationState): Promise<void> {
   state.running = undefined;
   showCurrentDetails(state);
   state.lastTurn = result;
-  events.publish(turn, { type: 'turnEnd', result });
+  events.publish(turn, { type: 'turnEnd', result, spend: turnEnded(state, result) });
   events.trim();
   state.updateSearchAttributes('idle', turn);
   for (const id of answered) state.resultsByMessage.set(id, result);
@@ -68,6 +69,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         error: `Stopped after ${settings.maxModelCallsPerTurn} model calls in one turn without a final answer. Send another message to let the agent continue.`,
       };
     }
+    const stopped = await beforeModelCall(state, answered);
+    if (stopped) return stopped;
     let assistant: AssistantMessage;
     let kept: TranscriptEntry;
     let prepared: PreparedToolCall[];
@@ -109,8 +112,11 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
     messages.push(kept);
+    afterModelCall(state, assistant);
     if (assistant.toolCalls.length === 0) return finalReply(turn, assistant);
 
+    const held = await beforeToolBatch(state, prepared, answered);
+    if (held) return held;
     const batch = await runToolBatch(state, prepared, activityIds);
     messages.push(...batch.results);
     if (batch.cancelled) return cancelledTurn(turn);

@@ -30,4 +30,7 @@ done
 temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" | grep -q YiemForkedFrom ||
   temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
     --name YiemForkedFrom --type Keyword >/dev/null
+# Added later (budgets): namespaces set up before have the three above only.
+temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
+  --name YiemCost --type Double >/dev/null 2>&1 || true
 echo "Namespace $TEMPORAL_NAMESPACE is ready"

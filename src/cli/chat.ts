@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { AgentClient, Conversation } from '../client/client.ts';
 import type { ReconnectOptions } from '../client/conversationEvents.ts';
 import { isUnreachable, reachable, untilReachable } from '../client/reachability.ts';
+import { formatSpend, parseLimits } from '../contract/budget.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type {
   ConversationEventItem,
+  ConversationStatus,
   ToolExecutionMode,
   ToolResultMessage,
   TurnResult,
@@ -29,7 +31,8 @@ export interface ChatOptions {
   output?: NodeJS.WritableStream;
 }
 
-const HELP = 'Commands: /history, /compact, /tools, /ui, /exit. Ctrl-C cancels a running turn; twice exits.';
+const HELP =
+  'Commands: /history, /compact, /tools, /ui, /spend, /budget turn|conversation cost=…,modelCalls=…, /resume, /exit. Ctrl-C cancels a running turn; twice exits.';
 const PROMPT = 'you> ';
 /** Messages of a resumed conversation shown when the chat attaches; `/history` shows them all. */
 const RESUMED_MESSAGES = 20;
@@ -151,7 +154,21 @@ export async function runChat(options: ChatOptions): Promise<void> {
       else if (text === '/compact') print(await compactNow(conversation));
       else if (text === '/tools') print(await describeTools(conversation));
       else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
-      else if (text.startsWith('/')) print(HELP);
+      else if (text === '/spend') print(describeSpend(await conversation.status()));
+      else if (text.startsWith('/budget '))
+        print(await changeBudget(conversation, text.slice('/budget '.length)));
+      else if (text === '/resume') {
+        turnRunning = true;
+        try {
+          const result = await conversation.resume();
+          if (result) await showReply(view, result, follower);
+          else print('Nothing was paused or stopped.');
+        } catch (error) {
+          print(`agent! ${describeThrown(error)}`);
+        } finally {
+          turnRunning = false;
+        }
+      } else if (text.startsWith('/')) print(HELP);
       else {
         turnRunning = true;
         interrupted = false;
@@ -175,6 +192,34 @@ export async function runChat(options: ChatOptions): Promise<void> {
     lines.close();
     await follower;
     await serving;
+  }
+}
+
+/** `/spend`: what the conversation and the turn spent, and the limits. */
+function describeSpend(status: ConversationStatus): string {
+  // Workers from before budgets report none.
+  if (!status.spend) return 'This conversation reports no spend (its workers predate budgets).';
+  return (['conversation', 'turn'] as const)
+    .map((scope) => {
+      const limits = Object.entries(status.budget[scope] ?? {}).map(
+        ([figure, value]) => `${figure}=${value}`,
+      );
+      return `${scope}: ${formatSpend(status.spend[scope])} (budget: ${limits.join(', ') || 'none'})`;
+    })
+    .join('\n');
+}
+
+/** `/budget turn cost=1,modelCalls=none`: changes the limits of one scope. */
+async function changeBudget(conversation: Conversation, text: string): Promise<string> {
+  const [scope = '', limits = ''] = text.trim().split(/\s+/, 2);
+  if (scope !== 'turn' && scope !== 'conversation')
+    return 'Usage: /budget turn|conversation cost=…,modelCalls=…';
+  try {
+    const budget = await conversation.raiseBudget({ [scope]: parseLimits(limits, '/budget') });
+    const shown = Object.entries(budget[scope] ?? {}).map(([figure, value]) => `${figure}=${value}`);
+    return `The ${scope} budget is now ${shown.join(', ') || 'unlimited'}; /resume goes on.`;
+  } catch (error) {
+    return `agent! ${describeThrown(error)}`;
   }
 }
 
@@ -259,6 +304,8 @@ async function sendThroughOutages(
  * follower ended or is still catching up after an outage, so a reply is always printed.
  */
 async function showReply(view: TurnView, result: TurnResult, follower: Promise<void>): Promise<void> {
+  // A turn stopped at its budget has not ended: its `turnStopped` event said why.
+  if (result.status === 'budgetExhausted') return;
   let timer: NodeJS.Timeout | undefined;
   const grace = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, TURN_EVENTS_GRACE_MS);

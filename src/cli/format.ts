@@ -1,4 +1,5 @@
 import type { ConversationListing } from '../client/client.ts';
+import { exhaustionMessage, formatSpend } from '../contract/budget.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
 import { firstLine } from '../contract/truncate.ts';
@@ -74,6 +75,21 @@ export function formatStatus(id: string, status: ConversationStatus): string {
   const lines = [
     `${id}  ${status.state}  turn ${status.turn}  ${status.messageCount} messages${status.agent ? `  agent ${status.agent}` : ''}`,
   ];
+  // Runs from before budgets have no spend to show.
+  if (status.spend) lines.push(`  spent: ${formatSpend(status.spend.conversation)}`);
+  if (status.pause && status.stop?.reason !== 'paused') {
+    lines.push(
+      `  paused (new prompts ${status.pause.prompts === 'refuse' ? 'refused' : 'wait'})${status.state === 'running' ? ': the turn stops at its next safe point' : ''}   |   yiem resume ${id}`,
+    );
+  }
+  if (status.stop?.reason === 'paused')
+    lines.push(`  turn ${status.turn} paused at a safe point   |   yiem resume ${id}`);
+  if (status.stop?.reason === 'budgetExhausted') {
+    lines.push(
+      `  ${exhaustionMessage(status.stop.exhausted)}`,
+      `    yiem budget ${id} --${status.stop.exhausted.scope} ${status.stop.exhausted.limit}=… --resume   |   yiem cancel ${id}`,
+    );
+  }
   for (const approval of status.pendingApprovals) {
     const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
     lines.push(

@@ -21,6 +21,7 @@ import {
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
 import { forkCommand, rewindCommand } from './forkRewind.ts';
+import { budgetCommand, pauseCommand, resumeCommand } from './safePointCommands.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { packageVersion } from './version.ts';
 
@@ -190,6 +191,32 @@ connectionOptions(
     .command('upgrade')
     .description("after a deploy: move the queue's idle conversations onto the current worker version now"),
 ).action(upgradeCommand);
+
+connectionOptions(
+  program
+    .command('pause')
+    .description('pause a conversation: its running turn stops at the next safe point, no turn starts'),
+)
+  .argument('<conversationId>')
+  .option('--refuse', 'refuse new prompts while paused (default: they wait for the resume)')
+  .action(pauseCommand);
+
+connectionOptions(
+  program.command('resume').description('resume a paused conversation, or a turn stopped at its budget'),
+)
+  .argument('<conversationId>')
+  .action(resumeCommand);
+
+connectionOptions(
+  program
+    .command('budget')
+    .description("show a conversation's budget and spend; change its limits, and resume a stopped turn"),
+)
+  .argument('<conversationId>')
+  .option('--turn <limits>', 'per-turn limits, e.g. cost=0.5,modelCalls=20 (none removes one)')
+  .option('--conversation <limits>', 'limits of the whole conversation, e.g. cost=5,toolCalls=200')
+  .option('--resume', 'then resume the stopped turn')
+  .action(budgetCommand);
 
 const payloads = program.command('payloads').description('the payload store of large messages and results');
 connectionOptions(

@@ -1,3 +1,4 @@
+import { exhaustionMessage, formatSpend } from '../contract/budget.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { resultText } from '../contract/toolResult.ts';
@@ -157,6 +158,19 @@ export class TurnView {
         this.#line(
           `  ⇣ compacted: messages ${event.from + 1}–${event.upTo} folded into the summary the model reads; the transcript keeps them`,
         );
+        return;
+      case 'turnStopped':
+        this.#endText();
+        this.#tools.clear();
+        this.stop();
+        this.#line(
+          event.stop.reason === 'paused'
+            ? `⏸ paused by an operator at a safe point (spent this turn: ${formatSpend(event.spend.turn)})`
+            : `⏸ ${exhaustionMessage(event.stop.exhausted)}`,
+        );
+        return;
+      case 'turnResumed':
+        this.#line('▶ resumed');
         return;
       case 'turnEnd':
         this.#finish(event.turn, event.result);

@@ -15,8 +15,11 @@ import {
   compactUpdate,
   decideToolCallUpdate,
   endSignal,
+  pauseUpdate,
   postSignal,
   promptUpdate,
+  raiseBudgetUpdate,
+  resumeUpdate,
   statusQuery,
   toolsUpdate,
   upgradeSignal,
@@ -25,6 +28,7 @@ import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
   type ConversationSearchStatus,
   YIEM_AGENT,
+  YIEM_COST,
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
@@ -33,6 +37,8 @@ import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
+  Budget,
+  BudgetChange,
   CallbackHandler,
   CallbackToolResult,
   Compaction,
@@ -42,6 +48,7 @@ import type {
   ConversationSummary,
   ForkOptions,
   Message,
+  PauseOptions,
   RewindOptions,
   RewindResult,
   ToolInfo,
@@ -94,6 +101,8 @@ export interface ConversationListing {
   status: string | undefined;
   turns: number | undefined;
   agent: string | undefined;
+  /** `YiemCost`: what it has cost so far, on namespaces that have the attribute. */
+  cost: number | undefined;
   startTime: Date;
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
@@ -177,6 +186,7 @@ export class AgentClient {
         status: attributes.get(YIEM_STATUS),
         turns: attributes.get(YIEM_TURNS),
         agent: attributes.get(YIEM_AGENT),
+        cost: attributes.get(YIEM_COST),
         startTime: execution.startTime,
         executionStatus: execution.status.name,
       });
@@ -314,6 +324,34 @@ export class Conversation {
    */
   cancel(): Promise<boolean> {
     return this.handle.executeUpdate(cancelUpdate);
+  }
+
+  /**
+   * Pauses the conversation (an operator's stop): the running turn stops at its next safe point
+   * (before a model call or a tool batch, never in the middle of one) and no new turn starts until
+   * `resume()`. `prompts: 'queue'` (default) keeps accepting `send`, answered after the resume;
+   * `'refuse'` refuses it with an error. Resolves with whether a turn was running.
+   */
+  pause(options: PauseOptions = {}): Promise<boolean> {
+    return withValidatorMessage(this.handle.executeUpdate(pauseUpdate, { args: [options] }));
+  }
+
+  /**
+   * Lifts a pause and continues a turn stopped at a safe point where it stopped (after a pause, or
+   * at its budget once `raiseBudget` made room). Resolves with that turn's result once it ends or
+   * stops at its budget again; `null` when no turn was stopped or running. Throws while the stopped
+   * turn's budget is still exhausted, naming the limit.
+   */
+  resume(): Promise<TurnResult | null> {
+    return withValidatorMessage(this.handle.executeUpdate(resumeUpdate));
+  }
+
+  /**
+   * Changes the budget's limits: each given figure replaces its limit, `null` removes it. A turn
+   * stopped at its budget stays stopped until `resume()`. Resolves with the budget now in force.
+   */
+  raiseBudget(change: BudgetChange): Promise<Budget> {
+    return withValidatorMessage(this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
   }
 
   /**

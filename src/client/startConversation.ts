@@ -3,7 +3,13 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { ConversationWorkflow } from '../contract/definitions.ts';
 import { CONVERSATION_TITLE_CHARS } from '../contract/limits.ts';
 import type { ConversationCarryOver } from '../contract/protocol.ts';
-import { YIEM_AGENT, YIEM_FORKED_FROM, YIEM_STATUS, YIEM_TURNS } from '../contract/searchAttributes.ts';
+import {
+  YIEM_AGENT,
+  YIEM_COST,
+  YIEM_FORKED_FROM,
+  YIEM_STATUS,
+  YIEM_TURNS,
+} from '../contract/searchAttributes.ts';
 import { CONVERSATION_WORKFLOW_TASK_TIMEOUT, conversationOptionsProblem } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { truncate } from '../contract/truncate.ts';
@@ -34,7 +40,8 @@ export interface ConversationStart {
 /**
  * Starts a conversation workflow; fails if a conversation with that id already exists. A namespace
  * without yiem's search attributes still runs conversations, just unsearchable ones; one registered
- * before `YiemForkedFrom` existed runs forks without that attribute (the memo still names the source).
+ * before `YiemCost` or `YiemForkedFrom` existed runs them without those (a fork's memo still names
+ * its source).
  */
 export async function startConversationWorkflow(
   client: WorkflowClient,
@@ -48,9 +55,11 @@ export async function startConversationWorkflow(
     { key: YIEM_AGENT, value: start.agent },
   ];
   const { forkedFrom } = start;
+  // `YiemCost` and `YiemForkedFrom` came later than the others: a namespace may lack them.
+  const withCost: SearchAttributePair[] = [...base, { key: YIEM_COST, value: 0 }];
   const attributeSets: SearchAttributePair[][] = forkedFrom
-    ? [[...base, { key: YIEM_FORKED_FROM, value: forkedFrom.conversationId }], base, []]
-    : [base, []];
+    ? [[...withCost, { key: YIEM_FORKED_FROM, value: forkedFrom.conversationId }], withCost, base, []]
+    : [withCost, base, []];
   const attempt = async ([attributes, ...fallbacks]: SearchAttributePair[][]): Promise<
     WorkflowHandle<ConversationWorkflow>
   > => {

@@ -9,10 +9,13 @@ import type { TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
+  Budget,
+  BudgetChange,
   CallbackAnswer,
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  PauseOptions,
   ToolInfo,
   TurnResult,
 } from './types.ts';
@@ -34,6 +37,24 @@ export const cancelUpdate = defineUpdate<boolean>('cancel');
  * new onto it now rather than after its next turn (`AgentClient.upgradeConversations`).
  */
 export const upgradeSignal = defineSignal('upgrade');
+
+/**
+ * Pauses the conversation: the running turn stops at its next safe point (before a model call or a
+ * tool batch, never in the middle of one) and no new turn starts until `resume`; prompts are queued
+ * or refused as `options.prompts` says. Resolves with whether a turn was running.
+ */
+export const pauseUpdate = defineUpdate<boolean, [options: PauseOptions]>('pause');
+
+/**
+ * Lifts a pause, and continues a turn stopped at a safe point (paused, or at its budget once it is
+ * raised) where it stopped. Resolves with the result of that turn, once it ends or stops at its
+ * budget again; `null` when no turn was stopped or running. Refused while the stopped turn's
+ * budget is still exhausted.
+ */
+export const resumeUpdate = defineUpdate<TurnResult | null>('resume');
+
+/** Changes the budget's limits (see `BudgetChange`) and resolves with the budget now in force. */
+export const raiseBudgetUpdate = defineUpdate<Budget, [change: BudgetChange]>('raiseBudget');
 
 /** Ends the conversation once the running turn and pending messages are done. */
 export const endSignal = defineSignal('end');

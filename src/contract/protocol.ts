@@ -13,10 +13,14 @@ import type {
   AgentToolCall,
   ApprovalOutcome,
   AssistantMessage,
+  Budget,
   ConversationEvent,
   EventOrigin,
   JsonSchema,
+  PauseState,
   PendingApproval,
+  Spend,
+  SpendLimits,
   ToolArguments,
   ToolInfo,
   ToolResultMessage,
@@ -55,6 +59,12 @@ export interface ConversationCarryOver {
   transcriptId?: string;
   /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
   movedToNewVersion?: boolean;
+  /** What the conversation has spent (absent in runs from before budgets). */
+  spend?: Spend;
+  /** The budget in force when it was raised since the start (it replaces `ConversationOptions.budget`). */
+  budget?: Budget;
+  /** Set while an operator has the conversation paused. */
+  pause?: PauseState;
   /** Its compactions and the model's window; absent in runs from before compaction. */
   compaction?: CompactionCarryOver;
 }
@@ -197,6 +207,8 @@ export interface ExecuteToolInput {
    * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
    */
   followed?: boolean;
+  /** What the conversation may still spend, when it has a budget (`ToolCallInfo.remainingBudget`). */
+  remainingBudget?: SpendLimits;
 }
 
 /**

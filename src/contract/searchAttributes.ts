@@ -9,7 +9,19 @@ export const YIEM_TURNS = defineSearchAttributeKey('YiemTurns', SearchAttributeT
 export const YIEM_AGENT = defineSearchAttributeKey('YiemAgent', SearchAttributeType.KEYWORD);
 /** Set on a conversation made by `Conversation.fork`: the id of the conversation it was forked from. */
 export const YIEM_FORKED_FROM = defineSearchAttributeKey('YiemForkedFrom', SearchAttributeType.KEYWORD);
+/**
+ * What the conversation has cost so far, in the currency of the workers' price table. Set only on
+ * conversations started on a namespace that has it registered (older ones have the three above).
+ */
+export const YIEM_COST = defineSearchAttributeKey('YiemCost', SearchAttributeType.DOUBLE);
 
 /** The values `YiemStatus` takes. */
-export const CONVERSATION_STATUSES = ['idle', 'running', 'awaitingApproval', 'ended'] as const;
+export const CONVERSATION_STATUSES = [
+  'idle',
+  'running',
+  'awaitingApproval',
+  'paused',
+  'budgetExhausted',
+  'ended',
+] as const;
 export type ConversationSearchStatus = (typeof CONVERSATION_STATUSES)[number];

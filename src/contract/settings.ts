@@ -1,3 +1,4 @@
+import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
@@ -121,6 +122,8 @@ export function conversationOptionsProblem(options: unknown): string | null {
   check('tools', (value) => Array.isArray(value) && value.every(isName), 'a list of tool names');
   check('approvalTimeout', isName, "a duration such as '10 minutes'");
   check('onApprovalTimeout', (value) => value === 'approve' || value === 'deny', '"approve" or "deny"');
+  const budget = given.budget === undefined ? null : budgetProblem(given.budget);
+  if (budget) problems.push(`budget: ${budget}`);
   check(
     'compaction',
     (value) => value === false || compactionOptionsProblem(value) === null,

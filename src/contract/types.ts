@@ -23,6 +23,11 @@ export interface Usage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  /**
+   * What the call cost, in the currency of the worker's price table (`ModelSettings.prices`); absent
+   * when the worker has no price for the model.
+   */
+  cost?: number;
 }
 
 /** What a tool's `execute` returns. */
@@ -80,6 +85,11 @@ export interface ToolCallInfo {
    * reuses a tool call id in a later turn: pass it to services that deduplicate requests.
    */
   idempotencyKey: string;
+  /**
+   * What the conversation may still spend, per limit of its budget (the smaller of what is left of
+   * the conversation's and the turn's), when the call was scheduled; absent without a budget.
+   */
+  remainingBudget?: SpendLimits;
 }
 
 /** How an activity is timed and retried. Durations are Temporal duration strings (`'30 seconds'`). */
@@ -421,8 +431,18 @@ export type AgentEvent =
  */
 export type AgentEventSink = (event: AgentEvent) => void;
 
-/** How a turn ended. */
-export type TurnStatus = 'completed' | 'terminated' | 'failed' | 'limitReached' | 'cancelled';
+/**
+ * How a turn ended. `budgetExhausted`: the turn stopped at a safe point because a limit of the
+ * budget was reached (see `TurnResult.budget`); it waits there for `Conversation.raiseBudget` and
+ * `resume()`, or `cancel()`. A sub-agent's turn ends with it instead of waiting.
+ */
+export type TurnStatus =
+  | 'completed'
+  | 'terminated'
+  | 'failed'
+  | 'limitReached'
+  | 'cancelled'
+  | 'budgetExhausted';
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
@@ -432,11 +452,91 @@ export interface TurnResult {
   reply: string;
   /** Why the turn failed or stopped early, in words a user can act on. */
   error?: string;
+  /** Set with status `budgetExhausted`: the limit that was reached, and the figures. */
+  budget?: BudgetExhaustion;
+}
+
+/**
+ * What a conversation or a turn has spent. A sub-agent's spend is added to its parent's when the
+ * sub-agent's task ends (its wall time is not: it ran within the parent's).
+ */
+export interface Spend {
+  /** Model calls made (a retried call counts once). */
+  modelCalls: number;
+  /** Tool calls run, including sub-agent calls; a call answered in PREPARE counts too. */
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  /** In the currency of the workers' price table (`ModelSettings.prices`); models without a price add 0. */
+  cost: number;
+  /** Seconds the turns worked, without the time they stood stopped at a safe point. */
+  wallTimeSeconds: number;
+}
+
+/** Limits on what may be spent, per figure of `Spend`; a figure left out has no limit. */
+export type SpendLimits = Partial<Spend>;
+
+/**
+ * A conversation's budget (`ConversationOptions.budget`): limits on the whole conversation and on
+ * each turn. Checked at safe points, before each model call and before each tool batch (never in the
+ * middle of a batch), so a batch may go past a limit; a reached limit stops the turn there.
+ */
+export interface Budget {
+  conversation?: SpendLimits;
+  turn?: SpendLimits;
+}
+
+/**
+ * A change of budget (`Conversation.raiseBudget`): each given figure replaces the limit, `null`
+ * removes it; figures left out stay.
+ */
+export interface BudgetChange {
+  conversation?: { [Figure in keyof Spend]?: number | null };
+  turn?: { [Figure in keyof Spend]?: number | null };
+}
+
+/** The limit a turn reached, and the figures. */
+export interface BudgetExhaustion {
+  /** Whether the conversation's limit or the turn's was reached. */
+  scope: 'conversation' | 'turn';
+  limit: keyof Spend;
+  /** The limit. */
+  allowed: number;
+  /** What that scope had spent when the turn stopped (with `toolCalls`: plus the batch it was about to run). */
+  spent: Spend;
+}
+
+/** Why a running turn stands still at a safe point. */
+export type TurnStop =
+  /** An operator paused the conversation (`Conversation.pause`). */
+  | { reason: 'paused'; since: number }
+  /** A limit of the budget was reached. */
+  | { reason: 'budgetExhausted'; since: number; exhausted: BudgetExhaustion };
+
+/** How a paused conversation treats new prompts. */
+export interface PauseOptions {
+  /**
+   * `'queue'` (default): `send` is accepted and answered after `resume()`. `'refuse'`: `send` is
+   * refused with an error saying the conversation is paused. Posted messages (a Signal, which cannot
+   * be refused to its sender) are always queued, so nothing is lost.
+   */
+  prompts?: 'queue' | 'refuse';
+}
+
+/** A conversation's pause, while it lasts. */
+export interface PauseState {
+  prompts: 'queue' | 'refuse';
+  /** When it was paused, milliseconds since the epoch. */
+  since: number;
 }
 
 /** What a client sees of a conversation without reading the transcript. */
 export interface ConversationStatus {
-  state: 'idle' | 'running' | 'ended';
+  /**
+   * `paused`: an operator paused it (a running turn stops at its next safe point, no turn starts);
+   * `budgetExhausted`: its turn stands at a safe point because a limit was reached (see `stop`).
+   */
+  state: 'idle' | 'running' | 'paused' | 'budgetExhausted' | 'ended';
   turn: number;
   messageCount: number;
   pendingMessages: number;
@@ -448,6 +548,14 @@ export interface ConversationStatus {
   pendingCallbacks: PendingCallback[];
   /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
   agent: string | null;
+  /** Spent so far by the conversation and by the running (or last) turn, sub-agents included. */
+  spend: { conversation: Spend; turn: Spend };
+  /** The limits in force (`ConversationOptions.budget`, as raised since). */
+  budget: Budget;
+  /** Set while an operator has the conversation paused. */
+  pause: PauseState | null;
+  /** Set while the running turn stands at a safe point: why. */
+  stop: TurnStop | null;
 }
 
 /** The input a conversation workflow starts with. */
@@ -483,6 +591,8 @@ export interface ConversationOptions {
    * and the recent turns; `false` leaves the older turns out instead. The transcript stays whole.
    */
   compaction?: CompactionOptions | false;
+  /** Limits on model calls, tool calls, tokens, cost and wall time (see `Budget`). Default: none. */
+  budget?: Budget;
 }
 
 /** How a conversation compacts its context (`ConversationOptions.compaction`). */
@@ -555,6 +665,8 @@ export interface ConversationSummary {
   messageCount: number;
   /** The last turn's result: a sub-agent's reply. */
   lastTurn?: TurnResult | null;
+  /** What the conversation spent, sub-agents included (absent in runs from before budgets). */
+  spend?: Spend;
 }
 
 /** A tool call waiting for a person to approve or deny it. */
@@ -687,8 +799,15 @@ export type ConversationEvent = EventOrigin &
      * the messages before `upTo` (`Conversation.compactions()` has the text); the transcript keeps them.
      */
     | { type: 'compaction'; id: number; trigger: Compaction['trigger']; from: number; upTo: number }
-    /** The turn ended: what `prompt` returns. */
-    | { type: 'turnEnd'; result: TurnResult }
+    /**
+     * The turn stopped at a safe point (paused, or a limit reached) with what it had spent; it
+     * continues after `turnResumed`, or ends (`turnEnd`) when cancelled.
+     */
+    | { type: 'turnStopped'; stop: TurnStop; spend: { conversation: Spend; turn: Spend } }
+    /** The stopped turn continues. */
+    | { type: 'turnResumed' }
+    /** The turn ended: what `prompt` returns, and what the turn and the conversation have spent. */
+    | { type: 'turnEnd'; result: TurnResult; spend?: { conversation: Spend; turn: Spend } }
   );
 
 /** An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`. */
@@ -790,6 +909,11 @@ export interface AgentDefinition {
   model?: string;
   /** Model calls a sub-agent may make for one task. Default: the calling conversation's limit. */
   maxModelCallsPerTurn?: number;
+  /**
+   * What one task of this agent may spend. The calling conversation's remaining budget bounds it
+   * too, and what it spends is added to the caller's.
+   */
+  budget?: SpendLimits;
 }
 
 /** Where a tool's call runs when it is not an `execute` in an activity (`WorkflowTool.runner`). */
@@ -860,6 +984,18 @@ export interface ModelSettings {
    * `maxContextBytes` and its tokens at an estimated 4 bytes a token.
    */
   maxContextTokens?: Record<string, number>;
+  /**
+   * Prices per model name (as conversations name them, or as the endpoint reports them), so that
+   * each model call's `usage.cost` is known and a budget can limit cost. Default: env
+   * `YIEM_MODEL_PRICES` (the same as JSON), else none.
+   */
+  prices?: Record<string, ModelPrice>;
+}
+
+/** A model's price, per million tokens, in the currency budgets are written in. */
+export interface ModelPrice {
+  inputPerMillion: number;
+  outputPerMillion: number;
 }
 
 /** How `Conversation.fork` makes a new conversation from an earlier turn of one. */

@@ -72,6 +72,8 @@ describe('unbounded conversations', () => {
       turns: 5,
       messageCount: 10,
       lastTurn: { turn: 5, status: 'completed', reply: 'answer 5' },
+      // What was spent is handed from run to run.
+      spend: expect.objectContaining({ modelCalls: 5 }),
     });
   });
 

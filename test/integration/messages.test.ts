@@ -114,6 +114,7 @@ describe('messages, queries and turns', () => {
       turns: 1,
       messageCount: 2,
       lastTurn: { turn: 1, status: 'completed', reply: 'bye' },
+      spend: expect.objectContaining({ modelCalls: 1 }),
     });
     const description = await conversation.handle.describe();
     expect(description.status.name).toBe('COMPLETED');

@@ -361,6 +361,7 @@ describe.concurrent('a turn of the loop', () => {
       turns: 1,
       messageCount: 4,
       lastTurn: { turn: 1, status: 'completed', reply: 'Last words.' },
+      spend: expect.objectContaining({ modelCalls: 2, toolCalls: 1 }),
     });
   });
 

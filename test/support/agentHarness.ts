@@ -3,7 +3,13 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { AgentClient, type AgentClientOptions } from '../../src/client/client.ts';
-import type { AgentEvent, AgentHooks, AgentTool, SelfWritingOptions } from '../../src/contract/types.ts';
+import type {
+  AgentEvent,
+  AgentHooks,
+  AgentTool,
+  ModelSettings,
+  SelfWritingOptions,
+} from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker/worker.ts';
 
@@ -28,6 +34,8 @@ export interface TestAgentOptions {
   maxToolResultBytes?: number;
   /** The model's context window in bytes (default: the worker's, 1 MB). */
   maxContextBytes?: number;
+  /** The worker's price table (`ModelSettings.prices`). */
+  prices?: ModelSettings['prices'];
   /** Characters per streamed delta of the scripted model (default: about four pieces a reply). */
   chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
@@ -76,6 +84,7 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
         model: 'scripted',
         timeoutMs: options.modelTimeoutMs ?? 5_000,
         ...(options.maxContextBytes ? { maxContextBytes: options.maxContextBytes } : {}),
+        ...(options.prices ? { prices: options.prices } : {}),
       },
       eventSink: (event) => events.push(event),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
 
@@ -14,3 +15,18 @@ export const YIEM_FROM_SOURCES = [
   TSX_LOADER,
   fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url)),
 ];
+
+/** Runs `yiem ARGS --address ADDRESS` from the sources; resolves with its exit code and output. */
+export function runYiem(
+  args: string[],
+  address: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, ...args, '--address', address],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
+    );
+  });
+}

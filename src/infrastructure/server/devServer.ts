@@ -16,6 +16,7 @@ export const YIEM_SEARCH_ATTRIBUTES = {
   YiemTurns: 'Int',
   YiemAgent: 'Keyword',
   YiemForkedFrom: 'Keyword',
+  YiemCost: 'Double',
 } as const satisfies Record<string, SearchAttributeType>;
 
 /**

@@ -1,5 +1,6 @@
 import { BYTES_PER_TOKEN, DEFAULT_MAX_CONTEXT_BYTES } from '../../contract/limits.ts';
-import type { ModelSettings } from '../../contract/types.ts';
+import type { ModelPrice, ModelSettings } from '../../contract/types.ts';
+import { checkedPrices, pricesFromEnv } from './prices.ts';
 
 export interface ResolvedModelSettings {
   baseURL: string | undefined;
@@ -9,6 +10,8 @@ export interface ResolvedModelSettings {
   maxContextBytes: number;
   /** Context windows in tokens, by model name. */
   maxContextTokens?: Record<string, number>;
+  /** Prices by model name; absent: no call has a cost. */
+  prices?: Record<string, ModelPrice>;
 }
 
 export const DEFAULT_MODEL = 'gpt-4o-mini';
@@ -27,6 +30,10 @@ export function resolveModelSettings(
     settings.baseURL === undefined
       ? checkedBaseURL(fromEnv('OPENAI_BASE_URL'), 'OPENAI_BASE_URL')
       : checkedBaseURL(settings.baseURL, 'model.baseURL');
+  const prices =
+    settings.prices === undefined
+      ? pricesFromEnv(fromEnv('YIEM_MODEL_PRICES'))
+      : checkedPrices(settings.prices, 'model.prices');
   return {
     baseURL,
     apiKey: settings.apiKey ?? fromEnv('OPENAI_API_KEY') ?? 'not-needed',
@@ -37,6 +44,7 @@ export function resolveModelSettings(
       positiveInteger(fromEnv('YIEM_MAX_CONTEXT_BYTES')) ??
       DEFAULT_MAX_CONTEXT_BYTES,
     ...(settings.maxContextTokens ? { maxContextTokens: settings.maxContextTokens } : {}),
+    ...(prices ? { prices } : {}),
   };
 }
 
