@@ -1,12 +1,4 @@
-import {
-  condition,
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import {
   compactionBoundary,
   contextBytes,
@@ -35,6 +27,8 @@ import type { ConversationEvents } from './events.ts';
  */
 interface CompactingConversation {
   readonly conversationId: string;
+  /** Names the transcript for the workers' caches (a rewound run names a new one). */
+  readonly transcriptId: string;
   readonly settings: ConversationSettings;
   readonly messages: readonly TranscriptEntry[];
   readonly turn: number;
@@ -143,7 +137,7 @@ export class ConversationCompaction {
       id,
       from,
       upTo,
-      transcriptId: workflowInfo().firstExecutionRunId,
+      transcriptId: state.transcriptId,
       ...(previous
         ? {
             previous: {

@@ -1,18 +1,13 @@
-import {
-  ApplicationFailure,
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
 import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
 import { whilePaused } from './safePoint.ts';
-import { type ConversationState, carryOver, createConversationState } from './state.ts';
+import { type ConversationState, createConversationState } from './state.ts';
 import { runTurn } from './turn.ts';
+import { continueAsNewRun, newVersionWaiting } from './versionUpgrade.ts';
 
 /**
  * One conversation (its workflow id is the conversation id). Messages arrive by Update (`prompt`,
@@ -37,7 +32,7 @@ export async function conversationWorkflow(
       events.detachFollowers();
       continue;
     }
-    if (newRunDue(state)) await continueAsNew<typeof conversationWorkflow>(options, carryOver(state));
+    if (newRunDue(state)) await continueAsNewRun(state, options);
     await whilePaused(state);
     await runTurn(state);
   }
@@ -62,10 +57,11 @@ function hasWork(state: ConversationState): boolean {
   );
 }
 
-/** Whether this run has grown enough to hand over to a new one. */
+/** Whether this run has grown enough to hand over to a new one, or a new version of its code waits. */
 function newRunWanted(state: ConversationState): boolean {
   return (
     workflowInfo().continueAsNewSuggested ||
+    newVersionWaiting(state) ||
     state.turnsThisRun >= (state.settings.maxTurnsPerRun ?? Number.POSITIVE_INFINITY)
   );
 }

@@ -12,6 +12,8 @@ import {
   subAgentApprovalSignal,
   toolsUpdate,
   transcriptQuery,
+  turnStartsQuery,
+  upgradeSignal,
 } from '../src/contract/definitions.ts';
 import { userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
@@ -65,6 +67,8 @@ export function registerHandlers(state: ConversationState): void {
   setHandler(endSignal, () => {
     state.ending = true;
   });
+  // Nothing to do: the workflow task it brings lets the loop see a new version (workflows/versionUpgrade.ts).
+  setHandler(upgradeSignal, () => {});
 
   // Reading: the transcript, the status, the tools, and the model's context (read by the model activity).
   setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>
@@ -88,6 +92,7 @@ export function registerHandlers(state: ConversationState): void {
       ...safePointStatus(state),
     }),
   );
+  setHandler(turnStartsQuery, () => state.turnStarts);
   registerSafePointHandlers(state);
   setHandler(toolsUpdate, () => workerTools());
   setHandler(modelContextQuery, (fromIndex, maxBytes) => ({

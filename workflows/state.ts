@@ -2,7 +2,7 @@ import { type CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { ConversationCarryOver, PendingMessage } from '../src/contract/protocol.ts';
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
 import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
-import type { TranscriptEntry } from '../src/contract/transcript.ts';
+import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts';
 import type { AgentDefinition, ConversationOptions, TurnResult } from '../src/contract/types.ts';
 import { Approvals } from './approvals.ts';
 import { CallbackCalls } from './callbackTools.ts';
@@ -28,6 +28,16 @@ export interface ConversationState {
   /** The result of the turn that consumed an awaited message, by message id, until its `prompt` returns. */
   readonly resultsByMessage: Map<number, TurnResult>;
   nextMessageId: number;
+  /**
+   * Names this transcript for the workers' caches of it (`CallModelInput.transcriptId`): the first
+   * run's id across continue-as-new, since the transcript only grows. A reset (`Conversation.rewind`)
+   * cuts it back, so a run that was reset names a new transcript: its own run id, handed on.
+   */
+  readonly transcriptId: string;
+  /** Whether this run started on a move to a new Worker Deployment version (workflows/versionUpgrade.ts). */
+  readonly startedOnNewVersion: boolean;
+  /** Where each turn began in `messages` (`recordTurnStart`). */
+  readonly turnStarts: TurnStarts;
   /** The number of the latest turn (the running one while `running` is set). */
   turn: number;
   /** Turns run since this run started (for `maxTurnsPerRun`). */
@@ -65,7 +75,9 @@ export function createConversationState(
   carried: ConversationCarryOver | undefined,
 ): ConversationState {
   const settings = resolveConversationSettings(options);
-  const conversationId = workflowInfo().workflowId;
+  const info = workflowInfo();
+  const conversationId = info.workflowId;
+  const reset = info.runId !== info.originalExecutionRunId;
   const events = new ConversationEvents(carried?.events);
   // A sub-agent's approvals (and its own sub-agents') are decided on its parent.
   const parentConversation = carried?.parentConversation;
@@ -78,6 +90,9 @@ export function createConversationState(
     pending: carried?.pending ?? [],
     resultsByMessage: new Map(),
     nextMessageId: carried?.nextMessageId ?? 0,
+    transcriptId: reset ? info.runId : (carried?.transcriptId ?? info.firstExecutionRunId),
+    startedOnNewVersion: carried?.movedToNewVersion === true,
+    turnStarts: carried?.turnStarts ?? { firstTurn: (carried?.turn ?? 0) + 1, starts: [] },
     turn: carried?.turn ?? 0,
     turnsThisRun: 0,
     running: undefined,
@@ -104,6 +119,8 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     pending: state.pending,
     nextMessageId: state.nextMessageId,
     turn: state.turn,
+    turnStarts: state.turnStarts,
+    transcriptId: state.transcriptId,
     lastTurn: state.lastTurn,
     ending: state.ending,
     events: state.events.carryOver(),
@@ -112,6 +129,11 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     ...state.compaction.carryOver(),
     ...state.control.carryOver(),
   };
+}
+
+/** Notes where the turn that starts now begins in the transcript: before it drains its messages. */
+export function recordTurnStart(state: ConversationState): void {
+  state.turnStarts.starts.push(state.messages.length);
 }
 
 /** Queues a user message for the next turn; returns its id. */

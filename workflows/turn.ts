@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type {
   AgentActivities,
   CallModelInput,
@@ -12,7 +12,7 @@ import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
-import { type ConversationState, drainPending } from './state.ts';
+import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
 import { workerDefaultModel } from './workerActivities.ts';
 
@@ -23,6 +23,7 @@ import { workerDefaultModel } from './workerActivities.ts';
 export async function runTurn(state: ConversationState): Promise<void> {
   state.turn += 1;
   state.turnsThisRun += 1;
+  recordTurnStart(state);
   const { events, turn } = state;
   // Followers let go for a new run that a prompt then put off: they follow this turn here.
   if (events.detached) events.reattachFollowers();
@@ -89,7 +90,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         conversationId: state.conversationId,
         turn,
         messageCount: messages.length,
-        transcriptId: workflowInfo().firstExecutionRunId,
+        transcriptId: state.transcriptId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
         ...(model ? { model } : {}),
         followed: state.events.followed,

@@ -26,6 +26,10 @@ until temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "
   fi
   sleep 1
 done
+# Added later (forks name their source): created on its own so that namespaces set up before get it too.
+temporal operator search-attribute list --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" | grep -q YiemForkedFrom ||
+  temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
+    --name YiemForkedFrom --type Keyword >/dev/null
 # Added later (budgets): namespaces set up before have the three above only.
 temporal operator search-attribute create --address "$TEMPORAL_ADDRESS" -n "$TEMPORAL_NAMESPACE" \
   --name YiemCost --type Double >/dev/null 2>&1 || true

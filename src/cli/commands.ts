@@ -50,6 +50,9 @@ export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   mcp?: string;
   builtinTools: boolean;
   workflows: boolean;
+  /** Worker Versioning: `--deployment-name` and `--build-id` (else env YIEM_DEPLOYMENT_NAME, YIEM_BUILD_ID). */
+  deploymentName?: string;
+  buildId?: string;
 }
 
 export interface ChatFlags extends ConnectionFlags {
@@ -82,6 +85,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
     ...(await mcpServersOption(flags.mcp)),
     ...withSelfWriting(flags),
+    ...deploymentOption(flags),
     eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
@@ -90,9 +94,35 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
   );
   console.log(`Payload store: ${agent.payloadStore}`);
+  if (agent.deployment) {
+    console.log(
+      `Worker Deployment ${agent.deployment}: conversations are pinned to their build and move to the current one between turns`,
+    );
+  }
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
+}
+
+/** `--deployment-name` and `--build-id`, each over its environment variable. */
+function deploymentOption(flags: WorkerFlags): { deployment?: { name: string; buildId: string } } {
+  const name = flags.deploymentName ?? process.env.YIEM_DEPLOYMENT_NAME;
+  const buildId = flags.buildId ?? process.env.YIEM_BUILD_ID;
+  // Only one given: the worker names what is missing.
+  return name || buildId ? { deployment: { name: name ?? '', buildId: buildId ?? '' } } : {};
+}
+
+/** `yiem upgrade`: after a deploy, moves idle conversations onto the deployment's current version. */
+export async function upgradeCommand(flags: ConnectionFlags): Promise<void> {
+  const client = await connectedClient(connectionConfig(flags));
+  try {
+    const woken = await client.upgradeConversations();
+    console.log(
+      `Woke ${woken} running conversation(s) on task queue ${client.taskQueue}: each moves to its deployment's current version once its running turn, if any, is done.`,
+    );
+  } finally {
+    await client.close();
+  }
 }
 
 /** `yiem dev`: server, worker and chat in one process; the way to try yiem on one machine. */

@@ -16,9 +16,11 @@ import {
   serverCommand,
   statusCommand,
   sweepPayloadsCommand,
+  upgradeCommand,
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { forkCommand, rewindCommand } from './forkRewind.ts';
 import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
 import { budgetCommand, pauseCommand, resumeCommand } from './safePointCommands.ts';
 import { scheduleCreateCommand, scheduleDeleteCommand, scheduleListCommand } from './schedules.ts';
@@ -78,6 +80,8 @@ selfWritingOptions(
   .option('--no-builtin-tools', 'do not register getWeather, getTime, listTools and readUserFile')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .option('--mcp <file>', MCP_FLAG_HELP)
+  .option('--deployment-name <name>', 'Worker Versioning: the Worker Deployment (env YIEM_DEPLOYMENT_NAME)')
+  .option('--build-id <id>', 'Worker Versioning: this build of it (env YIEM_BUILD_ID)')
   .action(workerCommand);
 
 program
@@ -187,6 +191,37 @@ connectionOptions(
 connectionOptions(program.command('cancel').description("cancel a conversation's running turn"))
   .argument('<conversationId>')
   .action(cancelCommand);
+
+connectionOptions(
+  program
+    .command('fork')
+    .description('start a new conversation from an earlier turn of one, and print that turn’s new reply'),
+)
+  .argument('<conversationId>')
+  .requiredOption('--at-turn <n>', 'the turn to start from: the fork has the transcript before it')
+  .option('--message <text>', 'the user message of that turn, edited (default: the original)')
+  .option('--model <name>', "the fork's model (default: the source's)")
+  .option('--system <prompt>', "the fork's system prompt (default: the source's)")
+  .option('--tools <name...>', "the tools the fork's model is offered (default: the source's)")
+  .option('--id <id>', "the fork's conversation id")
+  .action(forkCommand);
+
+connectionOptions(
+  program
+    .command('rewind')
+    .description(
+      'reset a conversation in place to before a turn (Temporal reset) and print what it discarded',
+    ),
+)
+  .argument('<conversationId>')
+  .requiredOption('--to-turn <n>', 'the turn to go back before: it and every later turn are discarded')
+  .action(rewindCommand);
+
+connectionOptions(
+  program
+    .command('upgrade')
+    .description("after a deploy: move the queue's idle conversations onto the current worker version now"),
+).action(upgradeCommand);
 
 connectionOptions(
   program

@@ -23,6 +23,7 @@ import {
   resumeUpdate,
   statusQuery,
   toolsUpdate,
+  upgradeSignal,
 } from '../contract/definitions.ts';
 import { MAX_MESSAGE_BYTES_LIMIT } from '../contract/limits.ts';
 import {
@@ -32,14 +33,8 @@ import {
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
-import {
-  CONVERSATION_WORKFLOW_TASK_TIMEOUT,
-  conversationOptionsProblem,
-  resolveConversationSettings,
-  userTextProblem,
-} from '../contract/settings.ts';
+import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
-import { describeThrown } from '../contract/thrown.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -52,8 +47,11 @@ import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  ForkOptions,
   Message,
   PauseOptions,
+  RewindOptions,
+  RewindResult,
   ToolInfo,
   TurnResult,
 } from '../contract/types.ts';
@@ -68,9 +66,12 @@ import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts'
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
 import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
+import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
+import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
+import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -153,33 +154,13 @@ export class AgentClient {
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
-    const invalid = conversationOptionsProblem(conversationOptions);
-    if (invalid) throw new Error(invalid);
-    // `YiemCost` came later than the others: a namespace may have those three only.
-    const searchable = [
-      { key: YIEM_STATUS, value: 'idle' },
-      { key: YIEM_TURNS, value: 0 },
-      { key: YIEM_AGENT, value: agent ?? this.taskQueue },
-    ];
-    const start = (typedSearchAttributes: typeof searchable | undefined) =>
-      this.client.workflow.start<ConversationWorkflow>('conversationWorkflow', {
-        workflowId: id,
-        taskQueue: this.taskQueue,
-        args: [conversationOptions],
-        staticSummary: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
-        workflowTaskTimeout: CONVERSATION_WORKFLOW_TASK_TIMEOUT,
-        ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
-      });
-    // A namespace without yiem's search attributes still runs conversations, just unsearchable ones.
-    const unlessUnregistered =
-      (retry: () => ReturnType<typeof start>) =>
-      (error: unknown): ReturnType<typeof start> => {
-        if (!isUnregisteredSearchAttribute(error)) throw error;
-        return retry();
-      };
-    const handle = await start([...searchable, { key: YIEM_COST, value: 0 }] as typeof searchable)
-      .catch(unlessUnregistered(() => start(searchable)))
-      .catch(unlessUnregistered(() => start(undefined)));
+    const handle = await startConversationWorkflow(this.client.workflow, {
+      id,
+      taskQueue: this.taskQueue,
+      options: conversationOptions,
+      title: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
+      agent: agent ?? this.taskQueue,
+    });
     return new Conversation(handle, {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
       payloadStoreCheck: this.payloadStoreCheck,
@@ -219,6 +200,21 @@ export class AgentClient {
       if (listings.length >= 2 * limit) listings = newestFirst(listings, limit);
     }
     return newestFirst(listings, limit);
+  }
+
+  /**
+   * After a deploy (Worker Versioning, README "Safe deploys"): wakes every running conversation of
+   * this task queue, so that the idle ones continue as new onto their deployment's current version
+   * now; a running turn finishes on its version first. Resolves with how many were woken.
+   */
+  async upgradeConversations(): Promise<number> {
+    const query = `WorkflowType = 'conversationWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = '${this.taskQueue}'`;
+    let woken = 0;
+    for await (const execution of this.client.workflow.list({ query })) {
+      await this.client.workflow.getHandle(execution.workflowId).signal(upgradeSignal);
+      woken++;
+    }
+    return woken;
   }
 
   /**
@@ -487,10 +483,55 @@ export class Conversation {
     );
   }
 
+  /**
+   * The result of turn `turn`, waiting for it to end: for a turn no `send` waits for, such as a
+   * fork's first turn or one started by posted messages. Read from the event log, which keeps the
+   * latest turns; an older turn's result is in the transcript only.
+   */
+  async turnResult(turn: number, options: { signal?: AbortSignal } = {}): Promise<TurnResult> {
+    const { lastTurn } = await this.status();
+    if (lastTurn?.turn === turn) return lastTurn;
+    for await (const item of this.events(options.signal ? { signal: options.signal } : {})) {
+      if (item.type === 'turnEnd' && item.result.turn === turn) return item.result;
+    }
+    throw new Error(`Conversation ${this.id} ended, or following it stopped, before turn ${turn} ended`);
+  }
+
+  /**
+   * Starts a new conversation from turn `atTurn` of this one (see {@link ForkOptions}): the
+   * transcript before that turn, and that turn's user message, or `editMessage`, answered at once
+   * as its turn `atTurn`; another model, system prompt or tool set if given. This conversation is
+   * untouched. The fork names it in its `YiemForkedFrom` search attribute, memo and Web UI details.
+   */
+  async fork(options: ForkOptions): Promise<Conversation> {
+    const started = await forkConversation(this.handle, options, async (text, taskQueue) => {
+      const problem = await this.#payloadStoreCheck?.problem(text, async () => taskQueue);
+      if (problem) throw new Error(problem);
+    });
+    return new Conversation(started.handle, {
+      maxMessageBytes: resolveConversationSettings(started.options).maxMessageBytes,
+      ...(this.#payloadStoreCheck ? { payloadStoreCheck: this.#payloadStoreCheck } : {}),
+      taskQueue: started.taskQueue,
+    });
+  }
+
+  /**
+   * Resets this conversation in place (Temporal's workflow reset, a new run of the same id) to just
+   * before turn `toTurn`. Discarded: that turn and every later one, and every message, Signal and
+   * Update that reached the conversation after that point (a `send` waiting for one of them fails,
+   * followers of its events must follow again from the start). Not undone: what the discarded tool
+   * calls did outside the conversation. Messages that arrived while the previous turn still ran are
+   * kept, and turn `toTurn` runs again on them (`requeuedMessages`).
+   */
+  rewind(options: RewindOptions): Promise<RewindResult> {
+    return rewindConversation(this.handle, options);
+  }
+
   /** Ends the conversation after its pending messages, and waits until it has ended. */
   async end(): Promise<ConversationSummary> {
     await this.handle.signal(endSignal);
-    return this.handle.result();
+    // From the latest run: a rewind ends the run a started handle is bound to by terminating it.
+    return this.handle.client.getHandle<ConversationWorkflow>(this.id).result();
   }
 }
 
@@ -502,11 +543,4 @@ async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
     if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
     throw error;
   }
-}
-
-function isUnregisteredSearchAttribute(error: unknown): boolean {
-  const message = describeThrown(error);
-  return (
-    /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
-  );
 }

@@ -20,16 +20,7 @@ const PARALLEL_READS = 8;
 /** Reads a conversation's transcript page by page and resolves its stored messages. */
 export async function readTranscript(handle: WorkflowHandle, range: TranscriptRange): Promise<Message[]> {
   const from = Math.max(0, range.fromIndex ?? 0);
-  const end = range.limit === undefined ? Number.POSITIVE_INFINITY : from + Math.max(0, range.limit);
-  const entries: TranscriptEntry[] = [];
-  while (from + entries.length < end) {
-    const index = from + entries.length;
-    // The first page is asked without arguments: a query without payloads reads even from a worker
-    // that lacks the key this client would encrypt them with (keys rotate readers first).
-    const page = await (index === 0 ? handle.query(transcriptQuery) : handle.query(transcriptQuery, index));
-    entries.push(...page.messages.slice(0, end - from - entries.length));
-    if (page.messages.length === 0 || from + entries.length >= page.total) break;
-  }
+  const entries = await readTranscriptEntries(handle, range);
   const store = ContentStore.of(handle.client.options.loadedDataConverter);
   const messages: Message[] = new Array(entries.length);
   for (let start = 0; start < entries.length; start += PARALLEL_READS) {
@@ -42,6 +33,25 @@ export async function readTranscript(handle: WorkflowHandle, range: TranscriptRa
     });
   }
   return messages;
+}
+
+/** The transcript's entries as the workflow keeps them: large messages as outlines with their reference. */
+export async function readTranscriptEntries(
+  handle: WorkflowHandle,
+  range: TranscriptRange,
+): Promise<TranscriptEntry[]> {
+  const from = Math.max(0, range.fromIndex ?? 0);
+  const end = range.limit === undefined ? Number.POSITIVE_INFINITY : from + Math.max(0, range.limit);
+  const entries: TranscriptEntry[] = [];
+  while (from + entries.length < end) {
+    const index = from + entries.length;
+    // The first page is asked without arguments: a query without payloads reads even from a worker
+    // that lacks the key this client would encrypt them with (keys rotate readers first).
+    const page = await (index === 0 ? handle.query(transcriptQuery) : handle.query(transcriptQuery, index));
+    entries.push(...page.messages.slice(0, end - from - entries.length));
+    if (page.messages.length === 0 || from + entries.length >= page.total) break;
+  }
+  return entries;
 }
 
 async function resolveEntry(

@@ -83,6 +83,7 @@ const FINISH_REASONS: Record<TurnStatus, ChatFinishReason> = {
   completed: 'stop',
   terminated: 'stop',
   limitReached: 'length',
+  budgetExhausted: 'length',
   failed: 'error',
   cancelled: 'other',
 };
@@ -193,13 +194,25 @@ export class TurnTranslator {
         return call ? this.#show(call) : [];
       }
       case 'handoff':
+      case 'compaction':
+      case 'turnResumed':
         return [];
+      case 'turnStopped':
+        // The turn waits at a safe point until it is resumed: its stream stays open meanwhile.
+        return this.#endText();
       case 'turnEnd': {
         const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
         this.ended = event.result;
         const { error } = event.result;
         if (error && (event.result.status === 'failed' || event.result.status === 'limitReached'))
           chunks.push({ type: 'error', errorText: error });
+        const exhausted = event.result.budget;
+        if (event.result.status === 'budgetExhausted' && exhausted) {
+          chunks.push({
+            type: 'error',
+            errorText: `The turn stopped at its ${exhausted.scope} budget: ${exhausted.limit} ${exhausted.spent} of ${exhausted.allowed}. Raise it and resume, or cancel the turn.`,
+          });
+        }
         return chunks;
       }
     }

@@ -5,7 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { KeptCompaction } from './compaction.ts';
 import type { ConversationCarryOver, ModelContext, SubAgentApprovalMessage } from './protocol.ts';
-import type { TranscriptPage } from './transcript.ts';
+import type { TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
@@ -33,6 +33,12 @@ export const postSignal = defineSignal<[text: string]>('post');
  * result, and the turn ends with status `cancelled`. Resolves with whether a turn was running.
  */
 export const cancelUpdate = defineUpdate<boolean>('cancel');
+
+/**
+ * Wakes an idle conversation: if its Worker Deployment has a new current version, it continues as
+ * new onto it now rather than after its next turn (`AgentClient.upgradeConversations`).
+ */
+export const upgradeSignal = defineSignal('upgrade');
 
 /**
  * Pauses the conversation: the running turn stops at its next safe point (before a model call or a
@@ -63,6 +69,9 @@ export const endSignal = defineSignal('end');
 export const transcriptQuery = defineQuery<TranscriptPage, [fromIndex?: number, maxBytes?: number]>(
   'transcript',
 );
+
+/** Where each turn began in the transcript (for `Conversation.fork` and `rewind`). */
+export const turnStartsQuery = defineQuery<TurnStarts>('turnStarts');
 
 /** State, turn number and the last turn's result. */
 export const statusQuery = defineQuery<ConversationStatus>('status');

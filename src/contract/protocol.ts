@@ -5,7 +5,7 @@
 import type { Sinks } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { CompactionSummary, KeptCompaction } from './compaction.ts';
-import type { StoredContent, TranscriptEntry, TranscriptPage } from './transcript.ts';
+import type { StoredContent, TranscriptEntry, TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ActivityPolicy,
   AgentDefinition,
@@ -53,6 +53,12 @@ export interface ConversationCarryOver {
   agent?: AgentDefinition;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
   parentConversation?: string;
+  /** Where each turn began in `messages`; absent in runs from before turns were recorded. */
+  turnStarts?: TurnStarts;
+  /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
+  transcriptId?: string;
+  /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
+  movedToNewVersion?: boolean;
   /** What the conversation has spent (absent in runs from before budgets). */
   spend?: Spend;
   /** The budget in force when it was raised since the start (it replaces `ConversationOptions.budget`). */

@@ -7,6 +7,8 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const YIEM_STATUS = defineSearchAttributeKey('YiemStatus', SearchAttributeType.KEYWORD);
 export const YIEM_TURNS = defineSearchAttributeKey('YiemTurns', SearchAttributeType.INT);
 export const YIEM_AGENT = defineSearchAttributeKey('YiemAgent', SearchAttributeType.KEYWORD);
+/** Set on a conversation made by `Conversation.fork`: the id of the conversation it was forked from. */
+export const YIEM_FORKED_FROM = defineSearchAttributeKey('YiemForkedFrom', SearchAttributeType.KEYWORD);
 /**
  * What the conversation has cost so far, in the currency of the workers' price table. Set only on
  * conversations started on a namespace that has it registered (older ones have the three above).

@@ -30,6 +30,15 @@ export interface TranscriptPage {
   total: number;
 }
 
+/**
+ * Where each turn began in the transcript: turn `firstTurn + i` began at message index `starts[i]`
+ * (the turn's own messages follow). Turns before `firstTurn` ran on code that did not record this.
+ */
+export interface TurnStarts {
+  firstTurn: number;
+  starts: number[];
+}
+
 /** An entry's size, as JSON in UTF-8. */
 export function entryBytes(entry: TranscriptEntry): number {
   return utf8Bytes(JSON.stringify(entry));

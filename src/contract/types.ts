@@ -1032,3 +1032,54 @@ export interface ScheduledPromptRun {
    */
   turn?: TurnResult | null;
 }
+
+/** How `Conversation.fork` makes a new conversation from an earlier turn of one. */
+export interface ForkOptions {
+  /**
+   * The turn the fork starts from: it gets the transcript before that turn, and that turn's user
+   * message (or `editMessage`) as its first message, answered at once as its turn `atTurn`. One past
+   * the last turn of an idle conversation copies the whole transcript and queues nothing.
+   */
+  atTurn: number;
+  /** Replaces the user message(s) of turn `atTurn`. */
+  editMessage?: string;
+  /** The fork's model. Default: the source conversation's. */
+  model?: string;
+  /** The fork's system prompt. Default: the source conversation's. */
+  systemPrompt?: string;
+  /** The names of the tools the fork's model is offered. Default: the source conversation's. */
+  tools?: string[];
+  /** The fork's conversation id. Default: `<source id>-fork-<random>`. */
+  id?: string;
+  /** The Web UI's title of the fork. Default: `fork of <source id> at turn N`. */
+  title?: string;
+}
+
+/** How `Conversation.rewind` resets a conversation in place. */
+export interface RewindOptions {
+  /** The conversation goes back to just before this turn: this turn and every later one are discarded. */
+  toTurn: number;
+  /** Recorded with the reset in the history (the Web UI shows it). Default: `yiem rewind to before turn N`. */
+  reason?: string;
+}
+
+/** What `Conversation.rewind` did and what it discarded. */
+export interface RewindResult {
+  /** The run the reset started; the conversation id stays. */
+  runId: string;
+  /** The run that was reset (the one in which turn `toTurn` started). */
+  resetRunId: string;
+  /** The history event the run was reset to (a WorkflowTaskCompleted). */
+  resetEventId: number;
+  /** The turns discarded: `toTurn` up to the latest turn. */
+  discardedTurns: { from: number; to: number };
+  /** Transcript messages kept (those before turn `toTurn`). */
+  keptMessages: number;
+  /** Transcript messages discarded (turn `toTurn` on). */
+  discardedMessages: number;
+  /**
+   * Messages that had reached the conversation before the reset point (they arrived while turn
+   * `toTurn - 1` still ran, or the run started with them): they stay, and turn `toTurn` runs again on them.
+   */
+  requeuedMessages: number;
+}

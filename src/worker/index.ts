@@ -1,5 +1,6 @@
 /** `yiem-agent/worker`: what runs conversations (workers, the plugin, tools, MCP, self-writing). */
 export { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
+export type { WorkerDeploymentSettings } from './deployment.ts';
 export { loadMcpConfig } from './mcp/config.ts';
 export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export { loadTools, ToolRegistry } from './registry.ts';

@@ -24,6 +24,7 @@ import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
@@ -90,6 +91,11 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   mcpServers?: Record<string, McpServerConfig>;
   /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
   mcpSessionIdleMs?: number;
+  /**
+   * Runs this worker as one build of a Temporal Worker Deployment (Worker Versioning). Default: env
+   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See README, "Safe deploys".
+   */
+  deployment?: WorkerDeploymentSettings;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -103,6 +109,8 @@ export interface AgentWorker {
   model: string;
   /** Where its large payloads go (`<folder> (store <id>)`), or `inline` without a store it can name. */
   payloadStore: string;
+  /** Its Worker Deployment version (`<name> build <id>`), or undefined when unversioned. */
+  deployment: string | undefined;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
@@ -125,6 +133,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     options.workerOptions?.identity ?? `${process.pid}@${os.hostname()}`,
     announcement,
   );
+  const deployment = workerDeploymentOptions(options.deployment, env);
   const ownsConnection = !options.connection;
   const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
 
@@ -154,6 +163,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
         ? { workflowBundle: options.workflowBundle }
         : {}),
       ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
+      ...(deployment ? { workerDeploymentOptions: deployment } : {}),
       ...options.workerOptions,
       identity,
       plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
@@ -177,6 +187,9 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     taskQueue,
     model: describeModel(model),
     payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
+    deployment: deployment
+      ? `${deployment.version.deploymentName} build ${deployment.version.buildId}`
+      : undefined,
     run,
     async shutdown() {
       if (worker.getState() === 'RUNNING') worker.shutdown();

@@ -15,6 +15,7 @@ export const YIEM_SEARCH_ATTRIBUTES = {
   YiemStatus: 'Keyword',
   YiemTurns: 'Int',
   YiemAgent: 'Keyword',
+  YiemForkedFrom: 'Keyword',
   YiemCost: 'Double',
 } as const satisfies Record<string, SearchAttributeType>;
 
