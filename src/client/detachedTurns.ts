@@ -1,10 +1,10 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { promptUpdate } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnResult } from '../contract/types.ts';
+import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 
 /** A message sent with `Conversation.sendDetached`: what to collect its turn by. */
 export interface DetachedTurn {

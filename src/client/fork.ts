@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import type { ConversationWorkflow } from '../contract/definitions.ts';
 import type { ConversationCarryOver, PendingMessage } from '../contract/protocol.ts';
 import { YIEM_AGENT } from '../contract/searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import type { ConversationOptions, ForkOptions } from '../contract/types.ts';
+import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, readTranscriptEntries } from './transcriptReader.ts';
 import { readTurnBoundaries, turnStartIndex } from './turnBoundaries.ts';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import proto from '@temporalio/proto';
 import type { ConversationWorkflow } from '../contract/definitions.ts';
 import { statusQuery } from '../contract/definitions.ts';
 import type { CallModelInput } from '../contract/protocol.ts';
 import type { RewindOptions, RewindResult } from '../contract/types.ts';
+import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { readTranscriptEntries } from './transcriptReader.ts';
 import { readTurnBoundaries, turnStartIndex } from './turnBoundaries.ts';
 
