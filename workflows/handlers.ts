@@ -77,10 +77,7 @@ export function registerHandlers(state: ConversationState): void {
   setHandler(
     statusQuery,
     (): ConversationStatus => ({
-      state:
-        state.control.stop?.stop.reason ??
-        (state.running ? 'running' : undefined) ??
-        (state.control.pause ? 'paused' : state.ending && state.pending.length === 0 ? 'ended' : 'idle'),
+      state: conversationState(state),
       turn: state.turn,
       messageCount: state.messages.length,
       pendingMessages: state.pending.length,
@@ -128,4 +125,13 @@ export function registerHandlers(state: ConversationState): void {
       if (problem) throw new Error(problem);
     },
   });
+}
+
+/** What `status()` says the conversation does: a stopped turn, a running one, a pause, its end, or idle. */
+function conversationState(state: ConversationState): ConversationStatus['state'] {
+  const stopped = state.control.stop?.stop.reason;
+  if (stopped) return stopped;
+  if (state.running) return 'running';
+  if (state.control.pause) return 'paused';
+  return state.ending && state.pending.length === 0 ? 'ended' : 'idle';
 }

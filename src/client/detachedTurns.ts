@@ -5,6 +5,7 @@ import { promptUpdate } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnResult } from '../contract/types.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
+import { type HistoryEvent, runHistories } from './runHistories.ts';
 
 /** A message sent with `Conversation.sendDetached`: what to collect its turn by. */
 export interface DetachedTurn {
@@ -49,19 +50,13 @@ export async function listPromptTurns(
 
 /** The prompt turns of each run of the conversation, its latest run first, back along continue-as-new. */
 async function* promptTurnsByRun(handle: WorkflowHandle): AsyncGenerator<PromptTurn[]> {
-  let runId: string | undefined;
-  do {
-    const history = await handle.client.getHandle(handle.workflowId, runId).fetchHistory();
-    const events = history.events ?? [];
-    const started = events[0]?.workflowExecutionStartedEventAttributes;
-    yield await promptTurnsOf(handle, events, started?.originalExecutionRunId ?? runId ?? '');
-    runId = started?.continuedExecutionRunId || undefined;
-  } while (runId);
+  for await (const { runId, events } of runHistories(handle))
+    yield await promptTurnsOf(handle, events, runId);
 }
 
 async function promptTurnsOf(
   handle: WorkflowHandle,
-  events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>,
+  events: HistoryEvent[],
   runId: string,
 ): Promise<PromptTurn[]> {
   const converter = handle.client.options.loadedDataConverter;

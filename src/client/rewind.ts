@@ -6,10 +6,10 @@ import { statusQuery } from '../contract/definitions.ts';
 import type { CallModelInput } from '../contract/protocol.ts';
 import type { RewindOptions, RewindResult } from '../contract/types.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
+import { type HistoryEvent, runHistories } from './runHistories.ts';
 import { readTranscriptEntries } from './transcriptReader.ts';
 import { readTurnBoundaries, turnStartIndex } from './turnBoundaries.ts';
 
-type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Long = proto.temporal.api.workflowservice.v1.ResetWorkflowExecutionRequest['workflowTaskFinishEventId'];
 const { ResetReapplyType, ResetReapplyExcludeType } = proto.temporal.api.enums.v1;
 
@@ -30,8 +30,8 @@ export async function rewindConversation(
   const { toTurn } = rewind;
   const keptMessages = turnStartIndex(handle.workflowId, boundaries, toTurn, false);
   const latest = boundaries.status.turn;
-  const { runId, events } = await runWhereTurnBegan(handle, toTurn);
-  const resetEventId = resetPoint(events, await turnStartTask(handle, events, toTurn));
+  const { runId, events, modelCalls } = await runWhereTurnBegan(handle, toTurn);
+  const resetEventId = resetPoint(events, turnStartTask(handle, events, modelCalls, toTurn));
   const { client } = handle;
   const response = await client.workflowService.resetWorkflowExecution({
     namespace: client.options.namespace,
@@ -76,58 +76,56 @@ async function requeuedMessages(
   return (firstReply === -1 ? entries.length : firstReply) + status.pendingMessages;
 }
 
+/** The turn of each model call a run's history schedules, by the event that schedules it. */
+type ModelCallTurns = Map<HistoryEvent, number>;
+
 /** The run (of the conversation's continue-as-new chain) whose history has turn `turn`'s first model call. */
 async function runWhereTurnBegan(
   handle: WorkflowHandle,
   turn: number,
-): Promise<{ runId: string; events: HistoryEvent[] }> {
-  let runId: string | undefined = (await handle.describe()).runId;
-  while (runId) {
-    const run: WorkflowHandle = handle.client.getHandle(handle.workflowId, runId);
-    const events: HistoryEvent[] = (await run.fetchHistory()).events ?? [];
-    const firstTurn = (await turnsOfRun(handle, events))[0];
-    if (firstTurn !== undefined && firstTurn <= turn) return { runId, events };
-    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+): Promise<{ runId: string; events: HistoryEvent[]; modelCalls: ModelCallTurns }> {
+  for await (const { runId, events } of runHistories(handle)) {
+    const modelCalls = await modelCallTurns(handle, events);
+    const firstTurn = modelCalls.values().next().value;
+    if (firstTurn !== undefined && firstTurn <= turn) return { runId, events, modelCalls };
   }
   throw new Error(`No run of conversation ${handle.workflowId} has the start of turn ${turn} in its history`);
 }
 
-/** The turns of a run's model calls, in history order. */
-async function turnsOfRun(handle: WorkflowHandle, events: HistoryEvent[]): Promise<number[]> {
-  const turns: number[] = [];
+/** The turns of a run's model calls, in history order, each decoded once. */
+async function modelCallTurns(handle: WorkflowHandle, events: HistoryEvent[]): Promise<ModelCallTurns> {
+  const turns: ModelCallTurns = new Map();
   for (const event of events) {
-    const input = await callModelInput(handle, event);
-    if (input) turns.push(input.turn);
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') continue;
+    const input = await decodeFromPayloadsAtIndex<CallModelInput>(
+      handle.client.options.loadedDataConverter,
+      0,
+      scheduled.input?.payloads,
+    );
+    turns.set(event, input.turn);
   }
   return turns;
-}
-
-async function callModelInput(
-  handle: WorkflowHandle,
-  event: HistoryEvent,
-): Promise<CallModelInput | undefined> {
-  const scheduled = event.activityTaskScheduledEventAttributes;
-  if (scheduled?.activityType?.name !== 'callModel') return undefined;
-  return decodeFromPayloadsAtIndex<CallModelInput>(
-    handle.client.options.loadedDataConverter,
-    0,
-    scheduled.input?.payloads,
-  );
 }
 
 /**
  * The WorkflowTaskCompleted event of the task that began turn `turn`: the one that scheduled its
  * first model call, or the worker's default-model lookup before it (the first turn of a run asks it).
  */
-async function turnStartTask(handle: WorkflowHandle, events: HistoryEvent[], turn: number): Promise<number> {
+function turnStartTask(
+  handle: WorkflowHandle,
+  events: HistoryEvent[],
+  modelCalls: ModelCallTurns,
+  turn: number,
+): number {
   let lookup: number | undefined;
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled?.activityType?.name === 'defaultModel')
       lookup = Number(scheduled.workflowTaskCompletedEventId);
-    const input = await callModelInput(handle, event);
-    if (!input) continue;
-    if (input.turn === turn) return lookup ?? Number(scheduled?.workflowTaskCompletedEventId);
+    const callTurn = modelCalls.get(event);
+    if (callTurn === undefined) continue;
+    if (callTurn === turn) return lookup ?? Number(scheduled?.workflowTaskCompletedEventId);
     lookup = undefined;
   }
   throw new Error(`Turn ${turn} of conversation ${handle.workflowId} has no model call in its run's history`);

@@ -18,7 +18,8 @@ export interface SweepableStore {
   deleteGroup(group: PayloadGroup, writtenBefore?: Date): Promise<number>;
 }
 
-const WORKFLOWS = 'workflows/';
+/** Where the groups are: namespaces under it, workflows under each. */
+export const GROUPS_ROOT = 'workflows/';
 /** Payloads stored for no workflow (a standalone activity's): the sweeper never touches them. */
 const UNOWNED = 'unowned/';
 
@@ -29,16 +30,13 @@ const UNOWNED = 'unowned/';
  */
 export function payloadGroupPath(target: StorageDriverTargetInfo | undefined): string {
   if (target?.kind !== 'workflow' || !target.id) return UNOWNED;
-  return `${WORKFLOWS}${groupSegment(target.namespace)}/${groupSegment(target.id)}/`;
+  return `${GROUPS_ROOT}${groupSegment(target.namespace)}/${groupSegment(target.id)}/`;
 }
 
 /** The path of `group`'s payloads, as {@link payloadGroupPath} names it. */
 export function pathOfGroup(group: PayloadGroup): string {
   return payloadGroupPath({ kind: 'workflow', namespace: group.namespace, id: group.workflowId });
 }
-
-/** Where the groups are listed: namespaces under it, workflows under each. */
-export const GROUPS_ROOT = WORKFLOWS;
 
 /** A group path's segment back to the name it encodes. */
 export function groupName(segment: string): string {
