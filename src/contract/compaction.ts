@@ -39,9 +39,22 @@ export function summaryBytes(summary: CompactionSummary | undefined): number {
   return summary.stored?.bytes ?? utf8Bytes(summary.summary);
 }
 
+/**
+ * Each entry's size, measured once: a turn asks before every model call for the entries since the
+ * last compaction, and entries are never changed in place (an entry that goes to the store is
+ * replaced by its outline, a new object).
+ */
+const measuredBytes = new WeakMap<TranscriptEntry, number>();
+
 /** The size of one entry in a context window: a stored one counts whole, as the model receives it. */
 export function contextEntryBytes(entry: TranscriptEntry): number {
-  return entry.stored?.bytes ?? entryBytes(entry);
+  if (entry.stored?.bytes !== undefined) return entry.stored.bytes;
+  let bytes = measuredBytes.get(entry);
+  if (bytes === undefined) {
+    bytes = entryBytes(entry);
+    measuredBytes.set(entry, bytes);
+  }
+  return bytes;
 }
 
 /** The bytes of the entries from `from` on: what a model call sends next to the summary. */
