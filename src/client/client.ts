@@ -314,13 +314,7 @@ export class Conversation {
    * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
    */
   async sendDetached(text: string, options: { turnId?: string } = {}): Promise<DetachedTurn> {
-    this.#checkMessage(text);
-    await this.#checkPayloadStore(text);
-    const update = await this.handle.startUpdate(promptUpdate, {
-      args: [text],
-      updateId: options.turnId ?? `turn-${randomUUID()}`,
-      waitForStage: WorkflowUpdateStage.ACCEPTED,
-    });
+    const update = await this.submit(text, { updateId: options.turnId ?? `turn-${randomUUID()}` });
     return { conversationId: this.id, turnId: update.updateId };
   }
 
