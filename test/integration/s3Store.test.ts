@@ -77,7 +77,12 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       { kind: 'toolCalls', toolCalls: [{ id: 'call_archive', name: 'archive', arguments: {} }] },
       { kind: 'text', text: 'Read the archive.' },
     );
-    const conversation = await agent.client.startConversation({ systemPrompt: 'Archivist.' });
+    // Its 1 MB result and 100 KB message pass the 1 MB window; the model's replies here are scripted
+    // for the turns alone, so the window is cut rather than compacted.
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Archivist.',
+      compaction: false,
+    });
     expect(await conversation.send(userText)).toMatchObject({ status: 'completed' });
     return conversation;
   };
