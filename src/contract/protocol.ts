@@ -17,6 +17,7 @@ import type {
   ConversationEvent,
   EventOrigin,
   JsonSchema,
+  MessageDelivery,
   PauseState,
   PendingApproval,
   Spend,
@@ -33,8 +34,16 @@ export interface PendingMessage {
   id: number;
   text: string;
   timestamp: number;
-  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
-  awaited: boolean;
+  /** Set on messages taken since deliveries (patch `yiem-delivery`); absent: `'steer'`. */
+  delivery?: MessageDelivery;
+}
+
+/** A message key the conversation took (`DeliveryOptions.key`), and what became of its message. */
+export interface SeenMessage {
+  key: string;
+  messageId: number;
+  /** The turn that answered it, once one drained it. */
+  turn?: number;
 }
 
 /** What a conversation hands to its next run when it continues as new. */
@@ -67,6 +76,8 @@ export interface ConversationCarryOver {
   pause?: PauseState;
   /** Its compactions and the model's window; absent in runs from before compaction. */
   compaction?: CompactionCarryOver;
+  /** The latest message keys it took, oldest first; absent in runs from before deliveries. */
+  seenMessages?: SeenMessage[];
 }
 
 /** What a conversation's compaction hands to its next run. */

@@ -1,9 +1,20 @@
 import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  MAX_MESSAGE_BYTES_LIMIT,
+  MAX_MESSAGE_KEY_CHARS,
+  SHOWN_OPTION_CHARS,
+} from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
-import type { ActivityPolicy, CompactionOptions, ConversationOptions, ToolExecutionMode } from './types.ts';
+import type {
+  ActivityPolicy,
+  CompactionOptions,
+  ConversationOptions,
+  MessageDelivery,
+  ToolExecutionMode,
+} from './types.ts';
 import { utf8Bytes } from './utf8.ts';
 
 /** A conversation's options with every default filled in. */
@@ -177,5 +188,19 @@ export function userTextProblem(text: unknown, maxBytes: number): string | null 
   if (text.trim() === '') return 'A message must not be empty';
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
+  return null;
+}
+
+const DELIVERIES: readonly MessageDelivery[] = ['steer', 'followUp', 'interrupt'];
+
+/** Why a message's `DeliveryOptions` (the second argument of `prompt` and `post`) are refused, or null. */
+export function deliveryOptionsProblem(options: unknown): string | null {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== 'object') return 'The delivery options must be an object ({ delivery, key })';
+  const { delivery, key } = options as Record<string, unknown>;
+  if (delivery !== undefined && !DELIVERIES.includes(delivery as MessageDelivery))
+    return `delivery must be one of ${DELIVERIES.join(', ')}; got ${JSON.stringify(delivery)}`;
+  if (key !== undefined && (typeof key !== 'string' || key === '' || key.length > MAX_MESSAGE_KEY_CHARS))
+    return `key must be a non-empty string of at most ${MAX_MESSAGE_KEY_CHARS} characters`;
   return null;
 }
