@@ -27,17 +27,21 @@ export function takeMessage(
   const seen = key === undefined ? undefined : state.seenMessages.find((each) => each.key === key);
   if (seen) return seen;
   const delivery = options?.delivery ?? 'steer';
-  const messageId = enqueue(state, text, delivery);
+  // Sent to an idle conversation, it opens the next turn: its `turnStart` says so.
+  const duringTurn = state.running ? state.turn : undefined;
+  const messageId = enqueue(state, text, delivery, duringTurn);
   if (key !== undefined) {
     state.seenMessages.push({ key, messageId });
     state.seenMessages.splice(0, state.seenMessages.length - MAX_SEEN_MESSAGE_KEYS);
   }
-  state.events.publish(state.running ? state.turn : state.turn + 1, {
-    type: 'messageQueued',
-    messageId,
-    delivery,
-    text: firstLine(text, QUEUED_MESSAGE_TEXT_CHARS),
-  });
+  if (duringTurn !== undefined) {
+    state.events.publish(duringTurn, {
+      type: 'messageQueued',
+      messageId,
+      delivery,
+      text: firstLine(text, QUEUED_MESSAGE_TEXT_CHARS),
+    });
+  }
   if (delivery === 'interrupt') interruptToolBatch(state);
   return { messageId };
 }
@@ -96,6 +100,8 @@ export function drainMessages(state: ConversationState, modelCalls: number, inte
     if (delivery) {
       const seen = state.seenMessages.find((each) => each.messageId === message.id);
       if (seen) seen.turn = turn;
+    }
+    if (delivery && message.queuedInTurn !== undefined) {
       events.publish(turn, {
         type: 'messageDelivered',
         messageId: message.id,

@@ -158,9 +158,23 @@ export function recordTurnStart(state: ConversationState): void {
   state.turnStarts.starts.push(state.messages.length);
 }
 
-/** Queues a user message for the next turn; returns its id. `delivery` is unset for messages taken as before deliveries. */
-export function enqueue(state: ConversationState, text: string, delivery?: MessageDelivery): number {
+/**
+ * Queues a user message for the next turn; returns its id. `delivery` is unset for messages taken
+ * as before deliveries; `queuedInTurn` is the turn that ran when it came.
+ */
+export function enqueue(
+  state: ConversationState,
+  text: string,
+  delivery?: MessageDelivery,
+  queuedInTurn?: number,
+): number {
   const id = state.nextMessageId++;
-  state.pending.push({ id, text, timestamp: Date.now(), ...(delivery ? { delivery } : {}) });
+  state.pending.push({
+    id,
+    text,
+    timestamp: Date.now(),
+    ...(delivery ? { delivery } : {}),
+    ...(queuedInTurn === undefined ? {} : { queuedInTurn }),
+  });
   return id;
 }

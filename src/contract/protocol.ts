@@ -36,6 +36,8 @@ export interface PendingMessage {
   timestamp: number;
   /** Set on messages taken since deliveries (patch `yiem-delivery`); absent: `'steer'`. */
   delivery?: MessageDelivery;
+  /** The turn that ran when it was taken (its `messageQueued` event); absent: it came between turns. */
+  queuedInTurn?: number;
 }
 
 /** A message key the conversation took (`DeliveryOptions.key`), and what became of its message. */

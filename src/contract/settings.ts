@@ -191,15 +191,16 @@ export function userTextProblem(text: unknown, maxBytes: number): string | null 
   return null;
 }
 
-const DELIVERIES: readonly MessageDelivery[] = ['steer', 'followUp', 'interrupt'];
+/** The deliveries a message may have (`MessageDelivery`), the default first. */
+export const MESSAGE_DELIVERIES: readonly MessageDelivery[] = ['steer', 'followUp', 'interrupt'];
 
 /** Why a message's `DeliveryOptions` (the second argument of `prompt` and `post`) are refused, or null. */
 export function deliveryOptionsProblem(options: unknown): string | null {
   if (options === undefined || options === null) return null;
   if (typeof options !== 'object') return 'The delivery options must be an object ({ delivery, key })';
   const { delivery, key } = options as Record<string, unknown>;
-  if (delivery !== undefined && !DELIVERIES.includes(delivery as MessageDelivery))
-    return `delivery must be one of ${DELIVERIES.join(', ')}; got ${JSON.stringify(delivery)}`;
+  if (delivery !== undefined && !MESSAGE_DELIVERIES.includes(delivery as MessageDelivery))
+    return `delivery must be one of ${MESSAGE_DELIVERIES.join(', ')}; got ${JSON.stringify(delivery)}`;
   if (key !== undefined && (typeof key !== 'string' || key === '' || key.length > MAX_MESSAGE_KEY_CHARS))
     return `key must be a non-empty string of at most ${MAX_MESSAGE_KEY_CHARS} characters`;
   return null;

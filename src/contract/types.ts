@@ -842,13 +842,14 @@ export type ConversationEvent = EventOrigin &
     /** The stopped turn continues. */
     | { type: 'turnResumed' }
     /**
-     * A message was taken (`text`: its first line, cut short). Its `turn` is the running turn, or
-     * the next one when none runs; `messageDelivered` says when a model call reads it.
+     * A message was taken while turn `turn` ran (`text`: its first line, cut short);
+     * `messageDelivered` says when a model call reads it. A message sent between turns opens the
+     * next one, announced by its `turnStart` alone.
      */
     | { type: 'messageQueued'; messageId: number; delivery: MessageDelivery; text: string }
     /**
-     * The message joined turn `turn` after its `afterModelCall`-th model call (0: it opened the
-     * turn); `interruptedCalls` counts the tool calls an `'interrupt'` message cancelled on its way.
+     * A message queued while a turn ran joined turn `turn` after its `afterModelCall`-th model call
+     * (0: it opened the turn, a follow-up); `interruptedCalls` counts the tool calls an `'interrupt'` message cancelled on its way.
      */
     | {
         type: 'messageDelivered';

@@ -87,8 +87,6 @@ describe.concurrent('deliveries of a message sent while a turn runs', () => {
         .filter((event) => event.type === 'messageQueued' || event.type === 'messageDelivered')
         .map(({ offset: _offset, seq: _seq, attempt: _attempt, ...event }) => event),
     ).toEqual([
-      { type: 'messageQueued', turn: 1, messageId: 0, delivery: 'steer', text: 'what is the weather' },
-      { type: 'messageDelivered', turn: 1, messageId: 0, delivery: 'steer', afterModelCall: 0 },
       { type: 'messageQueued', turn: 1, messageId: 1, delivery: 'steer', text: 'in Celsius please' },
       { type: 'messageDelivered', turn: 1, messageId: 1, delivery: 'steer', afterModelCall: 1 },
     ]);
