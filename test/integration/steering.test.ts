@@ -4,6 +4,7 @@ import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, Message, ToolResultMessage, UserMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { runYiem } from '../support/cli.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 
 /** `slow` calls that started, and a way to let them finish. */
 let slowStarted: string[] = [];
@@ -105,6 +106,7 @@ describe('steering, follow-up and interrupt', () => {
       { content: 'use Celsius', delivery: 'steer', turn: 1 },
     ]);
     expect(await conversation.turnResult(1)).toEqual(result);
+    await replayAndRecord(conversation.handle, 'delivery-steer');
   });
 
   it('holds a follow-up until the running turn ends, then answers it in a turn of its own', async () => {
@@ -128,6 +130,7 @@ describe('steering, follow-up and interrupt', () => {
       { content: 'first question', delivery: 'steer', turn: 1 },
       { content: 'and a second one', delivery: 'followUp', turn: 2 },
     ]);
+    await replayAndRecord(conversation.handle, 'delivery-follow-up');
   });
 
   it('interrupts a long tool: it is cancelled, its result says why, and the message is read at once', async () => {
@@ -155,6 +158,7 @@ describe('steering, follow-up and interrupt', () => {
       ],
     ]);
     expect(requestTail(1, 3)).toEqual(['assistant', 'tool', 'user: stop, the short version please']);
+    await replayAndRecord(conversation.handle, 'delivery-interrupt');
   });
 
   it('adds a message sent again with the same key once: a retried send waits for the same turn', async () => {
@@ -180,6 +184,7 @@ describe('steering, follow-up and interrupt', () => {
       'a note',
     ]);
     expect(agent.model.requestCount).toBe(2);
+    await replayAndRecord(conversation.handle, 'delivery-same-key');
   });
 
   it('takes the delivery from the raw prompt Update and post Signal, and from yiem send --delivery', async () => {

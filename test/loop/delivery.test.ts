@@ -224,6 +224,24 @@ describe.concurrent('deliveries of a message sent while a turn runs', () => {
     expect(conversation.modelCalls).toHaveLength(2);
   });
 
+  it('remembers the keys across continue-as-new: a retry in the next run adds nothing', async ({
+    expect,
+  }) => {
+    const conversation = await loop.start({
+      options: { maxTurnsPerRun: 1 },
+      model: [{ reply: 'Once.' }],
+    });
+    const answered = { turn: 1, status: 'completed', reply: 'Once.' };
+    expect(await send(conversation, 'only once', { key: 'once-1' }, 'first-run')).toEqual(answered);
+    // Its one turn done, the run hands over to the next one, where the retry arrives.
+    const { firstExecutionRunId } = conversation.handle as { firstExecutionRunId?: string };
+    await expect.poll(async () => (await conversation.handle.describe()).runId).not.toBe(firstExecutionRunId);
+    expect(await send(conversation, 'only once', { key: 'once-1' }, 'next-run')).toEqual(answered);
+    expect(userMessages(await conversation.messages()).map((message) => message.content)).toEqual([
+      'only once',
+    ]);
+  });
+
   it('refuses a delivery it does not know, naming the three', async ({ expect }) => {
     const conversation = await loop.start({ model: [] });
     const refused = await send(conversation, 'hello', { delivery: 'later' as never }).then(
