@@ -60,6 +60,23 @@ describe("Nexus operations as tools, served by another namespace's worker", () =
           operation: 'packOrder',
         }),
         nexusTool({
+          name: 'weighOrder',
+          description: 'Weighs an order',
+          inputSchema: orderInput,
+          endpoint,
+          service,
+          operation: 'weighOrder',
+          scheduleToCloseTimeout: '2 seconds',
+        }),
+        nexusTool({
+          name: 'cancelOrder',
+          description: 'Cancels an order',
+          inputSchema: orderInput,
+          endpoint,
+          service,
+          operation: 'cancelOrder',
+        }),
+        nexusTool({
           name: 'trackParcel',
           description: 'Tracks a parcel',
           inputSchema: orderInput,
@@ -161,6 +178,35 @@ describe("Nexus operations as tools, served by another namespace's worker", () =
     expect(result?.content[0]?.text).toBe(
       `Tool "refundOrder" failed: Nexus operation "refundOrder" of service "orders" at endpoint "${orders.endpoint}": order 9 has no receipt to refund`,
     );
+  });
+
+  it('says so when the operation times out (a retried handler error) or the service has no such operation', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'call_weigh', name: 'weighOrder', arguments: { orderId: '3' } },
+          { id: 'call_cancel', name: 'cancelOrder', arguments: { orderId: '3' } },
+        ],
+      },
+      { kind: 'text', text: 'Neither worked.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Help with orders.',
+      toolExecution: 'parallel',
+    });
+    expect(await conversation.send('weigh and cancel order 3')).toMatchObject({ reply: 'Neither worked.' });
+    const where = (operation: string) =>
+      `Nexus operation "${operation}" of service "orders" at endpoint "${orders.endpoint}"`;
+    expect(
+      (await toolResults(conversation)).map((result) => [result.isError, result.content[0]?.text]),
+    ).toEqual([
+      [true, `Tool "weighOrder" failed: ${where('weighOrder')}: timed out (SCHEDULE_TO_CLOSE)`],
+      [
+        true,
+        `Tool "cancelOrder" failed: ${where('cancelOrder')}: Operation handler not registered for operation 'cancelOrder' in service 'orders'`,
+      ],
+    ]);
   });
 
   it("cancelling the turn ends the call at once and cancels the handler's workflow", async () => {

@@ -14,6 +14,8 @@ export const ordersService = nexus.service('orders', {
   shipOrder: nexus.operation<{ orderId: string }, { orderId: string; carrier: string }>(),
   /** Runs the `packOrder` workflow, which never finishes unless cancelled (workflow id `pack-<orderId>`). */
   packOrder: nexus.operation<{ orderId: string }, void>(),
+  /** Throws a plain error, which Nexus retries until the caller's timeout. */
+  weighOrder: nexus.operation<{ orderId: string }, never>(),
   /** Always fails, as a handler does when the request cannot be served. */
   refundOrder: nexus.operation<{ orderId: string }, never>(),
 });
@@ -27,6 +29,9 @@ const ordersHandler = nexus.serviceHandler(ordersService, {
   packOrder: new WorkflowRunOperationHandler<{ orderId: string }, void>((ctx, input) =>
     startWorkflow(ctx, 'packOrder', { workflowId: `pack-${input.orderId}`, args: [input] }),
   ),
+  weighOrder: async () => {
+    throw new Error('the scales are offline');
+  },
   refundOrder: async (_ctx, { orderId }) => {
     throw new nexus.OperationError('failed', `order ${orderId} has no receipt to refund`);
   },
