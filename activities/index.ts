@@ -26,8 +26,8 @@ export interface AgentActivityDependencies {
   eventSink?: AgentEventSink;
   /**
    * A client on the worker's cluster: model calls read their context through a query, and PREPARE
-   * asks whether a Nexus tool's endpoint exists. Default: the
-   * worker's own client (`Context.current().client`), which shares the worker's connection.
+   * asks whether a Nexus tool's endpoint exists. Default: the worker's own client
+   * (`Context.current().client`), which shares the worker's connection.
    */
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */

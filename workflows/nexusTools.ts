@@ -1,12 +1,11 @@
-import { NexusOperationFailure } from '@temporalio/common';
-import { createNexusServiceClient, isCancellation, patched, TimeoutFailure } from '@temporalio/workflow';
+import { createNexusServiceClient, isCancellation, patched } from '@temporalio/workflow';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { PreparedToolCall } from '../src/contract/protocol.ts';
-import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import type { ToolResultMessage, ToolRunner } from '../src/contract/types.ts';
+import { failureMessage } from './activityFailure.ts';
 
 /** Marks the runs that scheduled a Nexus tool call, a command no earlier workflow code issued. */
 const NEXUS_TOOLS_PATCH = 'yiem-nexus-tools';
@@ -43,7 +42,11 @@ export async function runNexusOperation(call: ReadyCall, runner: NexusRunner): P
   } catch (error) {
     if (isCancellation(error)) return toolCancelledMessage(toolCallId, toolName);
     const where = `Nexus operation "${operation}" of service "${service}" at endpoint "${endpoint}"`;
-    return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" failed: ${where}: ${why(error)}`);
+    return toolErrorMessage(
+      toolCallId,
+      toolName,
+      `Tool "${toolName}" failed: ${where}: ${failureMessage(error)}`,
+    );
   }
   const text = typeof output === 'string' ? output : JSON.stringify(output ?? null);
   const details = output === undefined ? {} : { output };
@@ -52,23 +55,4 @@ export async function runNexusOperation(call: ReadyCall, runner: NexusRunner): P
     DEFAULT_MAX_TOOL_RESULT_BYTES,
   );
   return toolResultMessage(toolCallId, toolName, result, false);
-}
-
-/** What went wrong, from the innermost cause: the handler's own message, not the Nexus wrappers. */
-function why(error: unknown): string {
-  let cause: unknown = error;
-  while (
-    cause instanceof Error &&
-    cause.cause &&
-    (cause instanceof NexusOperationFailure || isHandlerError(cause))
-  ) {
-    cause = cause.cause;
-  }
-  if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
-  return describeThrown(cause);
-}
-
-/** A Nexus handler error wraps the handler's failure (nexus-rpc's `HandlerError`, known by name here). */
-function isHandlerError(error: Error): boolean {
-  return error.name === 'HandlerError';
 }
