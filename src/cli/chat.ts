@@ -173,16 +173,16 @@ export async function runChat(options: ChatOptions): Promise<void> {
       else {
         turnRunning = true;
         interrupted = false;
-        /** Follow-ups typed meanwhile: their turns come after this one, and the prompt after them. */
-        const followUps: Promise<TurnResult | undefined>[] = [];
+        /** Messages typed meanwhile: the prompt returns once their turns (a follow-up's is the next) are shown. */
+        const sentMeanwhile: Promise<TurnResult | undefined>[] = [];
         // Piped lines keep waiting for the turn to end, as a script expects.
-        if (interactive) lines.unasked = (typed) => sendDuringTurn(conversation, typed, followUps, print);
+        if (interactive) lines.unasked = (typed) => sendDuringTurn(conversation, typed, sentMeanwhile, print);
         try {
           sending = { held: false, drop: new AbortController() };
           const result = await sendThroughOutages(conversation, text, outage, sending);
           if (result) await showReply(view, result, follower);
           else print('Your message was dropped; it was never sent.');
-          for (let next = followUps.shift(); next; next = followUps.shift()) {
+          for (let next = sentMeanwhile.shift(); next; next = sentMeanwhile.shift()) {
             const answered = await next;
             if (answered) await showReply(view, answered, follower);
           }
@@ -220,7 +220,7 @@ const DURING_TURN_COMMANDS: Record<string, MessageDelivery | undefined> = {
 function sendDuringTurn(
   conversation: Conversation,
   typed: string,
-  followUps: Promise<TurnResult | undefined>[],
+  sent: Promise<TurnResult | undefined>[],
   print: (text: string) => void,
 ): boolean {
   const text = typed.trim();
@@ -237,7 +237,7 @@ function sendDuringTurn(
     print(`agent! ${describeThrown(error)}`);
     return undefined;
   });
-  if (delivery === 'followUp') followUps.push(answer);
+  sent.push(answer);
   return true;
 }
 
