@@ -182,9 +182,10 @@ const CONTEXT_TAIL_PATCH = 'yiem-context-tail';
 
 /** The entries since the previous model call, when small; its worker then needs no context query. */
 function contextTail(state: ConversationState): CallModelInput['tail'] {
-  if (state.lastCallMessageCount === undefined) return undefined;
-  const tail = transcriptTail(state.messages, state.lastCallMessageCount);
-  return tail && patched(CONTEXT_TAIL_PATCH) ? tail : undefined;
+  // Asked from the run's first model call on: the patch's marker and `TemporalChangeVersion` upsert
+  // (two Actions, once a run) come with the first turn, and the turns after it query nothing.
+  if (!patched(CONTEXT_TAIL_PATCH) || state.lastCallMessageCount === undefined) return undefined;
+  return transcriptTail(state.messages, state.lastCallMessageCount);
 }
 
 /** The tools the model was offered: the active agent's, else the conversation's (absent: all). */
