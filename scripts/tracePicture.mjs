@@ -57,7 +57,7 @@ const shown = [
   'yiem.turn',
   'yiem.cost',
 ];
-const escape = (text) =>
+const escapeHtml = (text) =>
   String(text).replace(/[&<>]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;' })[c]);
 const color = (span) =>
   span.status?.code === 2
@@ -83,13 +83,13 @@ ${rows
     const ms = ((span.end - span.start) / 1e3).toFixed(1);
     const attrs = shown
       .filter((key) => span.attributes[key] !== undefined)
-      .map((key) => `${key.replace('gen_ai.', '')}=${escape(JSON.stringify(span.attributes[key]))}`)
+      .map((key) => `${key.replace('gen_ai.', '')}=${escapeHtml(JSON.stringify(span.attributes[key]))}`)
       .join('  ');
     const status =
       span.status?.code === 2
-        ? ` <span style="color:#d9534f">✖ ${escape(span.status.message ?? '')}</span>`
+        ? ` <span style="color:#d9534f">✖ ${escapeHtml(span.status.message ?? '')}</span>`
         : '';
-    return `<div class="row"><div class="name" style="padding-left:${depth * 14}px">${escape(span.name)}<span class="ms">${ms} ms</span>${status}</div>
+    return `<div class="row"><div class="name" style="padding-left:${depth * 14}px">${escapeHtml(span.name)}<span class="ms">${ms} ms</span>${status}</div>
 <div class="bar"><div class="b" style="left:${left}%;width:${width}%;background:${color(span)}"></div><div class="attrs" style="left:${Math.min(left, 38)}%">${attrs}</div></div></div>`;
   })
   .join('\n')}`;
