@@ -16,7 +16,6 @@ export const GEN_AI = {
   finishReasons: 'gen_ai.response.finish_reasons',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
-  toolType: 'gen_ai.tool.type',
 } as const;
 
 /** yiem's attributes, for what the conventions have no name for. */
@@ -45,7 +44,7 @@ export function genAiSpanName(operation: GenAiOperation, target: string | undefi
 }
 
 /** The conventions' finish reasons for the model reply's stop reason. */
-export const FINISH_REASONS = {
+const FINISH_REASONS = {
   stop: 'stop',
   toolCalls: 'tool_calls',
   length: 'length',
