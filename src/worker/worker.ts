@@ -23,7 +23,7 @@ import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/cod
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -125,7 +125,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const model = resolveModelSettings(options.model, env);
-  const tracing = tracingPlugins(options.tracing);
+  const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
   const announcement = await storeAnnouncementOf(dataConverter);
@@ -145,6 +145,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
     },
     {
       workflows: options.workflows ?? true,
@@ -166,7 +167,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(deployment ? { workerDeploymentOptions: deployment } : {}),
       ...options.workerOptions,
       identity,
-      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+      plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
     });
   } catch (error) {
     await plugin.closeMcpServers();
