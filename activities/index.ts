@@ -3,7 +3,12 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
-import type { AgentEventSink, AgentHooks, CompactionFunction } from '../src/contract/types.ts';
+import type {
+  AgentEventSink,
+  AgentHooks,
+  CompactionFunction,
+  WorkerGuardrails,
+} from '../src/contract/types.ts';
 import { withCost } from '../src/worker/model/prices.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
@@ -12,6 +17,7 @@ import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
+import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
@@ -35,6 +41,8 @@ export interface AgentActivityDependencies {
   compact?: CompactionFunction;
   /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
   neighbours?: TaskQueueNeighbours;
+  /** The guardrails conversations may name (`AgentWorkerOptions.guardrails`). */
+  guardrails?: WorkerGuardrails;
 }
 
 /**
@@ -110,6 +118,14 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       if (output.terminate) return endToolActivity(output);
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
+    },
+    runGuardrails: async (input) => {
+      annotateActivitySpan({ 'yiem.conversation_id': input.conversationId, 'yiem.turn': input.turn });
+      return runGuardrails(
+        { guardrails: deps.guardrails ?? {}, settings: deps.model, storedMessages },
+        openai,
+        input,
+      );
     },
     defaultModel: async () => deps.model.model,
     listTools: async () => deps.registry.list(),

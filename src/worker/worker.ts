@@ -18,6 +18,7 @@ import type {
   McpServerConfig,
   ModelSettings,
   SelfWritingOptions,
+  WorkerGuardrails,
 } from '../contract/types.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
@@ -75,6 +76,13 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * `compactContext` activity). Default: the model, with the conversation's compaction prompt.
    */
   compact?: CompactionFunction;
+  /**
+   * Checks of the user's messages (`input`), the model's final replies (`output`) and tool results
+   * (`toolResult`) that conversations and agents name (`ConversationOptions.guardrails`). They run
+   * in the `runGuardrails` activity and may call the worker's model (`GuardrailContext.complete`).
+   * Every worker of a task queue should register the same. Default: none.
+   */
+  guardrails?: WorkerGuardrails;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
   /**
@@ -145,6 +153,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
+      ...(options.guardrails ? { guardrails: options.guardrails } : {}),
     },
     {
       workflows: options.workflows ?? true,

@@ -27,7 +27,9 @@ import type {
   CompactContextInput,
   ExecuteToolInput,
   ExecuteToolOutput,
+  GuardrailOutcome,
   PreparedToolCall,
+  RunGuardrailsInput,
 } from '../../src/contract/protocol.ts';
 import { CONVERSATION_WORKFLOW_TASK_TIMEOUT } from '../../src/contract/settings.ts';
 import { resolveToolPolicy } from '../../src/contract/toolPolicy.ts';
@@ -151,6 +153,9 @@ interface ConversationScript {
   contextWindow: number | undefined;
   /** Set: every `compactContext` call fails for good with this message. */
   compactionFails: string | undefined;
+  /** What the `runGuardrails` double decides about each message; absent: pass. */
+  guardrailVerdict: ((message: TranscriptEntry) => GuardrailOutcome | undefined) | undefined;
+  guardrailChecks: RunGuardrailsInput[];
   log: ExecutionLog;
 }
 
@@ -162,6 +167,8 @@ export interface LoopConversation {
   modelCalls: ModelCall[];
   /** Every `compactContext` call, in order; the double answers `summary of <from>-<upTo>`. */
   compactions: CompactContextInput[];
+  /** Every `runGuardrails` call, in order. */
+  guardrailChecks: RunGuardrailsInput[];
   prompt(text: string): Promise<TurnResult>;
   cancel(): Promise<boolean>;
   decide(approvalId: string, approve: boolean, reason?: string): Promise<ApprovalOutcome>;
@@ -184,6 +191,8 @@ export interface LoopHarness {
     contextWindow?: number;
     /** Set: every `compactContext` call fails for good with this message. */
     compactionFails?: string;
+    /** What the `runGuardrails` double decides about each message (absent, or `undefined`: pass). */
+    guardrailVerdict?: (message: TranscriptEntry) => GuardrailOutcome | undefined;
   }): Promise<LoopConversation>;
   close(): Promise<void>;
 }
@@ -291,6 +300,11 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       if (script.compactionFails) throw ApplicationFailure.nonRetryable(script.compactionFails);
       return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
     },
+    runGuardrails: async (input) => {
+      const script = scriptOf(input.conversationId);
+      script.guardrailChecks.push(input);
+      return input.messages.map((message) => script.guardrailVerdict?.(message) ?? { action: 'pass' });
+    },
     defaultModel: async () => 'scripted-double',
     listTools: async () => [],
     checkCallbackOutput: async () => null,
@@ -307,7 +321,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const running = worker.run();
 
   return {
-    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails }) {
+    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails, guardrailVerdict }) {
       const id = `loop-${randomUUID()}`;
       const script: ConversationScript = {
         tools,
@@ -316,6 +330,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         compactions: [],
         contextWindow,
         compactionFails,
+        guardrailVerdict,
+        guardrailChecks: [],
         log: new ExecutionLog(),
       };
       scripts.set(id, script);
@@ -332,6 +348,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         log: script.log,
         modelCalls: script.modelCalls,
         compactions: script.compactions,
+        guardrailChecks: script.guardrailChecks,
         prompt: (text) => handle.executeUpdate(promptUpdate, { args: [text] }),
         cancel: () => handle.executeUpdate(cancelUpdate),
         decide: (approvalId, approve, reason) =>
