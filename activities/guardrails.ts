@@ -156,3 +156,21 @@ async function completion(
     throw classifyModelError(error, { endpoint: modelEndpoint(settings), model });
   }
 }
+
+/** Refuses a worker's guardrails that conversations could not name unambiguously, before it starts. */
+export function checkGuardrailRegistration(guardrails: WorkerGuardrails): void {
+  for (const [stage, list] of Object.entries(guardrails) as [string, Guardrail[] | undefined][]) {
+    const seen = new Set<string>();
+    for (const guardrail of list ?? []) {
+      if (
+        typeof guardrail?.name !== 'string' ||
+        guardrail.name.trim() === '' ||
+        typeof guardrail.execute !== 'function'
+      ) {
+        throw new Error(`Every ${stage} guardrail needs a name and an execute function`);
+      }
+      if (seen.has(guardrail.name)) throw new Error(`Two ${stage} guardrails are named "${guardrail.name}"`);
+      seen.add(guardrail.name);
+    }
+  }
+}

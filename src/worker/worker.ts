@@ -9,6 +9,7 @@ import {
   Worker,
   type WorkerOptions,
 } from '@temporalio/worker';
+import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -133,6 +134,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const model = resolveModelSettings(options.model, env);
+  if (options.guardrails) checkGuardrailRegistration(options.guardrails);
   const tracing = tracingPlugins(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
