@@ -35,18 +35,17 @@ interface Checked<Entry extends TranscriptEntry> {
 }
 
 /**
- * The input guardrails on the user messages from `messages[from]` on, before the model reads them:
- * a rewrite replaces a message in the transcript (keeping its original), a trip ends the turn.
+ * The input guardrails on the user messages they have not seen (`state.inputChecked` on), before
+ * the model reads them: a rewrite replaces a message in the transcript (keeping its original), a
+ * trip ends the turn.
  */
-export async function checkUserMessages(
-  state: ConversationState,
-  from: number,
-): Promise<TurnResult | undefined> {
+export async function checkUserMessages(state: ConversationState): Promise<TurnResult | undefined> {
   const { messages } = state;
   const indices: number[] = [];
-  for (let index = from; index < messages.length; index++) {
+  for (let index = state.inputChecked; index < messages.length; index++) {
     if (messages[index]?.role === 'user') indices.push(index);
   }
+  state.inputChecked = messages.length;
   const checked = await check(
     state,
     'input',

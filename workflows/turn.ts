@@ -54,8 +54,6 @@ export async function runTurn(state: ConversationState): Promise<void> {
 async function agentLoop(state: ConversationState, answered: number[]): Promise<TurnResult> {
   const { turn, settings, messages } = state;
   const activityIds = new Set<string>();
-  // Where the user messages the input guardrails have not seen begin.
-  let unchecked = messages.length;
   for (let modelCalls = 0; ; modelCalls++) {
     // The turn owns the messages it was started for, even when it is cancelled before its first
     // model call (during the default-model lookup, say): their prompts get the cancelled result.
@@ -74,8 +72,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     }
     const stopped = await beforeModelCall(state, answered);
     if (stopped) return stopped;
-    const refused = await checkUserMessages(state, unchecked);
-    unchecked = messages.length;
+    const refused = await checkUserMessages(state);
     if (refused) return refused;
     let assistant: AssistantMessage;
     let kept: TranscriptEntry;

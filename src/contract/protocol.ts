@@ -56,6 +56,8 @@ export interface ConversationCarryOver {
   parentConversation?: string;
   /** Where each turn began in `messages`; absent in runs from before turns were recorded. */
   turnStarts?: TurnStarts;
+  /** Where the user messages no input guardrail has seen begin; absent: none are waiting. */
+  inputChecked?: number;
   /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
   transcriptId?: string;
   /** Set when the last run continued as new to move to its Worker Deployment's new target version. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { postSignal } from '../../src/contract/definitions.ts';
 import { type LoopHarness, startLoopHarness } from '../support/loopHarness.ts';
 
 // Each test has a conversation of its own, so they run concurrently (with the test's own `expect`).
@@ -81,5 +82,31 @@ describe.concurrent('guardrails in the loop', () => {
       content: 'checked: first',
       guardrail: { rewrittenBy: ['polite'], original: 'first' },
     });
+  });
+
+  it('checks a message that a turn drained but ended before reading in the next turn, before the model reads it', async ({
+    expect,
+  }) => {
+    let post: (() => Promise<void>) | undefined;
+    const conversation = await loop.start({
+      options: { guardrails: { input: ['polite'] }, maxModelCallsPerTurn: 1 },
+      tools: {
+        lookup: {
+          run: async () => {
+            await post?.();
+            return { text: 'found' };
+          },
+        },
+      },
+      model: [{ calls: [{ id: 'a', name: 'lookup' }] }, { reply: 'Both answered.' }],
+      guardrailVerdict: () => ({ action: 'pass' }),
+    });
+    post = () => conversation.handle.signal(postSignal, 'posted during the tool call');
+    expect(await conversation.prompt('first')).toMatchObject({ status: 'limitReached' });
+    expect(await conversation.prompt('second')).toMatchObject({ status: 'completed' });
+    const checked = conversation.guardrailChecks.map((check) =>
+      check.messages.map((message) => (message.role === 'user' ? message.content : message.role)),
+    );
+    expect(checked).toEqual([['first'], ['posted during the tool call', 'second']]);
   });
 });
