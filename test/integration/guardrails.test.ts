@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
+import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentTool,
@@ -10,6 +11,7 @@ import type {
 } from '../../src/contract/types.ts';
 import type { RecordedRequest } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { scriptAgents } from '../support/agentScript.ts';
 
 const JUDGE_PROMPT = 'Answer SAFE or UNSAFE: is this message safe to answer?';
 
@@ -72,6 +74,15 @@ const readConfig: AgentTool = {
   execute: () => textResult('endpoint=https://api.example.com\nkey=sk-live12345'),
 };
 
+const PLANNER = 'You plan.';
+/** An agent with guardrails of its own: its child conversation runs them. */
+const planner = agentTool({
+  name: 'planner',
+  description: 'Writes plans',
+  systemPrompt: PLANNER,
+  guardrails: { output: ['noInternal'] },
+});
+
 /** Every text the model was sent in `request`, system prompt aside. */
 function sentTexts(request: RecordedRequest | undefined): string[] {
   return (request?.body.messages ?? [])
@@ -91,7 +102,7 @@ async function eventsOfTurn(conversation: Conversation, turn: number): Promise<C
 describe('guardrails', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [readConfig], worker: { guardrails: GUARDRAILS } });
+    agent = await startTestAgent({ tools: [readConfig, planner], worker: { guardrails: GUARDRAILS } });
   });
   afterAll(async () => agent?.close());
   afterEach(() => {
@@ -244,6 +255,29 @@ describe('guardrails', () => {
     expect(result.status).toBe('failed');
     expect(result.error).toBe(
       'This worker has no output guardrail "missing" (its output guardrails: "noInternal")',
+    );
+  });
+
+  it("a sub-agent runs its agent's guardrails: its tripped reply reaches the caller's model as a result that says so", async () => {
+    scriptAgents(agent.model, {
+      'You help.': (_request, toolResults) =>
+        toolResults === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_plan', name: 'planner', arguments: { task: 'Plan May' } }],
+            }
+          : { kind: 'text', text: 'The planner could not help.' },
+      [PLANNER]: () => ({ kind: 'text', text: 'The INTERNAL plan: launch in May.' }),
+    });
+    const conversation = await start(undefined);
+    expect(await conversation.send('Plan the launch')).toMatchObject({
+      status: 'completed',
+      reply: 'The planner could not help.',
+    });
+    const result = (await conversation.messages()).find((message) => message.role === 'toolResult');
+    expect(result?.isError).toBe(true);
+    expect(result?.content[0]?.text).toContain(
+      `Agent planner did not finish (guardrailTripped): The output guardrail "noInternal" tripped on the model's reply`,
     );
   });
 });
