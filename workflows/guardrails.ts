@@ -1,10 +1,11 @@
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import {
   guardrailsOf,
   guardrailTripMessage,
   rewrittenEntry,
   withheldEntry,
 } from '../src/contract/guardrails.ts';
+import { cancelledTurn } from '../src/contract/messages.ts';
 import type { AgentActivities, GuardrailOutcome } from '../src/contract/protocol.ts';
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
 import type {
@@ -89,10 +90,11 @@ async function check<Entry extends TranscriptEntry>(
   } catch (error) {
     // What the guardrails could not check is never read as if they had passed it (a cancelled
     // turn's too): a user message or reply is kept from the model, a tool result withheld.
-    const why = failureMessage(error);
+    const cancelled = isCancellation(error);
+    const why = cancelled ? 'the turn was cancelled first' : failureMessage(error);
     return {
       entries: entries.map((entry) => withheldEntry(entry, { failed: why }) as Entry),
-      ended: { turn, status: 'failed', reply: '', error: why },
+      ended: cancelled ? cancelledTurn(turn) : { turn, status: 'failed', reply: '', error: why },
     };
   }
   let trip: GuardrailTrip | undefined;

@@ -1,4 +1,5 @@
 import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { cancelledTurn } from '../src/contract/messages.ts';
 import type {
   AgentActivities,
   CallModelInput,
@@ -161,10 +162,6 @@ function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
     reply: assistant.content,
     error: 'The reply was cut off at the model\'s output token limit (finish_reason "length").',
   };
-}
-
-function cancelledTurn(turn: number): TurnResult {
-  return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { postSignal } from '../../src/contract/definitions.ts';
-import { type LoopHarness, startLoopHarness } from '../support/loopHarness.ts';
+import { gate, type LoopHarness, startLoopHarness, untilCancelled } from '../support/loopHarness.ts';
 
 // Each test has a conversation of its own, so they run concurrently (with the test's own `expect`).
 describe.concurrent('guardrails in the loop', () => {
@@ -108,5 +108,36 @@ describe.concurrent('guardrails in the loop', () => {
       check.messages.map((message) => (message.role === 'user' ? message.content : message.role)),
     );
     expect(checked).toEqual([['first'], ['posted during the tool call', 'second']]);
+  });
+
+  it('a turn cancelled while its input guardrails run ends cancelled, and the message they did not check is marked so', async ({
+    expect,
+  }) => {
+    const checking = gate();
+    const conversation = await loop.start({
+      options: { guardrails: { input: ['slow'] } },
+      model: [{ reply: 'Hello.' }],
+      guardrailVerdict: (message, signal) => {
+        if (message.role !== 'user' || message.content !== 'first') return undefined;
+        checking.open();
+        return untilCancelled(signal);
+      },
+    });
+    const first = conversation.prompt('first');
+    await checking.opened;
+    await conversation.cancel();
+    expect(await first).toEqual({
+      turn: 1,
+      status: 'cancelled',
+      reply: '',
+      error: 'The turn was cancelled.',
+    });
+    expect(conversation.modelCalls).toHaveLength(0);
+    // The worker's model calls leave it out (formatMessages); the next turn goes on.
+    expect((await conversation.messages())[0]).toMatchObject({
+      content: 'first',
+      guardrail: { failed: 'the turn was cancelled first' },
+    });
+    expect(await conversation.prompt('second')).toMatchObject({ status: 'completed', reply: 'Hello.' });
   });
 });

@@ -144,6 +144,12 @@ export class ExecutionLog {
   }
 }
 
+/** The `runGuardrails` double's verdict on one message (`undefined`: pass); `signal` aborts on cancellation. */
+export type GuardrailDouble = (
+  message: TranscriptEntry,
+  signal: AbortSignal,
+) => GuardrailOutcome | undefined | Promise<GuardrailOutcome | undefined>;
+
 interface ConversationScript {
   tools: Record<string, ToolDouble>;
   steps: ModelStep[];
@@ -154,7 +160,7 @@ interface ConversationScript {
   /** Set: every `compactContext` call fails for good with this message. */
   compactionFails: string | undefined;
   /** What the `runGuardrails` double decides about each message; absent: pass. */
-  guardrailVerdict: ((message: TranscriptEntry) => GuardrailOutcome | undefined) | undefined;
+  guardrailVerdict: GuardrailDouble | undefined;
   guardrailChecks: RunGuardrailsInput[];
   log: ExecutionLog;
 }
@@ -192,7 +198,7 @@ export interface LoopHarness {
     /** Set: every `compactContext` call fails for good with this message. */
     compactionFails?: string;
     /** What the `runGuardrails` double decides about each message (absent, or `undefined`: pass). */
-    guardrailVerdict?: (message: TranscriptEntry) => GuardrailOutcome | undefined;
+    guardrailVerdict?: GuardrailDouble;
   }): Promise<LoopConversation>;
   close(): Promise<void>;
 }
@@ -303,7 +309,18 @@ export async function startLoopHarness(): Promise<LoopHarness> {
     runGuardrails: async (input) => {
       const script = scriptOf(input.conversationId);
       script.guardrailChecks.push(input);
-      return input.messages.map((message) => script.guardrailVerdict?.(message) ?? { action: 'pass' });
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+      try {
+        return await Promise.all(
+          input.messages.map(
+            async (message) =>
+              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? { action: 'pass' },
+          ),
+        );
+      } finally {
+        clearInterval(beat);
+      }
     },
     defaultModel: async () => 'scripted-double',
     listTools: async () => [],
