@@ -11,6 +11,7 @@ import type {
 } from '../src/contract/types.ts';
 import { withCost } from '../src/worker/model/prices.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import { nexusEndpointMissing } from '../src/worker/nexusEndpoints.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
 import { ArgumentValidator } from '../src/worker/validation.ts';
@@ -30,8 +31,9 @@ export interface AgentActivityDependencies {
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
   /**
-   * A client on the worker's cluster: model calls read their context through a query. Default: the
-   * worker's own client (`Context.current().client`), which shares the worker's connection.
+   * A client on the worker's cluster: model calls read their context through a query, and PREPARE
+   * asks whether a Nexus tool's endpoint exists. Default: the worker's own client
+   * (`Context.current().client`), which shares the worker's connection.
    */
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
@@ -55,14 +57,19 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
   const emit = safeSink(deps.eventSink, warn);
-  const storedMessages = new StoredMessages(deps.getClient ?? workerClient);
-  const contexts = new ModelContextReader(deps.getClient ?? workerClient, storedMessages);
+  const getClient = deps.getClient ?? workerClient;
+  const storedMessages = new StoredMessages(getClient);
+  const contexts = new ModelContextReader(getClient, storedMessages);
   const openai = createOpenAIClient(deps.model);
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
   // returns, so a batch costs no extra activity and a refused call never leaves the worker.
+  const endpointMissing = async (name: string) => nexusEndpointMissing(await getClient(), name);
   const prepare = (input: PrepareToolCallsInput) =>
-    prepareToolCalls({ registry: deps.registry, validator, hooks }, input);
+    prepareToolCalls(
+      { registry: deps.registry, validator, hooks, nexusEndpointMissing: endpointMissing },
+      input,
+    );
   return {
     callModel: async (input) => {
       await refuseCrossedQueue(deps, input.tools);
