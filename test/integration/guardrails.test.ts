@@ -27,10 +27,15 @@ const politeness: Guardrail = {
       ? { action: 'rewrite', text: text.replaceAll('stupid', '[removed]') }
       : { action: 'pass' },
 };
+/** How often `brittle` was asked about a message that makes it throw. */
+let brittleAttempts = 0;
 const brittle: Guardrail = {
   name: 'brittle',
   execute: (text) => {
-    if (text.includes('explode')) throw new Error('the policy service is down');
+    if (text.includes('explode')) {
+      brittleAttempts += 1;
+      throw new Error('the policy service is down');
+    }
     return { action: 'pass' };
   },
 };
@@ -213,6 +218,7 @@ describe('guardrails', () => {
     const result = await conversation.send('make it explode');
     expect(result.status).toBe('failed');
     expect(result.error).toBe('The input guardrail "brittle" failed: the policy service is down');
+    expect(brittleAttempts).toBe(2); // the conversation's modelPolicy: 2 attempts
     expect(agent.model.requestCount).toBe(0);
 
     agent.model.enqueue({ kind: 'text', text: 'Hi there.' });
