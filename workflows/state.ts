@@ -55,6 +55,11 @@ export interface ConversationState {
   lastTurn: TurnResult | null;
   /** The agent a handoff made active: its prompt, tools and model replace the conversation's. */
   agent: AgentDefinition | undefined;
+  /**
+   * The transcript length the latest model call read (its `messageCount`), carried to the next run:
+   * the worker that ran it caches that much, so the next call sends the entries since (`CallModelInput.tail`).
+   */
+  lastCallMessageCount: number | undefined;
   /** The model calls go to when the conversation names none, once the worker told it. */
   workerModel: string | undefined;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
@@ -106,6 +111,7 @@ export function createConversationState(
     ending: carried?.ending ?? false,
     lastTurn: carried?.lastTurn ?? null,
     agent: carried?.agent,
+    lastCallMessageCount: carried?.lastCallMessageCount,
     workerModel: undefined,
     parentConversation,
     events,
@@ -134,6 +140,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     events: state.events.carryOver(),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+    ...(state.lastCallMessageCount !== undefined ? { lastCallMessageCount: state.lastCallMessageCount } : {}),
     ...state.compaction.carryOver(),
     ...state.control.carryOver(),
   };

@@ -1,4 +1,4 @@
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
 import { cancelledTurn } from '../src/contract/messages.ts';
 import type {
   AgentActivities,
@@ -7,7 +7,12 @@ import type {
   PreparedToolCall,
 } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
-import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
+import {
+  largeInlineMessages,
+  storedOutline,
+  type TranscriptEntry,
+  transcriptTail,
+} from '../src/contract/transcript.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
@@ -83,6 +88,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     await compactIfDue(state);
     try {
       const storeIndices = largeInlineMessages(messages);
+      const tail = contextTail(state);
+      state.lastCallMessageCount = messages.length;
       const {
         events,
         prepared: preparedInCall,
@@ -96,6 +103,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         messageCount: messages.length,
         transcriptId: state.transcriptId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
+        ...(tail ? { tail } : {}),
         ...(model ? { model } : {}),
         followed: state.events.followed,
         ...(agent ? { agent } : {}),
@@ -177,6 +185,17 @@ function callModel(state: ConversationState, input: CallModelInput): Promise<Cal
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
     summary: `${agent}model ${input.model ?? state.workerModel ?? '(worker default)'} · turn ${state.turn}`,
   }).callModel(input);
+}
+
+/** Gives model calls the small entries added since the previous one (CallModelInput.tail). */
+const CONTEXT_TAIL_PATCH = 'yiem-context-tail';
+
+/** The entries since the previous model call, when small; its worker then needs no context query. */
+function contextTail(state: ConversationState): CallModelInput['tail'] {
+  // Asked from the run's first model call on: the patch's marker and `TemporalChangeVersion` upsert
+  // (two Actions, once a run) come with the first turn, and the turns after it query nothing.
+  if (!patched(CONTEXT_TAIL_PATCH) || state.lastCallMessageCount === undefined) return undefined;
+  return transcriptTail(state.messages, state.lastCallMessageCount);
 }
 
 /** The tools the model was offered: the active agent's, else the conversation's (absent: all). */
