@@ -1,7 +1,9 @@
+import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
+import { resultText } from '../src/contract/toolResult.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type {
   AgentEventSink,
@@ -9,6 +11,7 @@ import type {
   CompactionFunction,
   WorkerGuardrails,
 } from '../src/contract/types.ts';
+import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import { withCost } from '../src/worker/model/prices.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import { nexusEndpointMissing } from '../src/worker/nexusEndpoints.ts';
@@ -22,7 +25,7 @@ import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
-import { annotateActivitySpan } from './spanAttributes.ts';
+import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
 import { StoredMessages } from './storedMessages.ts';
 
 export interface AgentActivityDependencies {
@@ -43,6 +46,8 @@ export interface AgentActivityDependencies {
   compact?: CompactionFunction;
   /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
   neighbours?: TaskQueueNeighbours;
+  /** Tracing's tracer (`startTracing`): each model call gets a `chat` span, each tool call an `execute_tool` one. */
+  tracer?: Tracer;
   /** The guardrails conversations may name (`AgentWorkerOptions.guardrails`). */
   guardrails?: WorkerGuardrails;
 }
@@ -73,29 +78,43 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   return {
     callModel: async (input) => {
       await refuseCrossedQueue(deps, input.tools);
-      annotateActivitySpan({
-        'yiem.conversation_id': input.conversationId,
-        'yiem.turn': input.turn,
-        'yiem.model': input.model ?? deps.model.model,
-      });
-      const called = await callModel(
-        { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
-        openai,
-        input,
-      );
       const requested = input.model ?? deps.model.model;
-      const priced = withCost(called.usage, deps.model.prices ?? {}, [requested, called.model]);
-      const output = priced === called.usage ? called : { ...called, usage: priced };
-      const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
-      const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
-      const { stored } = await storedMessages.keep(reply);
-      return stored ? { ...output, stored } : output;
+      annotateActivitySpan(input.conversationId, {
+        [YIEM.turn]: input.turn,
+        [YIEM.model]: requested,
+      });
+      const chat = {
+        tracer: deps.tracer,
+        name: genAiSpanName('chat', requested),
+        kind: 'client' as const,
+        attributes: {
+          [GEN_AI.operationName]: 'chat',
+          // The endpoint speaks OpenAI's API, whoever serves it.
+          [GEN_AI.providerName]: 'openai',
+          [GEN_AI.requestModel]: requested,
+          [GEN_AI.conversationId]: input.conversationId,
+          [YIEM.turn]: input.turn,
+        },
+      };
+      return inGenAiSpan(chat, async (span) => {
+        const called = await callModel(
+          { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
+          openai,
+          input,
+        );
+        const priced = withCost(called.usage, deps.model.prices ?? {}, [requested, called.model]);
+        const output = priced === called.usage ? called : { ...called, usage: priced };
+        span?.setAttributes(chatReplyAttributes(output));
+        const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
+        const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
+        const { stored } = await storedMessages.keep(reply);
+        return stored ? { ...output, stored } : output;
+      });
     },
     compactContext: async (input) => {
-      annotateActivitySpan({
-        'yiem.conversation_id': input.conversationId,
-        'yiem.turn': input.turn,
-        'yiem.model': input.model ?? deps.model.model,
+      annotateActivitySpan(input.conversationId, {
+        [YIEM.turn]: input.turn,
+        [YIEM.model]: input.model ?? deps.model.model,
       });
       return compactContext(
         { settings: deps.model, contexts, storedMessages, compact: deps.compact },
@@ -104,30 +123,44 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       );
     },
     executeTool: async (input) => {
-      annotateActivitySpan({
-        'yiem.conversation_id': input.conversationId,
-        'yiem.turn': input.turn,
-        'yiem.tool.name': input.toolName,
-        'yiem.tool.call_id': input.toolCallId,
+      annotateActivitySpan(input.conversationId, {
+        [YIEM.turn]: input.turn,
+        [YIEM.toolName]: input.toolName,
+        [YIEM.toolCallId]: input.toolCallId,
       });
-      const output = await executeTool(
-        {
-          registry: deps.registry,
-          hooks,
-          emit,
-          warn,
-          maxResultBytes: maxToolResultBytes,
-          workerIdentity: deps.neighbours?.identity,
+      const span = {
+        tracer: deps.tracer,
+        name: genAiSpanName('execute_tool', input.toolName),
+        attributes: {
+          [GEN_AI.operationName]: 'execute_tool',
+          [GEN_AI.toolName]: input.toolName,
+          [GEN_AI.toolCallId]: input.toolCallId,
+          [GEN_AI.conversationId]: input.conversationId,
+          [YIEM.turn]: input.turn,
         },
-        input,
-      );
+      };
+      const output = await inGenAiSpan(span, async (opened) => {
+        const executed = await executeTool(
+          {
+            registry: deps.registry,
+            hooks,
+            emit,
+            warn,
+            maxResultBytes: maxToolResultBytes,
+            workerIdentity: deps.neighbours?.identity,
+          },
+          input,
+        );
+        if (executed.message.isError) markSpanFailed(opened, resultText(executed.message.content));
+        return executed;
+      });
       // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
       if (output.terminate) return endToolActivity(output);
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
     },
     runGuardrails: async (input) => {
-      annotateActivitySpan({ 'yiem.conversation_id': input.conversationId, 'yiem.turn': input.turn });
+      annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
       return runGuardrails(
         { guardrails: deps.guardrails ?? {}, settings: deps.model, storedMessages },
         openai,

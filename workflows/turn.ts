@@ -13,6 +13,7 @@ import {
   type TranscriptEntry,
   transcriptTail,
 } from '../src/contract/transcript.ts';
+import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
@@ -41,7 +42,9 @@ export async function runTurn(state: ConversationState): Promise<void> {
   state.workerModel ??= await workerDefaultModel(state.settings);
   events.publish(turn, { type: 'turnStart' });
   const answered: number[] = [];
-  const result = await scope.run(() => agentLoop(state, answered));
+  // Observers (the tracing's turn span) wrap the loop; without tracing there are none.
+  const observed = { conversationId: state.conversationId, turn, agentName: state.agent?.name };
+  const result = await scope.run(() => runObservedTurn(observed, () => agentLoop(state, answered)));
   state.running = undefined;
   showCurrentDetails(state);
   state.lastTurn = result;

@@ -25,7 +25,7 @@ import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/cod
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -135,7 +135,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const model = resolveModelSettings(options.model, env);
   if (options.guardrails) checkGuardrailRegistration(options.guardrails);
-  const tracing = tracingPlugins(options.tracing);
+  const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
   const announcement = await storeAnnouncementOf(dataConverter);
@@ -156,6 +156,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
     },
     {
       workflows: options.workflows ?? true,
@@ -177,7 +178,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(deployment ? { workerDeploymentOptions: deployment } : {}),
       ...options.workerOptions,
       identity,
-      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+      plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
     });
   } catch (error) {
     await plugin.closeMcpServers();
