@@ -1,5 +1,6 @@
 import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
+import { guardrailNamesProblem } from './guardrails.ts';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
   MAX_MESSAGE_BYTES_LIMIT,
@@ -12,6 +13,7 @@ import type {
   ActivityPolicy,
   CompactionOptions,
   ConversationOptions,
+  GuardrailNames,
   MessageDelivery,
   ToolExecutionMode,
 } from './types.ts';
@@ -38,6 +40,8 @@ export interface ConversationSettings {
   tools: string[] | undefined;
   /** `false`: older turns are left out of a full window instead of summarised. */
   compaction: CompactionSettings | false;
+  /** The worker's guardrails that apply, by stage; `undefined`: none. */
+  guardrails: GuardrailNames | undefined;
 }
 
 /** `CompactionOptions` with every default filled in. */
@@ -52,6 +56,7 @@ export interface CompactionSettings {
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
   const settings: Omit<ConversationSettings, 'compaction'> = {
+    guardrails: options.guardrails,
     systemPrompt: options.systemPrompt ?? '',
     toolExecution: options.toolExecution ?? 'parallel',
     model: options.model,
@@ -140,6 +145,8 @@ export function conversationOptionsProblem(options: unknown): string | null {
     (value) => value === false || compactionOptionsProblem(value) === null,
     compactionExpected(given.compaction),
   );
+  const guardrails = given.guardrails === undefined ? null : guardrailNamesProblem(given.guardrails);
+  if (guardrails) problems.push(`guardrails must be ${guardrails}`);
   check(
     'modelPolicy',
     (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
