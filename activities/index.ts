@@ -1,10 +1,18 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type OpenAI from 'openai';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type { AgentEventSink, AgentHooks, CompactionFunction } from '../src/contract/types.ts';
-import { withCost } from '../src/worker/model/prices.ts';
+import {
+  type ModelTable,
+  modelNamed,
+  modelTableOf,
+  routedModel,
+  routingInfo,
+  type WorkerModel,
+} from '../src/worker/model/models.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
@@ -20,7 +28,10 @@ import { StoredMessages } from './storedMessages.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
-  model: ResolvedModelSettings;
+  /** One model's settings (`resolveModelSettings`), or else `models`. */
+  model?: ResolvedModelSettings;
+  /** The worker's models (`resolveModelTable`): several, with fallbacks, a route and rate limits. */
+  models?: ModelTable;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
   /**
@@ -49,7 +60,18 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const emit = safeSink(deps.eventSink, warn);
   const storedMessages = new StoredMessages(deps.getClient ?? workerClient);
   const contexts = new ModelContextReader(deps.getClient ?? workerClient, storedMessages);
-  const openai = createOpenAIClient(deps.model);
+  const models = modelTableOf(deps);
+  const clients = new Map<string, OpenAI>();
+  // By endpoint, key and timeout: a worker of one model serves any name a conversation asks for with one client.
+  const clientFor = (model: WorkerModel): OpenAI => {
+    const { baseURL, apiKey, timeoutMs } = model.settings;
+    const key = JSON.stringify([baseURL, apiKey, timeoutMs]);
+    const known = clients.get(key);
+    if (known) return known;
+    const client = createOpenAIClient(model.settings);
+    clients.set(key, client);
+    return client;
+  };
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
   // returns, so a batch costs no extra activity and a refused call never leaves the worker.
@@ -61,18 +83,23 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
-        'yiem.model': input.model ?? deps.model.model,
+        'yiem.model': input.model ?? models.defaultModel,
       });
-      const called = await callModel(
-        { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
-        openai,
+      const output = await callModel(
+        { models, clientFor, registry: deps.registry, contexts, warn, prepare },
         input,
       );
-      const requested = input.model ?? deps.model.model;
-      const priced = withCost(called.usage, deps.model.prices ?? {}, [requested, called.model]);
-      const output = priced === called.usage ? called : { ...called, usage: priced };
-      const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
-      const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
+      const { role, content, toolCalls, model, usage, stopReason, timestamp, fallbacks } = output;
+      const reply = {
+        role,
+        content,
+        toolCalls,
+        model,
+        usage,
+        stopReason,
+        timestamp,
+        ...(fallbacks ? { fallbacks } : {}),
+      };
       const { stored } = await storedMessages.keep(reply);
       return stored ? { ...output, stored } : output;
     },
@@ -80,12 +107,13 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       annotateActivitySpan({
         'yiem.conversation_id': input.conversationId,
         'yiem.turn': input.turn,
-        'yiem.model': input.model ?? deps.model.model,
+        'yiem.model': input.model ?? models.defaultModel,
       });
+      const model = modelNamed(models, input.model, 'The compaction');
       return compactContext(
-        { settings: deps.model, contexts, storedMessages, compact: deps.compact },
-        openai,
-        input,
+        { settings: model.settings, contexts, storedMessages, compact: deps.compact },
+        clientFor(model),
+        { ...input, model: model.settings.model },
       );
     },
     executeTool: async (input) => {
@@ -111,7 +139,9 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
     },
-    defaultModel: async () => deps.model.model,
+    defaultModel: async () => models.defaultModel,
+    modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),
+    routeModel: (input) => routedModel(models, input),
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };

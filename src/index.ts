@@ -19,6 +19,7 @@ export {
   Conversation,
   type ConversationLimits,
   type ConversationListing,
+  type SendOptions,
   type StartConversationOptions,
 } from './client/client.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';

@@ -15,12 +15,13 @@ import {
   turnStartsQuery,
   upgradeSignal,
 } from '../src/contract/definitions.ts';
-import { userTextProblem } from '../src/contract/settings.ts';
+import { promptOptionsProblem, userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
 import type {
   ApprovalDecision,
   ApprovalOutcome,
   ConversationStatus,
+  PromptOptions,
   TurnResult,
 } from '../src/contract/types.ts';
 import { registerCompactionHandlers } from './compaction.ts';
@@ -38,17 +39,20 @@ export function registerHandlers(state: ConversationState): void {
   // Messages: `prompt` waits for the result of the turn that answers it, `post` does not.
   setHandler(
     promptUpdate,
-    async (text) => {
-      const id = enqueue(state, text, true);
+    async (text: string, options?: PromptOptions) => {
+      const id = enqueue(state, text, true, options?.model);
       await condition(() => state.resultsByMessage.has(id));
       const result = state.resultsByMessage.get(id) as TurnResult;
       state.resultsByMessage.delete(id);
       return result;
     },
     {
-      validator: (text) => {
+      validator: (text: string, options?: PromptOptions) => {
         if (state.ending) throw new Error('This conversation has ended; start a new one');
-        const problem = promptRefusal(state) ?? userTextProblem(text, settings.maxMessageBytes);
+        const problem =
+          promptRefusal(state) ??
+          userTextProblem(text, settings.maxMessageBytes) ??
+          promptOptionsProblem(options);
         if (problem) throw new Error(problem);
       },
     },

@@ -1,5 +1,5 @@
 import { type CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { ConversationCarryOver, PendingMessage } from '../src/contract/protocol.ts';
+import type { ConversationCarryOver, ModelRoutingInfo, PendingMessage } from '../src/contract/protocol.ts';
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
 import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts';
@@ -51,6 +51,10 @@ export interface ConversationState {
   agent: AgentDefinition | undefined;
   /** The model calls go to when the conversation names none, once the worker told it. */
   workerModel: string | undefined;
+  /** The worker's models as it told them this run (patch `yiem-model-routing`). */
+  modelRouting: ModelRoutingInfo | undefined;
+  /** The model the running turn's prompt asked for (`PromptOptions.model`). */
+  turnModel: string | undefined;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
   readonly parentConversation: string | undefined;
   readonly events: ConversationEvents;
@@ -100,6 +104,8 @@ export function createConversationState(
     lastTurn: carried?.lastTurn ?? null,
     agent: carried?.agent,
     workerModel: undefined,
+    modelRouting: undefined,
+    turnModel: undefined,
     parentConversation,
     events,
     approvals: new Approvals(settings.approval, events),
@@ -136,21 +142,23 @@ export function recordTurnStart(state: ConversationState): void {
   state.turnStarts.starts.push(state.messages.length);
 }
 
-/** Queues a user message for the next turn; returns its id. */
-export function enqueue(state: ConversationState, text: string, awaited: boolean): number {
+/** Queues a user message for the next turn (with the model its prompt asked for); returns its id. */
+export function enqueue(state: ConversationState, text: string, awaited: boolean, model?: string): number {
   const id = state.nextMessageId++;
-  state.pending.push({ id, text, timestamp: Date.now(), awaited });
+  state.pending.push({ id, text, timestamp: Date.now(), awaited, ...(model ? { model } : {}) });
   return id;
 }
 
 /**
  * Moves the pending messages into the transcript (the seed's inputChannel drain); returns the ids
- * of the awaited ones, whose `prompt`s get this turn's result.
+ * of the awaited ones, whose `prompt`s get this turn's result. The latest one that names a model
+ * sets the turn's model.
  */
 export function drainPending(state: ConversationState): number[] {
   const awaited: number[] = [];
   for (const message of state.pending.splice(0)) {
     if (message.awaited) awaited.push(message.id);
+    if (message.model) state.turnModel = message.model;
     state.messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
   }
   return awaited;

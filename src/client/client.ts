@@ -33,7 +33,7 @@ import {
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
-import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
+import { promptOptionsProblem, resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   ApprovalDecision,
@@ -50,6 +50,7 @@ import type {
   ForkOptions,
   Message,
   PauseOptions,
+  PromptOptions,
   RewindOptions,
   RewindResult,
   ToolInfo,
@@ -113,6 +114,12 @@ export interface ConversationListing {
 }
 
 /** Options of `Conversation.approve` and `deny`. */
+/** How `send` and `submit` send one message. */
+export interface SendOptions extends PromptOptions {
+  /** Sending again with the same id delivers the message at most once and waits for the same turn. */
+  updateId?: string;
+}
+
 export interface DecisionOptions {
   /** How other clients name who decided. Default: this Temporal client's identity (`pid@host`). */
   decider?: string;
@@ -286,9 +293,10 @@ export class Conversation {
    * Sends a message and waits for the result of the turn that consumed it. A message that is not a
    * non-empty string within the conversation's size limit is refused before anything is sent.
    * Sending again with the same `updateId` (after a lost connection, say) delivers the message at
-   * most once and waits for the same turn.
+   * most once and waits for the same turn. `model` picks this turn's model by the worker's name for
+   * it (README, "Several models").
    */
-  async send(text: string, options: { updateId?: string } = {}): Promise<TurnResult> {
+  async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
     return (await this.submit(text, options)).result();
   }
 
@@ -296,13 +304,16 @@ export class Conversation {
    * Sends a message like `send`, but resolves as soon as the conversation has accepted it (or throws
    * why it refused it); the handle's `result()` then waits for the turn that answers it.
    */
-  async submit(text: string, options: { updateId?: string } = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
+  async submit(text: string, options: SendOptions = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
     this.#checkMessage(text);
+    const { updateId, ...promptOptions } = options;
+    const problem = promptOptionsProblem(promptOptions);
+    if (problem) throw new Error(problem);
     await this.#checkPayloadStore(text);
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
     return this.handle.startUpdate(promptUpdate, {
-      args: [text],
+      args: Object.keys(promptOptions).length > 0 ? [text, promptOptions] : [text],
       ...(options.updateId ? { updateId: options.updateId } : {}),
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
@@ -313,8 +324,9 @@ export class Conversation {
    * collect the turn's result later (from any process) with `collect(turnId)`, list the messages sent
    * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
    */
-  async sendDetached(text: string, options: { turnId?: string } = {}): Promise<DetachedTurn> {
-    const update = await this.submit(text, { updateId: options.turnId ?? `turn-${randomUUID()}` });
+  async sendDetached(text: string, options: PromptOptions & { turnId?: string } = {}): Promise<DetachedTurn> {
+    const { turnId, ...promptOptions } = options;
+    const update = await this.submit(text, { ...promptOptions, updateId: turnId ?? `turn-${randomUUID()}` });
     return { conversationId: this.id, turnId: update.updateId };
   }
 

@@ -195,6 +195,7 @@ export class TurnTranslator {
       }
       case 'handoff':
       case 'compaction':
+      case 'modelFallback':
       case 'turnResumed':
         return [];
       case 'turnStopped':

@@ -16,14 +16,18 @@ import type {
   ConversationStatus,
   ConversationSummary,
   PauseOptions,
+  PromptOptions,
   ScheduledPrompt,
   ScheduledPromptRun,
   ToolInfo,
   TurnResult,
 } from './types.ts';
 
-/** Sends a user message and resolves with the result of the turn that consumed it. */
-export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
+/**
+ * Sends a user message and resolves with the result of the turn that consumed it; `options.model`
+ * picks that turn's model.
+ */
+export const promptUpdate = defineUpdate<TurnResult, [text: string, options?: PromptOptions]>('prompt');
 
 /** Posts a user message without waiting; it joins the next model call. */
 export const postSignal = defineSignal<[text: string]>('post');

@@ -292,6 +292,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
     },
     defaultModel: async () => 'scripted-double',
+    modelRouting: async () => ({ defaultModel: 'scripted-double', queues: {}, routed: false }),
+    routeModel: async (input) => input.requested,
     listTools: async () => [],
     checkCallbackOutput: async () => null,
   };
