@@ -391,7 +391,7 @@ export interface AgentHooks {
  * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
- * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction`, `modelFallback` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
  * model call (pi-agent-core's turn).
