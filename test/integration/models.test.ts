@@ -5,6 +5,7 @@ import type { Conversation } from '../../src/client/client.ts';
 import type { AssistantMessage, ConversationEvent, ModelRouteContext } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
 import { historyText } from '../support/history.ts';
 
 /** The events of one turn, read from the conversation's event log once the turn has ended. */
@@ -76,6 +77,8 @@ describe('several models on one worker, chosen per conversation, per turn and by
     expect(fast.lastRequest()?.headers.authorization).toBe('Bearer fast-key-never-in-history');
     expect(strong.lastRequest()?.headers.authorization).toBe('Bearer strong-key-never-in-history');
     expect(await historyText(conversation.handle)).not.toContain('key-never-in-history');
+    await conversation.end();
+    await replayAndRecord(conversation.handle, 'models-per-turn');
   });
 
   it("uses the worker's default model when nothing names one", async () => {
@@ -101,6 +104,8 @@ describe('several models on one worker, chosen per conversation, per turn and by
       [3, 'routed'],
       [4, 'routed'],
     ]);
+    await conversation.end();
+    await replayAndRecord(conversation.handle, 'models-route');
   });
 
   it('fails the turn naming an unknown model, and the conversation goes on', async () => {
@@ -174,6 +179,8 @@ describe('fallbacks when a model cannot answer', () => {
       'primary→broken',
       'broken→backup',
     ]);
+    await conversation.end();
+    await replayAndRecord(conversation.handle, 'models-fallback');
   });
 
   it("ends the turn with the last model's error when every fallback fails", async () => {
