@@ -21,4 +21,5 @@ export {
   BUILTIN_TOOLS_DIR,
   createAgentWorker,
   DEFAULT_TASK_QUEUE,
+  loadModelsConfig,
 } from './worker.ts';

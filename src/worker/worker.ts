@@ -32,6 +32,7 @@ import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
 
+export { loadModelsConfig } from './model/modelsFile.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */

@@ -1,3 +1,6 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -13,6 +16,7 @@ import {
   routedModel,
   routingInfo,
 } from '../../src/worker/model/models.ts';
+import { loadModelsConfig } from '../../src/worker/model/modelsFile.ts';
 
 const NO_ENV = {};
 const table = (options: ModelOptions) => resolveModelTable(options, NO_ENV);
@@ -220,5 +224,53 @@ describe('promptOptionsProblem', () => {
     [{ modle: 'fast' }, 'Prompt options: "modle" is no option (model)'],
   ])('refuses %j, saying why', (options, message) => {
     expect(promptOptionsProblem(options)).toBe(message);
+  });
+});
+
+describe('loadModelsConfig (yiem worker --models FILE)', () => {
+  const write = async (content: string): Promise<string> => {
+    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'yiem-models-')), 'models.json');
+    await writeFile(file, content);
+    return file;
+  };
+
+  it('reads the models with their keys from the variables apiKeyEnv names', async () => {
+    const file = await write(
+      JSON.stringify({
+        models: {
+          fast: { baseURL: 'http://fast.local/v1', apiKeyEnv: 'FAST_KEY' },
+          strong: { baseURL: 'http://strong.local/v1', rateLimit: { requestsPerMinute: 60 } },
+        },
+        defaultModel: 'strong',
+        fallbacks: { strong: ['fast'] },
+      }),
+    );
+    expect(await loadModelsConfig(file, { FAST_KEY: 'secret' })).toEqual({
+      models: {
+        fast: { baseURL: 'http://fast.local/v1', apiKey: 'secret' },
+        strong: { baseURL: 'http://strong.local/v1', rateLimit: { requestsPerMinute: 60 } },
+      },
+      defaultModel: 'strong',
+      fallbacks: { strong: ['fast'] },
+    });
+  });
+
+  it.each<[string, string, string]>([
+    ['not JSON', 'nope', 'Unexpected token'],
+    ['no models', '{}', 'expected { "models": { "<name>": {'],
+    [
+      'an unset key variable',
+      '{"models":{"fast":{"apiKeyEnv":"NOPE"}}}',
+      'models.fast.apiKeyEnv names NOPE, which is not set',
+    ],
+    [
+      'an unknown default',
+      '{"models":{"fast":{}},"defaultModel":"slow"}',
+      'defaultModel "slow" is not one of models (fast)',
+    ],
+  ])('refuses a file with %s, naming the file', async (_, content, message) => {
+    const file = await write(content);
+    await expect(loadModelsConfig(file, {})).rejects.toThrow(`Models file ${file}: `);
+    await expect(loadModelsConfig(file, {})).rejects.toThrow(message);
   });
 });
