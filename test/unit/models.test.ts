@@ -8,6 +8,7 @@ import { promptOptionsProblem } from '../../src/contract/settings.ts';
 import type { ModelRouteContext } from '../../src/contract/types.ts';
 import { classifyModelError, worthAFallback } from '../../src/worker/model/errors.ts';
 import {
+  describeModels,
   type ModelOptions,
   modelNamed,
   modelQueueName,
@@ -17,6 +18,7 @@ import {
   routingInfo,
 } from '../../src/worker/model/models.ts';
 import { loadModelsConfig } from '../../src/worker/model/modelsFile.ts';
+import { signatureOf } from '../../src/worker/taskQueueNeighbours.ts';
 
 const NO_ENV = {};
 const table = (options: ModelOptions) => resolveModelTable(options, NO_ENV);
@@ -151,6 +153,22 @@ describe('choosing a model', () => {
       routed: false,
     });
     expect(modelQueueName('agents', 'slow')).toBe('agents-model-slow');
+  });
+});
+
+describe('describeModels', () => {
+  it('names one model as before, and several in a line other workers of the queue can read', () => {
+    expect(describeModels(table({ model: { baseURL: 'http://one.local/v1', model: 'llama' } }))).toBe(
+      'model llama at http://one.local/v1',
+    );
+    const several = describeModels(table({ models: TWO }));
+    expect(several).toBe(
+      'model fast: fast at http://fast.local/v1; model strong: provider-strong at http://strong.local/v1',
+    );
+    expect(signatureOf(`1@host yiem(${several}, tools 0123abcd)`)).toEqual({
+      model: several,
+      tools: '0123abcd',
+    });
   });
 });
 

@@ -1,7 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelRoutingInfo, RouteModelInput } from '../../contract/protocol.ts';
 import type { ModelDefinition, ModelRateLimit, ModelRoute, ModelSettings } from '../../contract/types.ts';
-import { describeModel, type ResolvedModelSettings, resolveModelSettings } from './settings.ts';
+import {
+  describeModel,
+  modelEndpoint,
+  type ResolvedModelSettings,
+  resolveModelSettings,
+} from './settings.ts';
 
 /** A 429 asking to wait longer than this (or not saying) moves a call with fallbacks to its next model. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 10_000;
@@ -190,12 +195,15 @@ export function routingInfo(table: ModelTable, taskQueue: string): ModelRoutingI
   return { defaultModel: table.defaultModel, queues, routed: table.route !== undefined };
 }
 
-/** The worker's models in one line, for its start line and its signature to other workers of the queue. */
+/**
+ * The worker's models in one line, for its start line and its signature to other workers of the
+ * queue (`identityWithSignature`, which expects it to begin with `model `): `model <name> at
+ * <endpoint>`, or for several `model fast: llama3.1 at <endpoint>; model strong: gpt-4o at <endpoint>`.
+ */
 export function describeModels(table: ModelTable): string {
-  const described = [...table.models.values()].map((model) =>
-    table.models.size === 1
-      ? describeModel(model.settings)
-      : `${model.name}: ${describeModel(model.settings)}`,
-  );
-  return described.join('; ');
+  const models = [...table.models.values()];
+  if (models.length === 1) return describeModel((models[0] as WorkerModel).settings);
+  return models
+    .map(({ name, settings }) => `model ${name}: ${settings.model} at ${modelEndpoint(settings)}`)
+    .join('; ');
 }
