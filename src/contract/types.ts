@@ -1028,15 +1028,14 @@ export interface ModelDefinition extends ModelSettings {
   rateLimit?: ModelRateLimit;
 }
 
-/** A provider's rate limit for one model (`ModelDefinition.rateLimit`). */
+/**
+ * A provider's rate limit for one model (`ModelDefinition.rateLimit`). Tokens per minute are not
+ * limited ahead of time (a call's tokens are known only after it): a provider's 429 is retried after
+ * its Retry-After.
+ */
 export interface ModelRateLimit {
   /** Model calls per minute across every worker and conversation: enforced by the task queue's rate. */
   requestsPerMinute: number;
-  /**
-   * Tokens per minute, as the provider counts them. Not enforced ahead of time (a call's tokens are
-   * known only after it): the provider's 429 and its Retry-After set when the call is retried.
-   */
-  tokensPerMinute?: number;
 }
 
 /** What a worker's `route` function decides a model call by. */

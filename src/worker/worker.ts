@@ -206,6 +206,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
             maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
             ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
             identity: worker.options.identity,
+            plugins: tracing,
           }),
         );
       }

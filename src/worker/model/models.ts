@@ -137,15 +137,10 @@ function workerModel(name: string, definition: ModelDefinition, env: NodeJS.Proc
 }
 
 function checkRateLimit(name: string, limit: ModelRateLimit): void {
-  const positive = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0;
-  if (!positive(limit?.requestsPerMinute)) {
+  const perMinute: unknown = limit?.requestsPerMinute;
+  if (typeof perMinute !== 'number' || !Number.isFinite(perMinute) || perMinute <= 0) {
     throw new Error(
-      `models.${name}.rateLimit.requestsPerMinute must be a number above 0, got ${JSON.stringify(limit?.requestsPerMinute)}`,
-    );
-  }
-  if (limit.tokensPerMinute !== undefined && !positive(limit.tokensPerMinute)) {
-    throw new Error(
-      `models.${name}.rateLimit.tokensPerMinute must be a number above 0, got ${JSON.stringify(limit.tokensPerMinute)}`,
+      `models.${name}.rateLimit.requestsPerMinute must be a number above 0, got ${JSON.stringify(perMinute)}`,
     );
   }
 }
