@@ -49,6 +49,11 @@ export interface ConversationState {
   lastTurn: TurnResult | null;
   /** The agent a handoff made active: its prompt, tools and model replace the conversation's. */
   agent: AgentDefinition | undefined;
+  /**
+   * The transcript length the latest model call read (its `messageCount`), carried to the next run:
+   * the worker that ran it caches that much, so the next call sends the entries since (`CallModelInput.tail`).
+   */
+  lastCallMessageCount: number | undefined;
   /** The model calls go to when the conversation names none, once the worker told it. */
   workerModel: string | undefined;
   /** The worker's models as it told them this run (patch `yiem-model-routing`). */
@@ -103,6 +108,7 @@ export function createConversationState(
     ending: carried?.ending ?? false,
     lastTurn: carried?.lastTurn ?? null,
     agent: carried?.agent,
+    lastCallMessageCount: carried?.lastCallMessageCount,
     workerModel: undefined,
     modelRouting: undefined,
     turnModel: undefined,
@@ -132,6 +138,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     events: state.events.carryOver(),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+    ...(state.lastCallMessageCount !== undefined ? { lastCallMessageCount: state.lastCallMessageCount } : {}),
     ...state.compaction.carryOver(),
     ...state.control.carryOver(),
   };

@@ -6,7 +6,13 @@ import type {
   PreparedToolCall,
 } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
-import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
+import {
+  largeInlineMessages,
+  storedOutline,
+  type TranscriptEntry,
+  transcriptTail,
+} from '../src/contract/transcript.ts';
+import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
@@ -43,7 +49,9 @@ export async function runTurn(state: ConversationState): Promise<void> {
   }
   events.publish(turn, { type: 'turnStart' });
   const answered: number[] = [];
-  const result = await scope.run(() => agentLoop(state, answered));
+  // Observers (the tracing's turn span) wrap the loop; without tracing there are none.
+  const observed = { conversationId: state.conversationId, turn, agentName: state.agent?.name };
+  const result = await scope.run(() => runObservedTurn(observed, () => agentLoop(state, answered)));
   state.running = undefined;
   showCurrentDetails(state);
   state.lastTurn = result;
@@ -88,6 +96,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     try {
       const { model, taskQueue } = await chooseModel(state);
       const storeIndices = largeInlineMessages(messages);
+      const tail = contextTail(state);
+      state.lastCallMessageCount = messages.length;
       const {
         events,
         prepared: preparedInCall,
@@ -101,6 +111,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         messageCount: messages.length,
         transcriptId: state.transcriptId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
+        ...(tail ? { tail } : {}),
         ...(model ? { model } : {}),
         followed: state.events.followed,
         ...(agent ? { agent } : {}),
@@ -208,6 +219,17 @@ async function chooseModel(state: ConversationState): Promise<{ model?: string; 
     : requested;
   const taskQueue = modelRouting.queues[model];
   return { model, ...(taskQueue ? { taskQueue } : {}) };
+}
+
+/** Gives model calls the small entries added since the previous one (CallModelInput.tail). */
+const CONTEXT_TAIL_PATCH = 'yiem-context-tail';
+
+/** The entries since the previous model call, when small; its worker then needs no context query. */
+function contextTail(state: ConversationState): CallModelInput['tail'] {
+  // Asked from the run's first model call on: the patch's marker and `TemporalChangeVersion` upsert
+  // (two Actions, once a run) come with the first turn, and the turns after it query nothing.
+  if (!patched(CONTEXT_TAIL_PATCH) || state.lastCallMessageCount === undefined) return undefined;
+  return transcriptTail(state.messages, state.lastCallMessageCount);
 }
 
 /** The tools the model was offered: the active agent's, else the conversation's (absent: all). */

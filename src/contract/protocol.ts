@@ -5,7 +5,13 @@
 import type { Sinks } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { CompactionSummary, KeptCompaction } from './compaction.ts';
-import type { StoredContent, TranscriptEntry, TranscriptPage, TurnStarts } from './transcript.ts';
+import type {
+  StoredContent,
+  TranscriptEntry,
+  TranscriptPage,
+  TranscriptTail,
+  TurnStarts,
+} from './transcript.ts';
 import type {
   ActivityPolicy,
   AgentDefinition,
@@ -88,6 +94,8 @@ export interface ConversationCarryOver {
   pause?: PauseState;
   /** Its compactions and the model's window; absent in runs from before compaction. */
   compaction?: CompactionCarryOver;
+  /** The transcript length the last run's latest model call read (`ConversationState.lastCallMessageCount`). */
+  lastCallMessageCount?: number;
 }
 
 /** What a conversation's compaction hands to its next run. */
@@ -100,7 +108,8 @@ export interface CompactionCarryOver {
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first
- * `messageCount` messages from the workflow, so each message enters history once.
+ * `messageCount` messages from the workflow (by query, or from its worker's cache of them), so each
+ * message enters history once, or twice when it is small and travels in `tail`.
  */
 export interface CallModelInput {
   conversationId: string;
@@ -110,6 +119,12 @@ export interface CallModelInput {
   transcriptId?: string;
   /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
   storeIndices?: number[];
+  /**
+   * The entries added since the run's previous model call (ending at `messageCount`), when they are
+   * small (`MAX_CONTEXT_TAIL_BYTES`): a worker whose cached transcript reaches `tail.from` appends
+   * them instead of querying the workflow. Absent: the call reads what its cache lacks by query.
+   */
+  tail?: TranscriptTail;
   model?: string;
   /**
    * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody

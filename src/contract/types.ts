@@ -115,7 +115,7 @@ export interface ActivityPolicy {
 /**
  * A tool the agent can call (the seed's `agentTool`): one whose `execute` runs in a tool activity
  * (every tool a user writes), or one whose calls the workflow runs itself (`agentTool`,
- * `handoffTool`, `callbackTool`), which has a `runner` instead.
+ * `handoffTool`, `callbackTool`, `nexusTool`), which has a `runner` instead.
  */
 export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityTool<TArgs> | WorkflowTool;
 
@@ -163,14 +163,17 @@ export type ToolReconcile<TArgs extends ToolArguments = ToolArguments> = (
 export type InterruptedCallOutcome = 'reconciled' | 'rerun' | 'unknown';
 
 /**
- * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, or an
- * attached client (`runner`). Made by `agentTool`, `handoffTool` and `callbackTool`; it has no
- * `execute`.
+ * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, an
+ * attached client or a Nexus operation (`runner`). Made by `agentTool`, `handoffTool`,
+ * `callbackTool` and `nexusTool`; it has no `execute`.
  */
 export interface WorkflowTool extends ToolDeclaration {
   runner: ToolRunner;
   execute?: undefined;
-  /** Its calls run once by nature: a child workflow starts once, a callback is answered once. */
+  /**
+   * Its calls run once by nature: a child workflow starts once, a callback is answered once, a Nexus
+   * operation is scheduled once (its handler owns its retries).
+   */
   atMostOnce?: undefined;
   reconcile?: undefined;
 }
@@ -778,8 +781,8 @@ export type ConversationEvent = EventOrigin &
     /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
     | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
     /**
-     * A tool call's attempt starts (the worker's `toolExecutionStart`); a sub-agent, handoff or
-     * callback tool's call starts in the workflow. `summary` is the call in one line.
+     * A tool call's attempt starts (the worker's `toolExecutionStart`); a sub-agent, handoff,
+     * callback or Nexus tool's call starts in the workflow. `summary` is the call in one line.
      */
     | {
         type: 'toolStart';
@@ -945,7 +948,19 @@ export type ToolRunner =
    * An attached client runs it (`Conversation.serveCallbacks`); the workflow waits for the result
    * durably, up to `timeout` (a Temporal duration string), and checks `output` against `outputSchema`.
    */
-  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema };
+  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema }
+  /**
+   * A Temporal Nexus operation of another namespace's service, which the workflow runs through
+   * `endpoint` (made by `nexusTool`); the operation's output is the result.
+   */
+  | {
+      kind: 'nexus';
+      endpoint: string;
+      service: string;
+      operation: string;
+      /** The operation's end-to-end timeout (a Temporal duration string); absent: the server's maximum. */
+      scheduleToCloseTimeout?: string;
+    };
 
 /** A callback tool call waiting for a client. */
 export interface PendingCallback {

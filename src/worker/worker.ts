@@ -25,7 +25,7 @@ import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/cod
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { describeModels, modelQueueName, resolveModelTable, routingInfo } from './model/models.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -149,7 +149,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const models = resolveModelTable(options, env);
-  const tracing = tracingPlugins(options.tracing);
+  const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
   const announcement = await storeAnnouncementOf(dataConverter);
@@ -169,6 +169,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
     },
     {
       workflows: options.workflows ?? true,
@@ -191,7 +192,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(deployment ? { workerDeploymentOptions: deployment } : {}),
       ...options.workerOptions,
       identity,
-      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+      plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
     });
     if (options.workflows !== false) {
       for (const model of models.models.values()) {
@@ -206,7 +207,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
             maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
             ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
             identity: worker.options.identity,
-            plugins: tracing,
+            plugins: tracing?.plugins ?? [],
           }),
         );
       }

@@ -166,7 +166,7 @@ describe('the tool pipeline against a real Temporal server', () => {
     expect(executed.bookTable).toBeUndefined();
     // PREPARE ran inside the model call, and nothing was executed. The worker's default model is
     // asked once per run, to name the model calls in the Web UI.
-    expect(activities.map((a) => a.type)).toEqual(['defaultModel', 'callModel', 'callModel']);
+    expect(activities.map((a) => a.type)).toEqual(['modelRouting', 'callModel', 'callModel']);
     expect(agent.events).toEqual([]);
     // The model sees the error as the tool result, so it can retry.
     expect(agent.model.lastRequest()?.body.messages.at(-1)).toMatchObject({
