@@ -6,7 +6,12 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
-import type { AgentEventSink, AgentHooks, CompactionFunction } from '../src/contract/types.ts';
+import type {
+  AgentEventSink,
+  AgentHooks,
+  CompactionFunction,
+  WorkerGuardrails,
+} from '../src/contract/types.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import {
   type ModelTable,
@@ -24,6 +29,7 @@ import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
+import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
@@ -53,6 +59,8 @@ export interface AgentActivityDependencies {
   neighbours?: TaskQueueNeighbours;
   /** Tracing's tracer (`startTracing`): each model call gets a `chat` span, each tool call an `execute_tool` one. */
   tracer?: Tracer;
+  /** The guardrails conversations may name (`AgentWorkerOptions.guardrails`). */
+  guardrails?: WorkerGuardrails;
 }
 
 /**
@@ -179,6 +187,15 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       if (output.terminate) return endToolActivity(output);
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
+    },
+    runGuardrails: async (input) => {
+      annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
+      const model = modelNamed(models, undefined);
+      return runGuardrails(
+        { guardrails: deps.guardrails ?? {}, settings: model.settings, storedMessages },
+        clientFor(model),
+        input,
+      );
     },
     defaultModel: async () => models.defaultModel,
     modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),

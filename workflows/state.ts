@@ -38,6 +38,12 @@ export interface ConversationState {
   readonly startedOnNewVersion: boolean;
   /** Where each turn began in `messages` (`recordTurnStart`). */
   readonly turnStarts: TurnStarts;
+  /**
+   * Where the user messages the input guardrails have not seen begin: they run before the model
+   * call that first reads a message, in whichever turn that is (a turn can end, cancelled or at its
+   * limit, after draining messages and before its model call).
+   */
+  inputChecked: number;
   /** The number of the latest turn (the running one while `running` is set). */
   turn: number;
   /** Turns run since this run started (for `maxTurnsPerRun`). */
@@ -102,6 +108,7 @@ export function createConversationState(
     transcriptId: reset ? info.runId : (carried?.transcriptId ?? info.firstExecutionRunId),
     startedOnNewVersion: carried?.movedToNewVersion === true,
     turnStarts: carried?.turnStarts ?? { firstTurn: (carried?.turn ?? 0) + 1, starts: [] },
+    inputChecked: carried?.inputChecked ?? carried?.messages.length ?? 0,
     turn: carried?.turn ?? 0,
     turnsThisRun: 0,
     running: undefined,
@@ -132,6 +139,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     nextMessageId: state.nextMessageId,
     turn: state.turn,
     turnStarts: state.turnStarts,
+    ...(state.inputChecked < state.messages.length ? { inputChecked: state.inputChecked } : {}),
     transcriptId: state.transcriptId,
     lastTurn: state.lastTurn,
     ending: state.ending,

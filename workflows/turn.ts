@@ -1,4 +1,5 @@
 import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { cancelledTurn } from '../src/contract/messages.ts';
 import type {
   AgentActivities,
   CallModelInput,
@@ -17,6 +18,7 @@ import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
+import { checkReply, checkToolResults, checkUserMessages } from './guardrails.ts';
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
 import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
@@ -64,8 +66,8 @@ export async function runTurn(state: ConversationState): Promise<void> {
 /**
  * One turn of the agent loop (the seed's `_process_message`): drain pending messages (their ids go
  * to `answered` when a `prompt` awaits them), call the model, run its tool calls, and repeat until
- * the model answers without tools, a tool terminates the batch, the model call limit is reached, or
- * the model call fails for good.
+ * the model answers without tools, a tool terminates the batch, the model call limit is reached, a
+ * guardrail trips, or the model call fails for good.
  */
 async function agentLoop(state: ConversationState, answered: number[]): Promise<TurnResult> {
   const { turn, settings, messages } = state;
@@ -88,6 +90,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     }
     const stopped = await beforeModelCall(state, answered);
     if (stopped) return stopped;
+    const refused = await checkUserMessages(state);
+    if (refused) return refused;
     let assistant: AssistantMessage;
     let kept: TranscriptEntry;
     let prepared: PreparedToolCall[];
@@ -131,20 +135,30 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
+    if (assistant.toolCalls.length === 0) {
+      const reply = await checkReply(state, kept);
+      messages.push(...reply.entries);
+      afterModelCall(state, assistant);
+      if (reply.ended) return reply.ended;
+      const [final] = reply.entries;
+      const rewritten = final?.guardrail?.rewrittenBy ? { content: final.content } : {};
+      return finalReply(turn, { ...assistant, ...rewritten });
+    }
     messages.push(kept);
     afterModelCall(state, assistant);
-    if (assistant.toolCalls.length === 0) return finalReply(turn, assistant);
 
     const held = await beforeToolBatch(state, prepared, answered);
     if (held) return held;
     const batch = await runToolBatch(state, prepared, activityIds);
-    messages.push(...batch.results);
+    const results = await checkToolResults(state, batch.results);
+    messages.push(...results.entries);
     if (batch.cancelled) return cancelledTurn(turn);
+    if (results.ended) return results.ended;
     if (batch.terminate) {
       return {
         turn,
         status: 'terminated',
-        reply: batch.results.map((result) => resultText(result.content)).join('\n'),
+        reply: results.entries.map((result) => resultText(result.content)).join('\n'),
       };
     }
   }
@@ -168,10 +182,6 @@ function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
     reply: assistant.content,
     error: 'The reply was cut off at the model\'s output token limit (finish_reason "length").',
   };
-}
-
-function cancelledTurn(turn: number): TurnResult {
-  return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
 }
 
 /**

@@ -22,6 +22,7 @@ import type {
   Budget,
   ConversationEvent,
   EventOrigin,
+  GuardrailStage,
   JsonSchema,
   PauseState,
   PendingApproval,
@@ -82,6 +83,8 @@ export interface ConversationCarryOver {
   parentConversation?: string;
   /** Where each turn began in `messages`; absent in runs from before turns were recorded. */
   turnStarts?: TurnStarts;
+  /** Where the user messages no input guardrail has seen begin; absent: none are waiting. */
+  inputChecked?: number;
   /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
   transcriptId?: string;
   /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
@@ -261,12 +264,33 @@ export interface ExecuteToolOutput {
   events?: ActivityEvents;
 }
 
+/**
+ * Runs the named guardrails of `stage` on each message, one after another (a rewrite is what the
+ * next reads; a trip stops that message's checks). Messages travel as the transcript keeps them:
+ * a stored one is read from the payload store.
+ */
+export interface RunGuardrailsInput {
+  conversationId: string;
+  turn: number;
+  stage: GuardrailStage;
+  guardrails: string[];
+  messages: TranscriptEntry[];
+}
+
+/** What the guardrails decided about one message of `RunGuardrailsInput.messages`. */
+export type GuardrailOutcome =
+  | { action: 'pass' }
+  | { action: 'rewrite'; text: string; rewrittenBy: string[] }
+  | { action: 'trip'; guardrail: string; reason: string };
+
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
   callModel(input: CallModelInput): Promise<CallModelOutput>;
   /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** The worker's guardrails on messages: one outcome per message, in order. */
+  runGuardrails(input: RunGuardrailsInput): Promise<GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;
   /** The worker's default model, its rate-limited models' task queues, and whether a route decides. */

@@ -9,6 +9,7 @@ import {
   Worker,
   type WorkerOptions,
 } from '@temporalio/worker';
+import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -20,6 +21,7 @@ import type {
   ModelRoute,
   ModelSettings,
   SelfWritingOptions,
+  WorkerGuardrails,
 } from '../contract/types.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
@@ -97,6 +99,13 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * `compactContext` activity). Default: the model, with the conversation's compaction prompt.
    */
   compact?: CompactionFunction;
+  /**
+   * Checks of the user's messages (`input`), the model's final replies (`output`) and tool results
+   * (`toolResult`) that conversations and agents name (`ConversationOptions.guardrails`). They run
+   * in the `runGuardrails` activity and may call the worker's model (`GuardrailContext.complete`).
+   * Every worker of a task queue should register the same. Default: none.
+   */
+  guardrails?: WorkerGuardrails;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
   /**
@@ -149,6 +158,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const models = resolveModelTable(options, env);
+  if (options.guardrails) checkGuardrailRegistration(options.guardrails);
   const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
@@ -169,6 +179,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
+      ...(options.guardrails ? { guardrails: options.guardrails } : {}),
       ...(tracing ? { tracer: tracing.tracer } : {}),
     },
     {
