@@ -1,6 +1,7 @@
 import type { Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type OpenAI from 'openai';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
@@ -12,7 +13,14 @@ import type {
   WorkerGuardrails,
 } from '../src/contract/types.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
-import { withCost } from '../src/worker/model/prices.ts';
+import {
+  type ModelTable,
+  modelNamed,
+  modelTableOf,
+  routedModel,
+  routingInfo,
+  type WorkerModel,
+} from '../src/worker/model/models.ts';
 import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import { nexusEndpointMissing } from '../src/worker/nexusEndpoints.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
@@ -30,7 +38,10 @@ import { StoredMessages } from './storedMessages.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
-  model: ResolvedModelSettings;
+  /** One model's settings (`resolveModelSettings`), or else `models`. */
+  model?: ResolvedModelSettings;
+  /** The worker's models (`resolveModelTable`): several, with fallbacks, a route and rate limits. */
+  models?: ModelTable;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
   /**
@@ -65,7 +76,18 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const getClient = deps.getClient ?? workerClient;
   const storedMessages = new StoredMessages(getClient);
   const contexts = new ModelContextReader(getClient, storedMessages);
-  const openai = createOpenAIClient(deps.model);
+  const models = modelTableOf(deps);
+  const clients = new Map<string, OpenAI>();
+  // By endpoint, key and timeout: a worker of one model serves any name a conversation asks for with one client.
+  const clientFor = (model: WorkerModel): OpenAI => {
+    const { baseURL, apiKey, timeoutMs } = model.settings;
+    const key = JSON.stringify([baseURL, apiKey, timeoutMs]);
+    const known = clients.get(key);
+    if (known) return known;
+    const client = createOpenAIClient(model.settings);
+    clients.set(key, client);
+    return client;
+  };
   const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
   // returns, so a batch costs no extra activity and a refused call never leaves the worker.
@@ -78,7 +100,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   return {
     callModel: async (input) => {
       await refuseCrossedQueue(deps, input.tools);
-      const requested = input.model ?? deps.model.model;
+      const requested = input.model ?? models.defaultModel;
       annotateActivitySpan(input.conversationId, {
         [YIEM.turn]: input.turn,
         [YIEM.model]: requested,
@@ -97,16 +119,22 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         },
       };
       return inGenAiSpan(chat, async (span) => {
-        const called = await callModel(
-          { settings: deps.model, registry: deps.registry, contexts, warn, prepare },
-          openai,
+        const output = await callModel(
+          { models, clientFor, registry: deps.registry, contexts, warn, prepare },
           input,
         );
-        const priced = withCost(called.usage, deps.model.prices ?? {}, [requested, called.model]);
-        const output = priced === called.usage ? called : { ...called, usage: priced };
         span?.setAttributes(chatReplyAttributes(output));
-        const { role, content, toolCalls, model, usage, stopReason, timestamp } = output;
-        const reply = { role, content, toolCalls, model, usage, stopReason, timestamp };
+        const { role, content, toolCalls, model, usage, stopReason, timestamp, fallbacks } = output;
+        const reply = {
+          role,
+          content,
+          toolCalls,
+          model,
+          usage,
+          stopReason,
+          timestamp,
+          ...(fallbacks ? { fallbacks } : {}),
+        };
         const { stored } = await storedMessages.keep(reply);
         return stored ? { ...output, stored } : output;
       });
@@ -114,12 +142,13 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     compactContext: async (input) => {
       annotateActivitySpan(input.conversationId, {
         [YIEM.turn]: input.turn,
-        [YIEM.model]: input.model ?? deps.model.model,
+        [YIEM.model]: input.model ?? models.defaultModel,
       });
+      const model = modelNamed(models, input.model, 'The compaction');
       return compactContext(
-        { settings: deps.model, contexts, storedMessages, compact: deps.compact },
-        openai,
-        input,
+        { settings: model.settings, contexts, storedMessages, compact: deps.compact },
+        clientFor(model),
+        { ...input, model: model.settings.model },
       );
     },
     executeTool: async (input) => {
@@ -161,13 +190,16 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     },
     runGuardrails: async (input) => {
       annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
+      const model = modelNamed(models, undefined);
       return runGuardrails(
-        { guardrails: deps.guardrails ?? {}, settings: deps.model, storedMessages },
-        openai,
+        { guardrails: deps.guardrails ?? {}, settings: model.settings, storedMessages },
+        clientFor(model),
         input,
       );
     },
-    defaultModel: async () => deps.model.model,
+    defaultModel: async () => models.defaultModel,
+    modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),
+    routeModel: (input) => routedModel(models, input),
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
   };

@@ -8,23 +8,29 @@ import type {
   PreparedToolCall,
   PrepareToolCallsInput,
 } from '../src/contract/protocol.ts';
-import { classifyModelError } from '../src/worker/model/errors.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
+import type { ModelFallback } from '../src/contract/types.ts';
+import { classifyModelError, worthAFallback } from '../src/worker/model/errors.ts';
 import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
+import { type ModelTable, modelNamed, modelsToTry, type WorkerModel } from '../src/worker/model/models.ts';
 import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
+import { withCost } from '../src/worker/model/prices.ts';
 import {
   contextWindowBytes,
   modelEndpoint,
   type ResolvedModelSettings,
 } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
-import { activityEventPublisher } from './events.ts';
+import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
 import { StreamedContent } from './streamedContent.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
 
 export interface ModelDependencies {
-  settings: ResolvedModelSettings;
+  models: ModelTable;
+  /** The OpenAI client of a model, one per model and worker. */
+  clientFor: (model: WorkerModel) => OpenAI;
   registry: ToolRegistry;
   contexts: ModelContextReader;
   warn: (message: string) => void;
@@ -32,7 +38,7 @@ export interface ModelDependencies {
   prepare: (input: PrepareToolCallsInput) => Promise<PreparedToolCall[]>;
 }
 
-/** Creates the OpenAI client once per worker; Temporal's retry policy is the only retry. */
+/** Creates the OpenAI client once per worker and model; Temporal's retry policy is the only retry. */
 export function createOpenAIClient(settings: ResolvedModelSettings): OpenAI {
   return new OpenAI({
     apiKey: settings.apiKey,
@@ -48,17 +54,13 @@ export function createOpenAIClient(settings: ResolvedModelSettings): OpenAI {
  * `textDelta` events), and parse it; then PREPARE the reply's tool calls (`deps.prepare`,
  * prepare.ts), so the workflow receives them ready to run or already answered.
  */
-export async function callModel(
-  deps: ModelDependencies,
-  openai: OpenAI,
-  input: CallModelInput,
-): Promise<CallModelOutput> {
+export async function callModel(deps: ModelDependencies, input: CallModelInput): Promise<CallModelOutput> {
   const context = Context.current();
   // Heartbeats let the server notice a dead worker within the heartbeat timeout, and carry
   // cancellation to the HTTP request through the activity's signal.
   const stopHeartbeats = heartbeatWhileRunning(context);
   try {
-    const reply = await streamModelCall(deps, openai, input, context);
+    const reply = await callWithFallbacks(deps, input, context);
     if (reply.toolCalls.length === 0) return reply;
     const { conversationId, turn, tools } = input;
     const toolCalls = reply.toolCalls;
@@ -71,16 +73,57 @@ export async function callModel(
   }
 }
 
-async function streamModelCall(
+/**
+ * The call to the model asked for, then to each of its fallbacks in turn while the one before could
+ * not answer at all (unreachable, timed out, 5xx, a 429 asking for a long wait): each switch is a
+ * `modelFallback` event and is recorded on the reply. A model that began to answer is not left; when
+ * the last one fails too, its error fails the attempt and Temporal's retry starts again at the first.
+ */
+async function callWithFallbacks(
   deps: ModelDependencies,
-  openai: OpenAI,
   input: CallModelInput,
   context: Context,
 ): Promise<CallModelOutput> {
+  const candidates = modelsToTry(deps.models, modelNamed(deps.models, input.model));
+  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const fallbacks: ModelFallback[] = [];
+  for (let index = 0; ; index++) {
+    const model = candidates[index] as WorkerModel;
+    const next = candidates[index + 1];
+    const attempt = await streamModelCall(deps, model, input, context, events);
+    if (attempt.reply) {
+      const heldBack = await events.finish();
+      return {
+        ...attempt.reply,
+        ...(fallbacks.length > 0 ? { fallbacks } : {}),
+        ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
+      };
+    }
+    if (!next || attempt.answered || !worthAFallback(attempt.failure, deps.models.maxRateLimitWaitMs)) {
+      await events.abandon();
+      throw attempt.failure;
+    }
+    const fallback = { from: model.name, to: next.name, cause: describeThrown(attempt.failure) };
+    fallbacks.push(fallback);
+    events.publish({ type: 'modelFallback', ...fallback }, { now: true });
+  }
+}
+
+/** One model's answer, or its classified failure and whether it had begun to answer. */
+type ModelAttempt = { reply: CallModelOutput } | { reply?: undefined; failure: unknown; answered: boolean };
+
+async function streamModelCall(
+  deps: ModelDependencies,
+  target: WorkerModel,
+  input: CallModelInput,
+  context: Context,
+  events: ActivityEventPublisher,
+): Promise<ModelAttempt> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
-  const model = input.model ?? deps.settings.model;
-  const contextWindow = contextWindowBytes(deps.settings, model);
+  const { settings } = target;
+  const model = settings.model;
+  const contextWindow = contextWindowBytes(settings, model);
   const {
     systemPrompt: conversationPrompt,
     preamble,
@@ -102,13 +145,12 @@ async function streamModelCall(
   await deps.registry.refresh();
   const offered = input.tools;
   const tools = deps.registry.tools().filter((tool) => !offered || offered.includes(tool.name));
-  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
   // Announced with the first output: an attempt that fails before producing any costs no event, and
   // a call that hangs sends no signal (each one wakes the workflow, and a workflow task stuck on a
   // dead worker's sticky queue delays the context query of the retried call).
   let announced = false;
   const announce = (): void => {
-    if (!announced) events.publish({ type: 'messageStart', model }, { now: true });
+    if (!announced) events.publish({ type: 'messageStart', model: target.name }, { now: true });
     announced = true;
   };
   const text = new TextDeltaBatcher((delta) => {
@@ -116,7 +158,7 @@ async function streamModelCall(
     events.publish({ type: 'textDelta', text: delta });
   });
   try {
-    const stream = openai.chat.completions.stream(
+    const stream = deps.clientFor(target).chat.completions.stream(
       {
         model,
         messages: formatMessages(systemPrompt, messages),
@@ -134,24 +176,28 @@ async function streamModelCall(
     const choice = completion.choices[0];
     const blocks = content.blocks();
     if (blocks && choice) (choice.message as { content: unknown }).content = blocks;
-    const message = parseAssistantMessage(completion, model);
+    const parsed = parseAssistantMessage(completion, model);
+    // A worker of several models names the one that answered as conversations name it.
+    const message = deps.models.anyName ? parsed : { ...parsed, model: target.name };
     text.flush();
     announce();
     events.publish({
       type: 'messageEnd',
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
     });
-    const heldBack = await events.finish();
+    const usage = withCost(message.usage, settings.prices ?? {}, [target.name, model, parsed.model]);
     return {
-      ...message,
-      ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
-      ...(stored.length > 0 ? { storedMessages: stored } : {}),
-      contextWindow,
+      reply: {
+        ...message,
+        usage,
+        ...(stored.length > 0 ? { storedMessages: stored } : {}),
+        contextWindow,
+      },
     };
   } catch (error) {
     text.flush();
-    await events.abandon();
-    throw classifyModelError(error, { endpoint: modelEndpoint(deps.settings), model });
+    const failure = classifyModelError(error, { endpoint: modelEndpoint(settings), model });
+    return { failure, answered: announced };
   } finally {
     text.stop();
   }

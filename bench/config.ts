@@ -26,9 +26,13 @@ export interface BenchConfig {
   /** Runs of each side-by-side figure against Temporal's own integration, and its late turn. */
   peerRuns: number;
   peerLateTurn: number;
+  /** Rate limits (r): conversations at once, turns each, and the provider's requests per second. */
+  rateLimitConversations: number;
+  rateLimitTurns: number;
+  rateLimitPerSecond: number;
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'p'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'p', 'r'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({
@@ -66,5 +70,8 @@ export function readConfig(argv: string[]): BenchConfig {
     largeContentCheckpoints: quick ? [10, 20, 30] : [10, 50, 100, 200, 300],
     peerRuns: quick ? 2 : 7,
     peerLateTurn: quick ? 5 : 50,
+    rateLimitConversations: quick ? 20 : 100,
+    rateLimitTurns: quick ? 1 : 2,
+    rateLimitPerSecond: 10,
   };
 }

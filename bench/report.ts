@@ -20,6 +20,7 @@ import { LARGE_RESULT_KB, type LargeResultPoint } from './scenarios/largeResults
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
 import type { PeerResult } from './scenarios/peer.ts';
+import type { RateLimitResult } from './scenarios/rateLimits.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
 import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
 import type { TurnLatencyResult } from './scenarios/turnLatency.ts';
@@ -39,6 +40,7 @@ export interface BenchResults {
   largeContent?: LargeContentResult;
   largeResults?: LargeResultPoint[];
   peer?: PeerResult;
+  rateLimits?: RateLimitResult;
 }
 
 export interface ReportInput {
@@ -85,6 +87,7 @@ export function renderReport(input: ReportInput): string {
     results.largeContent ? largeContentSection(results.largeContent) : '',
     results.largeResults ? largeResultsSection(results.largeResults) : '',
     results.peer ? peerSection(results.peer) : '',
+    results.rateLimits ? rateLimitSection(results.rateLimits) : '',
     existsSync(TUNING_NOTES) ? readFileSync(TUNING_NOTES, 'utf8').trim() : '',
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
@@ -381,6 +384,32 @@ function throughputSection(result: ThroughputResult): string {
       ms(level.cpuMsPerTurn.driver),
     ]),
   )}\n\nCPU per turn is the CPU time (user + system, from /proc, 10 ms ticks) each process used during the window divided by the turns completed. It bounds throughput whatever the load: with ${cpuBound(result).toFixed(1)} ms of server + worker CPU per turn, two otherwise idle cores could complete at most about ${(2000 / cpuBound(result)).toFixed(0)} turns per second.`;
+}
+
+function rateLimitSection(result: RateLimitResult): string {
+  const { conversations, turnsEach, providerPerSecond: n } = result;
+  return `## (r) A rate-limited provider shared by ${conversations} conversations\n\n${conversations} conversations send ${turnsEach} turn${turnsEach === 1 ? '' : 's'} each, all at once, to one model whose provider answers 429 (Retry-After: 1 s) above ${n} requests in any one second (the scripted model's \`rateLimit\`). \`queue\`: the model has \`rateLimit: { requestsPerMinute: ${n * 60} }\`, so its calls go through \`<queue>-model-<name>\` with the server's task-queue-wide rate; \`none\`: no limit on our side, only the provider's 429s and the default retry policy (5 attempts). One in-process worker.\n\n${table(
+    [
+      'mode',
+      'turns completed',
+      'turns failed',
+      '429s',
+      'calls served per second',
+      'peak in any second',
+      'median turn',
+      'longest turn',
+    ],
+    result.runs.map((run) => [
+      run.mode,
+      String(run.completedTurns),
+      String(run.failedTurns),
+      String(run.rateLimited),
+      run.callsPerSecond.toFixed(1),
+      String(run.peakPerSecond),
+      `${(run.turnMs.median / 1000).toFixed(1)} s`,
+      `${(run.turnMs.max / 1000).toFixed(1)} s`,
+    ]),
+  )}`;
 }
 
 /** Server + worker CPU per turn at the highest concurrency measured. */

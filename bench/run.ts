@@ -21,6 +21,7 @@ import { measureLargeResults } from './scenarios/largeResults.ts';
 import { measureOverhead } from './scenarios/overhead.ts';
 import { measureParallel } from './scenarios/parallel.ts';
 import { measurePeer } from './scenarios/peer.ts';
+import { measureRateLimits } from './scenarios/rateLimits.ts';
 import { measureThroughput } from './scenarios/throughput.ts';
 import { measureTokenDelay } from './scenarios/tokenDelay.ts';
 import { measureTurnLatency } from './scenarios/turnLatency.ts';
@@ -118,6 +119,15 @@ try {
   if (config.only.has('j')) {
     step('j: a 12 MB tool result beside a bystander conversation');
     results.largeResults = await measureLargeResults(env);
+  }
+  if (config.only.has('r')) {
+    step('r: a rate-limited provider shared by 100 conversations');
+    results.rateLimits = await measureRateLimits(
+      env,
+      config.rateLimitConversations,
+      config.rateLimitTurns,
+      config.rateLimitPerSecond,
+    );
   }
 } finally {
   await env.close();

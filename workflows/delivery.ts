@@ -1,7 +1,7 @@
 import { condition, patched } from '@temporalio/workflow';
 import { MAX_SEEN_MESSAGE_KEYS, QUEUED_MESSAGE_TEXT_CHARS } from '../src/contract/limits.ts';
 import { firstLine } from '../src/contract/truncate.ts';
-import type { DeliveryOptions, TurnResult } from '../src/contract/types.ts';
+import type { PromptOptions, TurnResult } from '../src/contract/types.ts';
 import { type ConversationState, enqueue } from './state.ts';
 
 /**
@@ -19,17 +19,18 @@ export const DELIVERY_PATCH = 'yiem-delivery';
 export function takeMessage(
   state: ConversationState,
   text: string,
-  options: DeliveryOptions | undefined,
+  options: PromptOptions | undefined,
   updateId?: string,
 ): { messageId: number; turn?: number } {
-  if (!patched(DELIVERY_PATCH)) return { messageId: enqueue(state, text) };
+  const model = options?.model;
+  if (!patched(DELIVERY_PATCH)) return { messageId: enqueue(state, text, undefined, undefined, model) };
   const key = options?.key ?? updateId;
   const seen = key === undefined ? undefined : state.seenMessages.find((each) => each.key === key);
   if (seen) return seen;
   const delivery = options?.delivery ?? 'steer';
   // Sent to an idle conversation, it opens the next turn: its `turnStart` says so.
   const duringTurn = state.running ? state.turn : undefined;
-  const messageId = enqueue(state, text, delivery, duringTurn);
+  const messageId = enqueue(state, text, delivery, duringTurn, model);
   if (key !== undefined) {
     state.seenMessages.push({ key, messageId });
     state.seenMessages.splice(0, state.seenMessages.length - MAX_SEEN_MESSAGE_KEYS);
@@ -90,6 +91,8 @@ export function drainMessages(state: ConversationState, modelCalls: number, inte
   const waiting = state.pending.splice(0).filter((message) => {
     if (modelCalls > 0 && message.delivery === 'followUp') return true;
     drained.push(message.id);
+    // The latest drained message that names a model sets the turn's model (`PromptOptions.model`).
+    if (message.model) state.turnModel = message.model;
     const { delivery } = message;
     state.messages.push({
       role: 'user',

@@ -15,7 +15,7 @@ import {
   turnStartsQuery,
   upgradeSignal,
 } from '../src/contract/definitions.ts';
-import { deliveryOptionsProblem, userTextProblem } from '../src/contract/settings.ts';
+import { deliveryOptionsProblem, promptOptionsProblem, userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
 import type { ApprovalDecision, ApprovalOutcome, ConversationStatus } from '../src/contract/types.ts';
 import { registerCompactionHandlers } from './compaction.ts';
@@ -42,7 +42,7 @@ export function registerHandlers(state: ConversationState): void {
         const problem =
           promptRefusal(state) ??
           userTextProblem(text, settings.maxMessageBytes) ??
-          deliveryOptionsProblem(options);
+          promptOptionsProblem(options);
         if (problem) throw new Error(problem);
       },
     },

@@ -1,5 +1,10 @@
 import { type CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { ConversationCarryOver, PendingMessage, SeenMessage } from '../src/contract/protocol.ts';
+import type {
+  ConversationCarryOver,
+  ModelRoutingInfo,
+  PendingMessage,
+  SeenMessage,
+} from '../src/contract/protocol.ts';
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
 import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts';
@@ -73,6 +78,10 @@ export interface ConversationState {
   lastCallMessageCount: number | undefined;
   /** The model calls go to when the conversation names none, once the worker told it. */
   workerModel: string | undefined;
+  /** The worker's models as it told them this run (patch `yiem-model-routing`). */
+  modelRouting: ModelRoutingInfo | undefined;
+  /** The model the running turn's prompt asked for (`PromptOptions.model`). */
+  turnModel: string | undefined;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
   readonly parentConversation: string | undefined;
   readonly events: ConversationEvents;
@@ -134,6 +143,8 @@ export function createConversationState(
     agent: carried?.agent,
     lastCallMessageCount: carried?.lastCallMessageCount,
     workerModel: undefined,
+    modelRouting: undefined,
+    turnModel: undefined,
     parentConversation,
     events,
     approvals: new Approvals(settings.approval, events),
@@ -175,13 +186,15 @@ export function recordTurnStart(state: ConversationState): void {
 
 /**
  * Queues a user message for the next turn; returns its id. `delivery` is unset for messages taken
- * as before deliveries; `queuedInTurn` is the turn that ran when it came.
+ * as before deliveries; `queuedInTurn` is the turn that ran when it came; `model` the model its
+ * prompt asked for.
  */
 export function enqueue(
   state: ConversationState,
   text: string,
   delivery?: MessageDelivery,
   queuedInTurn?: number,
+  model?: string,
 ): number {
   const id = state.nextMessageId++;
   state.pending.push({
@@ -190,6 +203,7 @@ export function enqueue(
     timestamp: Date.now(),
     ...(delivery ? { delivery } : {}),
     ...(queuedInTurn === undefined ? {} : { queuedInTurn }),
+    ...(model ? { model } : {}),
   });
   return id;
 }

@@ -1,5 +1,5 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type { AgentActivities } from '../src/contract/protocol.ts';
+import type { AgentActivities, ModelRoutingInfo, RouteModelInput } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
 import type { ToolInfo } from '../src/contract/types.ts';
 
@@ -7,6 +7,18 @@ const { defaultModel } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "the worker's default model",
+});
+
+const { modelRouting } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: "the worker's models",
+});
+
+const { routeModel } = proxyActivities<AgentActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+  summary: "the worker's route picks the model",
 });
 
 const { listTools } = proxyActivities<AgentActivities>({
@@ -23,6 +35,19 @@ const { listTools } = proxyActivities<AgentActivities>({
  */
 export async function workerDefaultModel(settings: ConversationSettings): Promise<string | undefined> {
   return settings.model ? undefined : defaultModel();
+}
+
+/**
+ * The worker's default model and its rate-limited models' task queues (patch `yiem-model-routing`),
+ * asked once per run like `workerDefaultModel`, which it replaces.
+ */
+export function workerModelRouting(): Promise<ModelRoutingInfo> {
+  return modelRouting();
+}
+
+/** The model the worker's `route` function picks for a call (only asked when the worker has one). */
+export function routedModel(input: RouteModelInput): Promise<string> {
+  return routeModel(input);
 }
 
 /** The tools the worker serves, for the `tools` Update. */

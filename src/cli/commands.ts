@@ -54,6 +54,8 @@ export interface WorkerFlags extends ConnectionFlags, SelfWritingFlags {
   toolsDir?: string[];
   /** An MCP config file (`--mcp`). */
   mcp?: string;
+  /** A models file (`--models`): several models, their fallbacks and rate limits. */
+  models?: string;
   builtinTools: boolean;
   workflows: boolean;
   /** Worker Versioning: `--deployment-name` and `--build-id` (else env YIEM_DEPLOYMENT_NAME, YIEM_BUILD_ID). */
@@ -83,9 +85,10 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
-  const { createAgentWorker } = await loadWorker();
+  const { createAgentWorker, loadModelsConfig } = await loadWorker();
   const agent = await createAgentWorker({
     ...config,
+    ...(flags.models ? await loadModelsConfig(flags.models) : {}),
     workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),

@@ -81,6 +81,10 @@ selfWritingOptions(
   .option('--no-builtin-tools', 'do not register getWeather, getTime, listTools and readUserFile')
   .option('--no-workflows', "run only tool activities (a tool's dedicated task queue)")
   .option('--mcp <file>', MCP_FLAG_HELP)
+  .option(
+    '--models <file>',
+    'serve several models from this JSON file ({"models": {...}, "defaultModel", "fallbacks"}; README, "Several models")',
+  )
   .option('--deployment-name <name>', 'Worker Versioning: the Worker Deployment (env YIEM_DEPLOYMENT_NAME)')
   .option('--build-id <id>', 'Worker Versioning: this build of it (env YIEM_BUILD_ID)')
   .action(workerCommand);

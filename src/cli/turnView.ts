@@ -173,6 +173,9 @@ export class TurnView {
       case 'handoff':
         this.#line(`  ⇢ handed to ${event.to}`);
         return;
+      case 'modelFallback':
+        this.#line(`  ↪ model ${event.from} could not answer (${event.cause}); asking ${event.to}`);
+        return;
       case 'compaction':
         this.#line(
           `  ⇣ compacted: messages ${event.from + 1}–${event.upTo} folded into the summary the model reads; the transcript keeps them`,

@@ -33,11 +33,7 @@ import {
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
-import {
-  deliveryOptionsProblem,
-  resolveConversationSettings,
-  userTextProblem,
-} from '../contract/settings.ts';
+import { promptOptionsProblem, resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   ApprovalDecision,
@@ -55,6 +51,7 @@ import type {
   ForkOptions,
   Message,
   PauseOptions,
+  PromptOptions,
   RewindOptions,
   RewindResult,
   ToolInfo,
@@ -269,20 +266,21 @@ export interface ConversationLimits {
   taskQueue?: string;
 }
 
-/** How `Conversation.send` sends a message: its delivery and key, and the `prompt` Update's id. */
-export interface SendOptions extends DeliveryOptions {
+/** How `Conversation.send` sends a message: its delivery, key and model, and the `prompt` Update's id. */
+export interface SendOptions extends PromptOptions {
   /** The `prompt` Update's id; default: `key` when given, else a new one. It names the message too. */
   updateId?: string;
 }
 
 /**
  * The `prompt` and `post` arguments: the text alone when the options are the defaults, so the
- * message reaches workers from before deliveries as it always did.
+ * message reaches workers from before deliveries and models as it always did.
  */
-function deliveryArgs(text: string, options: DeliveryOptions): [string] | [string, DeliveryOptions] {
-  const { delivery, key } = options;
-  if ((delivery === undefined || delivery === 'steer') && key === undefined) return [text];
-  return [text, { ...(delivery ? { delivery } : {}), ...(key ? { key } : {}) }];
+function messageArgs(text: string, options: PromptOptions): [string] | [string, PromptOptions] {
+  const { delivery, key, model } = options;
+  if ((delivery === undefined || delivery === 'steer') && key === undefined && model === undefined)
+    return [text];
+  return [text, { ...(delivery ? { delivery } : {}), ...(key ? { key } : {}), ...(model ? { model } : {}) }];
 }
 
 /** One conversation: send messages, read its transcript and status, end it. */
@@ -308,7 +306,8 @@ export class Conversation {
    * non-empty string within the conversation's size limit is refused before anything is sent.
    * `delivery` says how it joins a turn that runs now (`MessageDelivery`: steer by default, or
    * `followUp`, or `interrupt`). Sending again with the same `updateId` or `key` (after a lost
-   * connection, say) adds the message once and waits for the same turn.
+   * connection, say) adds the message once and waits for the same turn. `model` picks this turn's
+   * model by the worker's name for it (README, "Several models").
    */
   async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
     return (await this.submit(text, options)).result();
@@ -325,7 +324,7 @@ export class Conversation {
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
     return this.handle.startUpdate(promptUpdate, {
-      args: deliveryArgs(text, delivery),
+      args: messageArgs(text, delivery),
       ...(updateId ? { updateId } : {}),
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
@@ -336,12 +335,9 @@ export class Conversation {
    * collect the turn's result later (from any process) with `collect(turnId)`, list the messages sent
    * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
    */
-  async sendDetached(
-    text: string,
-    options: DeliveryOptions & { turnId?: string } = {},
-  ): Promise<DetachedTurn> {
-    const { turnId, ...delivery } = options;
-    const update = await this.submit(text, { ...delivery, updateId: turnId ?? `turn-${randomUUID()}` });
+  async sendDetached(text: string, options: PromptOptions & { turnId?: string } = {}): Promise<DetachedTurn> {
+    const { turnId, ...promptOptions } = options;
+    const update = await this.submit(text, { ...promptOptions, updateId: turnId ?? `turn-${randomUUID()}` });
     return { conversationId: this.id, turnId: update.updateId };
   }
 
@@ -363,7 +359,7 @@ export class Conversation {
   async post(text: string, options: DeliveryOptions = {}): Promise<void> {
     this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
-    const [, given] = deliveryArgs(text, options);
+    const [, given] = messageArgs(text, options);
     await (given ? this.handle.signal(postSignal, text, given) : this.handle.signal(postSignal, text));
   }
 
@@ -375,8 +371,9 @@ export class Conversation {
     if (problem) throw new Error(problem);
   }
 
-  #checkMessage(text: string, options: DeliveryOptions = {}): void {
-    const problem = userTextProblem(text, this.#maxMessageBytes) ?? deliveryOptionsProblem(options);
+  #checkMessage(text: string, options: SendOptions = {}): void {
+    const { updateId: _updateId, ...promptOptions } = options;
+    const problem = userTextProblem(text, this.#maxMessageBytes) ?? promptOptionsProblem(promptOptions);
     if (problem) throw new Error(problem);
   }
 

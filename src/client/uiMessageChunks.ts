@@ -198,6 +198,7 @@ export class TurnTranslator {
       }
       case 'handoff':
       case 'compaction':
+      case 'modelFallback':
       case 'turnResumed':
       // A trip's error comes with the turn's end; a rewrite's text is in the transcript.
       case 'guardrailRewrote':

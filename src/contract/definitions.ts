@@ -17,6 +17,7 @@ import type {
   ConversationSummary,
   DeliveryOptions,
   PauseOptions,
+  PromptOptions,
   ScheduledPrompt,
   ScheduledPromptRun,
   ToolInfo,
@@ -25,9 +26,10 @@ import type {
 
 /**
  * Sends a user message and resolves with the result of the turn that consumed it. `options` (absent:
- * steer) says how it joins a running turn and names it for exactly-once delivery (`DeliveryOptions`).
+ * steer) says how it joins a running turn, names it for exactly-once delivery (`DeliveryOptions`)
+ * and may pick that turn's model (`model`).
  */
-export const promptUpdate = defineUpdate<TurnResult, [text: string, options?: DeliveryOptions]>('prompt');
+export const promptUpdate = defineUpdate<TurnResult, [text: string, options?: PromptOptions]>('prompt');
 
 /** Posts a user message without waiting; it joins the next model call (or as `options.delivery` says). */
 export const postSignal = defineSignal<[text: string, options?: DeliveryOptions]>('post');

@@ -45,6 +45,8 @@ export interface PendingMessage {
   delivery?: MessageDelivery;
   /** The turn that ran when it was taken (its `messageQueued` event); absent: it came between turns. */
   queuedInTurn?: number;
+  /** The model its `prompt` asked for (`PromptOptions.model`): the model of the turn that drains it. */
+  model?: string;
 }
 
 /** A message key the conversation took (`DeliveryOptions.key`), and what became of its message. */
@@ -53,6 +55,25 @@ export interface SeenMessage {
   messageId: number;
   /** The turn that answered it, once one drained it. */
   turn?: number;
+}
+
+/** What a conversation learns from its worker once per run (the `modelRouting` activity). */
+export interface ModelRoutingInfo {
+  /** The model calls go to when nothing names one. */
+  defaultModel: string;
+  /** The task queue of each rate-limited model: its calls are scheduled there. */
+  queues: Record<string, string>;
+  /** Whether the worker has a `route` function: then each model call asks it first (`routeModel`). */
+  routed: boolean;
+}
+
+/** What the `routeModel` activity gives the worker's `route` function. */
+export interface RouteModelInput {
+  conversationId: string;
+  turn: number;
+  requested: string;
+  agent?: string;
+  messageCount: number;
 }
 
 /** What a conversation hands to its next run when it continues as new. */
@@ -285,6 +306,10 @@ export interface AgentActivities {
   runGuardrails(input: RunGuardrailsInput): Promise<GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;
+  /** The worker's default model, its rate-limited models' task queues, and whether a route decides. */
+  modelRouting(): Promise<ModelRoutingInfo>;
+  /** The model the worker's `route` function picks for one call. */
+  routeModel(input: RouteModelInput): Promise<string>;
   /** The tools the worker serves, for clients that want to show them. */
   listTools(): Promise<ToolInfo[]>;
   /** Checks a client's callback result against the tool's output schema: `null`, or what is wrong. */

@@ -187,6 +187,25 @@ function shown(value: unknown): string {
   return json === undefined ? String(value) : truncate(json, SHOWN_OPTION_CHARS);
 }
 
+/**
+ * Why a message's `PromptOptions` cannot be accepted, or `null`. Whether the worker serves the model
+ * is known only on the worker: a name it does not serve fails that turn, saying which names it serves.
+ */
+export function promptOptionsProblem(options: unknown): string | null {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    return 'Prompt options must be an object such as { delivery: "followUp", key: "m-1", model: "fast" }';
+  }
+  const { model, delivery, key, ...rest } = options as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0)
+    return `Prompt options: ${unknown.map((name) => `"${name}"`).join(', ')} is no option (delivery, key, model)`;
+  if (model !== undefined && (typeof model !== 'string' || model.trim() === '')) {
+    return `Prompt options: model must be a model name, got ${shown(model)}`;
+  }
+  return deliveryOptionsProblem({ delivery, key });
+}
+
 /** Why a user message cannot be accepted, or `null` when it can. */
 export function userTextProblem(text: unknown, maxBytes: number): string | null {
   const refused = refusedPayloadReason(text);

@@ -308,12 +308,23 @@ export interface AssistantMessage {
   /** The reply text; empty when the model only called tools. */
   content: string;
   toolCalls: AgentToolCall[];
+  /** The model that answered, by the worker's name for it (after any fallback). */
   model: string;
   usage: Usage | null;
   stopReason: 'stop' | 'toolCalls' | 'length' | 'other';
   timestamp: number;
   /** What guardrails did to this reply (see `GuardrailMark`). */
   guardrail?: GuardrailMark;
+  /** Set when the model asked for could not answer and a fallback did: each switch, in order. */
+  fallbacks?: ModelFallback[];
+}
+
+/** A model call moved from one model to the next of its fallback list (`AgentWorkerOptions.fallbacks`). */
+export interface ModelFallback {
+  from: string;
+  to: string;
+  /** Why `from` could not answer: the error's message (unreachable, timeout, 5xx, a long 429). */
+  cause: string;
 }
 
 export interface ToolResultMessage {
@@ -423,7 +434,7 @@ export interface AgentHooks {
  * | none (one `_process_message`) | `agent_start` … `agent_end` | `turnStart` … `turnEnd` |
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
- * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
+ * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction`, `modelFallback` |
  * | none (the inputChannel) | `steer()`, `followUp()` | `MessageDelivery` (`'steer'`, `'followUp'`, `'interrupt'`); `messageQueued`, `messageDelivered` |
  * | none | input and output guardrails, tripwire (OpenAI Agents SDK) | `Guardrail`; `guardrailRewrote`, `guardrailTripped` |
  *
@@ -612,7 +623,10 @@ export interface ConversationStatus {
 export interface ConversationOptions {
   systemPrompt: string;
   toolExecution?: ToolExecutionMode;
-  /** Overrides the worker's default model name for this conversation. */
+  /**
+   * The model of this conversation's calls, by the worker's name for it (`AgentWorkerOptions.models`),
+   * or, on a worker with one model, the name sent to its endpoint. Default: the worker's default model.
+   */
   model?: string;
   /** Model calls allowed in one turn before it stops with `limitReached`. Default 25. */
   maxModelCallsPerTurn?: number;
@@ -810,6 +824,11 @@ export type ConversationEvent = EventOrigin &
     | { type: 'turnStart' }
     /** A model call's attempt produced its first output; a retried call announces itself again. */
     | { type: 'messageStart'; model: string }
+    /**
+     * The model asked for could not answer (down, timed out, 5xx, a 429 asking for a long wait) and
+     * the call goes on to the next model of its fallback list; a `messageStart` of `to` follows.
+     */
+    | ({ type: 'modelFallback' } & ModelFallback)
     /** Text the model produced since the previous delta of the same attempt (batched). */
     | { type: 'textDelta'; text: string }
     /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
@@ -1088,6 +1107,57 @@ export interface ModelSettings {
    * `YIEM_MODEL_PRICES` (the same as JSON), else none.
    */
   prices?: Record<string, ModelPrice>;
+}
+
+/**
+ * One of a worker's models (`AgentWorkerOptions.models`): its endpoint, key and settings, what it
+ * costs and how fast its provider lets it be called. Lives on the worker: conversations name it only.
+ */
+export interface ModelDefinition extends ModelSettings {
+  /** The name sent to the endpoint. Default: the model's name in `models`. */
+  model?: string;
+  /** Its price; the same as `prices: { [name]: price }`. */
+  price?: ModelPrice;
+  /**
+   * The provider's limit for this model, held by every worker together: calls to a model with
+   * `requestsPerMinute` go through a task queue of their own (`<taskQueue>-model-<name>`) whose
+   * dispatch rate the Temporal server enforces for the whole fleet.
+   */
+  rateLimit?: ModelRateLimit;
+}
+
+/**
+ * A provider's rate limit for one model (`ModelDefinition.rateLimit`). Tokens per minute are not
+ * limited ahead of time (a call's tokens are known only after it): a provider's 429 is retried after
+ * its Retry-After.
+ */
+export interface ModelRateLimit {
+  /** Model calls per minute across every worker and conversation: enforced by the task queue's rate. */
+  requestsPerMinute: number;
+}
+
+/** What a worker's `route` function decides a model call by. */
+export interface ModelRouteContext {
+  conversationId: string;
+  turn: number;
+  /** The model the call would use: the prompt's, the agent's, the conversation's, else the worker's default. */
+  requested: string;
+  /** The active agent's name after a handoff. */
+  agent?: string;
+  /** Messages in the transcript so far. */
+  messageCount: number;
+}
+
+/**
+ * Chooses each model call's model by name (`AgentWorkerOptions.route`); `undefined` keeps `requested`.
+ * It runs in an activity (`routeModel`) before each model call, so it may be async and read anything.
+ */
+export type ModelRoute = (context: ModelRouteContext) => string | undefined | Promise<string | undefined>;
+
+/** Options of one message sent with `Conversation.send` (the `prompt` Update's second argument). */
+export interface PromptOptions extends DeliveryOptions {
+  /** This turn's model, by the worker's name for it; later turns go back to the conversation's. */
+  model?: string;
 }
 
 /** A model's price, per million tokens, in the currency budgets are written in. */

@@ -149,6 +149,12 @@ export interface ScriptedModelOptions {
   modelId?: string;
   /** Handler used when the queue is empty; same as calling {@link ScriptedModel.respond}. */
   respond?: ReplyHandler;
+  /**
+   * Answers 429 (with `Retry-After`) to chat completion requests above this many in any one second,
+   * as a provider's rate limit does. Refused requests consume no reply and are not recorded in
+   * {@link ScriptedModel.requests}; {@link ScriptedModel.rateLimitedCount} counts them.
+   */
+  rateLimit?: { requestsPerSecond: number; retryAfterSeconds?: number };
 }
 
 /** A running scripted model server. */
@@ -159,6 +165,8 @@ export interface ScriptedModel {
   readonly requests: readonly RecordedRequest[];
   /** Number of recorded requests. */
   readonly requestCount: number;
+  /** Requests refused with 429 by the `rateLimit` option. */
+  readonly rateLimitedCount: number;
   /** Appends replies to the script; each chat completion request consumes the oldest one. */
   enqueue(...replies: ScriptedReply[]): void;
   /** Sets (or with `undefined`, clears) the handler consulted when the queue is empty. */
@@ -202,6 +210,10 @@ interface ServerState {
   modelId: string;
   /** Aborted on close so that pending delays and hangs do not hold the server open. */
   closing: AbortController;
+  rateLimit: ScriptedModelOptions['rateLimit'];
+  /** Arrival times of the requests admitted in the last second, oldest first (for `rateLimit`). */
+  admitted: number[];
+  rateLimitedCount: number;
 }
 
 const CHAT_COMPLETIONS_PATH = '/v1/chat/completions';
@@ -227,6 +239,9 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     chunkSize: options.chunkSize,
     modelId: options.modelId ?? 'scripted-model',
     closing: new AbortController(),
+    rateLimit: options.rateLimit,
+    admitted: [],
+    rateLimitedCount: 0,
   };
   const server = createServer((request, response) => {
     handleHttpRequest(state, request, response).catch((error: unknown) => {
@@ -243,6 +258,9 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     requests: state.requests,
     get requestCount() {
       return state.requests.length;
+    },
+    get rateLimitedCount() {
+      return state.rateLimitedCount;
     },
     enqueue: (...replies) => {
       state.queue.push(...replies);
@@ -301,6 +319,12 @@ async function handleHttpRequest(
     return;
   }
   const rawBody = await readBody(request);
+  if (overRateLimit(state)) {
+    state.rateLimitedCount += 1;
+    const retryAfter = String(state.rateLimit?.retryAfterSeconds ?? 1);
+    sendError(response, 429, 'scripted model: rate limit reached', { 'retry-after': retryAfter });
+    return;
+  }
   let body: ChatCompletionCreateParams;
   try {
     body = JSON.parse(rawBody) as ChatCompletionCreateParams;
@@ -344,6 +368,16 @@ function flattenHeaders(request: IncomingMessage): Record<string, string> {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
+}
+
+/** Whether a request arriving now is over `rateLimit` (a sliding window of one second); one that is not counts in the window. */
+function overRateLimit(state: ServerState): boolean {
+  if (!state.rateLimit) return false;
+  const now = Date.now();
+  while (state.admitted.length > 0 && (state.admitted[0] as number) <= now - 1000) state.admitted.shift();
+  if (state.admitted.length >= state.rateLimit.requestsPerSecond) return true;
+  state.admitted.push(now);
+  return false;
 }
 
 async function serveReply(

@@ -2,6 +2,7 @@
 export { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
 export type { WorkerDeploymentSettings } from './deployment.ts';
 export { loadMcpConfig } from './mcp/config.ts';
+export { type ModelTable, modelQueueName, resolveModelTable } from './model/models.ts';
 export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export { loadTools, ToolRegistry } from './registry.ts';
 export {
@@ -20,4 +21,5 @@ export {
   BUILTIN_TOOLS_DIR,
   createAgentWorker,
   DEFAULT_TASK_QUEUE,
+  loadModelsConfig,
 } from './worker.ts';

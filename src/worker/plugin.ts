@@ -8,7 +8,7 @@ import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import type { McpServerConfig } from '../contract/types.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
-import { describeModel } from './model/settings.ts';
+import { describeModels, modelTableOf } from './model/models.ts';
 import { identityWithSignature, TaskQueueNeighbours, toolSetHash } from './taskQueueNeighbours.ts';
 
 /** `.ts` when running from the sources, `.js` from the built package. */
@@ -51,7 +51,8 @@ export class AgentPlugin extends SimplePlugin {
 
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
     const neighbours = new TaskQueueNeighbours(dependencies.log ?? console.warn);
-    const activities = createAgentActivities({ ...dependencies, neighbours });
+    const models = modelTableOf(dependencies);
+    const activities = createAgentActivities({ ...dependencies, models, neighbours });
     super({
       name: 'yiem-agent',
       activities,
@@ -60,7 +61,7 @@ export class AgentPlugin extends SimplePlugin {
         : { workflowsPath: (ownPath: string | undefined) => ownPath ?? AGENT_WORKFLOWS_PATH }),
     });
     this.activities = activities;
-    this.#dependencies = dependencies;
+    this.#dependencies = { ...dependencies, models };
     this.#runsModelCalls = options.workflows !== false;
     this.#neighbours = neighbours;
     const servers = options.mcpServers ?? {};
@@ -103,7 +104,7 @@ export class AgentPlugin extends SimplePlugin {
     this.#workerOptions = options;
     if (this.#mcp?.hasStatefulServers) this.#sessionQueue ??= sessionQueueName(options.taskQueue);
     const signature = {
-      ...(this.#runsModelCalls ? { model: describeModel(this.#dependencies.model) } : {}),
+      ...(this.#runsModelCalls ? { model: describeModels(modelTableOf(this.#dependencies)) } : {}),
       tools: toolSetHash(this.#dependencies.registry.names()),
     };
     const identity = identityWithSignature(options.identity, signature);

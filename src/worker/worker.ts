@@ -17,6 +17,8 @@ import type {
   AgentTool,
   CompactionFunction,
   McpServerConfig,
+  ModelDefinition,
+  ModelRoute,
   ModelSettings,
   SelfWritingOptions,
   WorkerGuardrails,
@@ -27,11 +29,12 @@ import { resolveTemporalConnection, type TemporalConnectionSettings } from '../i
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
-import { describeModel, resolveModelSettings } from './model/settings.ts';
+import { describeModels, modelQueueName, resolveModelTable, routingInfo } from './model/models.ts';
 import { AgentPlugin } from './plugin.ts';
 import { ToolRegistry } from './registry.ts';
 import { enableSelfWriting } from './selfWriting/writeTool.ts';
 
+export { loadModelsConfig } from './model/modelsFile.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
@@ -67,7 +70,26 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   toolsDir?: string | string[];
   /** Whether getWeather, getTime, listTools and readUserFile (run by `yiem chat`) are registered first. Default true. */
   builtinTools?: boolean;
+  /** The worker's one model: where its calls go, with what key, settings and prices. Or `models`. */
   model?: ModelSettings;
+  /**
+   * Several models by name, each with its own endpoint, key, settings, price and rate limit.
+   * Conversations pick one by name (`ConversationOptions.model`, `PromptOptions.model`), or `route`
+   * does. Names and keys stay on the worker: history only ever holds the names.
+   */
+  models?: Record<string, ModelDefinition>;
+  /** The model of calls that name none. Default: the first of `models`. */
+  defaultModel?: string;
+  /**
+   * Per model, the models tried in order when it cannot answer (connection refused, timeout, 5xx, a
+   * 429 asking for more than `maxRateLimitWaitMs`), within the same model call; each switch is a
+   * `modelFallback` event and is recorded on the reply (`AssistantMessage.fallbacks`).
+   */
+  fallbacks?: Record<string, string[]>;
+  /** Picks each model call's model (see `ModelRoute`); it runs in a `routeModel` activity before the call. */
+  route?: ModelRoute;
+  /** A 429 asking to wait longer than this (or not saying how long) moves to the next fallback. Default 10 000 ms. */
+  maxRateLimitWaitMs?: number;
   hooks?: AgentHooks;
   eventSink?: AgentEventSink;
   /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
@@ -114,8 +136,10 @@ export interface AgentWorker {
   worker: Worker;
   registry: ToolRegistry;
   taskQueue: string;
-  /** Where its model calls go: `model <name> at <endpoint>`, for start lines and logs. */
+  /** Where its model calls go: `model <name> at <endpoint>` (each of `models`: `<name>: model … at …`), for start lines and logs. */
   model: string;
+  /** The task queues of its rate-limited models, by model name. */
+  modelQueues: Record<string, string>;
   /** Where its large payloads go (`<folder> (store <id>)`), or `inline` without a store it can name. */
   payloadStore: string;
   /** Its Worker Deployment version (`<name> build <id>`), or undefined when unversioned. */
@@ -133,7 +157,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
-  const model = resolveModelSettings(options.model, env);
+  const models = resolveModelTable(options, env);
   if (options.guardrails) checkGuardrailRegistration(options.guardrails);
   const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
@@ -150,7 +174,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const plugin = new AgentPlugin(
     {
       registry,
-      model,
+      models,
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
@@ -165,6 +189,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     },
   );
   let worker: Worker;
+  const modelWorkers: Worker[] = [];
   try {
     await plugin.startMcpServers();
     worker = await Worker.create({
@@ -180,6 +205,24 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       identity,
       plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
     });
+    if (options.workflows !== false) {
+      for (const model of models.models.values()) {
+        if (!model.rateLimit) continue;
+        modelWorkers.push(
+          await Worker.create({
+            connection,
+            namespace,
+            taskQueue: modelQueueName(taskQueue, model.name),
+            activities: { callModel: plugin.activities.callModel },
+            // Set on every poll and enforced by the server for all the queue's workers together.
+            maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
+            ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
+            identity: worker.options.identity,
+            plugins: tracing?.plugins ?? [],
+          }),
+        );
+      }
+    }
   } catch (error) {
     await plugin.closeMcpServers();
     if (ownsConnection) await connection.close();
@@ -187,24 +230,35 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   }
 
   let running: Promise<void> | undefined;
+  const all = [worker, ...modelWorkers];
   const run = (): Promise<void> => {
-    running ??= worker.run().finally(async () => {
-      if (ownsConnection) await connection.close();
-    });
+    // One worker stopping (shutdown, a fatal error) stops the others: they serve one agent.
+    running ??= Promise.all(
+      all.map((each) =>
+        each.run().finally(() => {
+          for (const other of all) if (other.getState() === 'RUNNING') other.shutdown();
+        }),
+      ),
+    )
+      .then(() => undefined)
+      .finally(async () => {
+        if (ownsConnection) await connection.close();
+      });
     return running;
   };
   return {
     worker,
     registry,
     taskQueue,
-    model: describeModel(model),
+    model: describeModels(models),
+    modelQueues: routingInfo(models, taskQueue).queues,
     payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
     deployment: deployment
       ? `${deployment.version.deploymentName} build ${deployment.version.buildId}`
       : undefined,
     run,
     async shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const each of all) if (each.getState() === 'RUNNING') each.shutdown();
       await running;
       // A worker that never ran still started its MCP servers.
       await plugin.closeMcpServers();

@@ -40,8 +40,8 @@ const quick: AgentTool = {
   execute: () => textResult('quick result'),
 };
 
-/** Holds the lookup of the worker's default model, which starts a run's first turn. */
-const modelLookup = activityGate('defaultModel');
+/** Holds the lookup of the worker's models, which starts a run's first turn. */
+const modelLookup = activityGate('modelRouting');
 
 describe('cancelling a running turn', () => {
   let agent: TestAgent;

@@ -164,9 +164,9 @@ describe('the tool pipeline against a real Temporal server', () => {
     expect(text).toContain('/guests must be integer [rule: type]');
     expect(text).toContain('Received arguments: {"restaurant":"Noma","guests":"four"}');
     expect(executed.bookTable).toBeUndefined();
-    // PREPARE ran inside the model call, and nothing was executed. The worker's default model is
-    // asked once per run, to name the model calls in the Web UI.
-    expect(activities.map((a) => a.type)).toEqual(['defaultModel', 'callModel', 'callModel']);
+    // PREPARE ran inside the model call, and nothing was executed. The worker's models are asked
+    // once per run, to name the model calls in the Web UI and find rate-limited models' queues.
+    expect(activities.map((a) => a.type)).toEqual(['modelRouting', 'callModel', 'callModel']);
     expect(agent.events).toEqual([]);
     // The model sees the error as the tool result, so it can retry.
     expect(agent.model.lastRequest()?.body.messages.at(-1)).toMatchObject({

@@ -40,7 +40,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     expect(await description.staticSummary()).toBe('travel · You are a travel agent.');
     const activities = await scheduledActivities(conversation.handle);
     expect(activities.map(({ type, summary }) => ({ type, summary }))).toEqual([
-      { type: 'defaultModel', summary: "the worker's default model" },
+      { type: 'modelRouting', summary: "the worker's models" },
       { type: 'callModel', summary: 'model scripted · turn 1' },
     ]);
 
@@ -69,7 +69,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
   });
 
-  it('records one marker per patch a run uses (deliveries, the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
+  it('records one marker per patch a run uses (deliveries, the model routing, the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hi!' },
       { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
@@ -90,9 +90,9 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       const patch = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
       return (defaultPayloadConverter.fromPayload(patch as never) as { id: string }).id;
     });
-    // Deliveries from the first message on, the model calls' context tail from the first model call
-    // on, the named waits at the first wait.
-    expect(patches).toEqual(['yiem-delivery', 'yiem-context-tail', 'yiem-named-waits']);
+    // Deliveries from the first message on, the worker's models asked at the first turn, the model
+    // calls' context tail from the first model call on, the named waits at the first wait.
+    expect(patches).toEqual(['yiem-delivery', 'yiem-model-routing', 'yiem-context-tail', 'yiem-named-waits']);
     const upserts = events.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       if (!fields) return [];
@@ -105,11 +105,12 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       // The SDK records each patch a run uses in Temporal's own change-version attribute.
       'TemporalChangeVersion=yiem-delivery',
       'YiemStatus=running YiemTurns=1',
-      'TemporalChangeVersion=yiem-context-tail,yiem-delivery',
+      'TemporalChangeVersion=yiem-delivery,yiem-model-routing',
+      'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-model-routing',
       'YiemStatus=idle',
       'YiemStatus=running YiemTurns=2',
       'YiemStatus=awaitingApproval',
-      'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-named-waits',
+      'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-model-routing,yiem-named-waits',
       'YiemStatus=running',
       'YiemStatus=idle',
       'YiemStatus=ended',

@@ -323,6 +323,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       }
     },
     defaultModel: async () => 'scripted-double',
+    modelRouting: async () => ({ defaultModel: 'scripted-double', queues: {}, routed: false }),
+    routeModel: async (input) => input.requested,
     listTools: async () => [],
     checkCallbackOutput: async () => null,
   };

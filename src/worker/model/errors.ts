@@ -53,6 +53,20 @@ export function classifyModelError(error: unknown, target: ModelCallTarget): App
   return ApplicationFailure.retryable(detail, 'ModelServerError');
 }
 
+/**
+ * Whether a classified failure says the endpoint is down or refuses for now (unreachable, timed out,
+ * 5xx, a 429 asking to wait more than `maxRateLimitWaitMs` or not saying), so that a call with
+ * fallbacks goes on to the next model; a request the endpoint rejects would fail there too.
+ */
+export function worthAFallback(failure: unknown, maxRateLimitWaitMs: number): boolean {
+  if (!(failure instanceof ApplicationFailure)) return false;
+  if (failure.type === 'ModelRateLimited') {
+    const wait = failure.nextRetryDelay;
+    return typeof wait !== 'number' || wait > maxRateLimitWaitMs;
+  }
+  return ['ModelUnreachable', 'ModelTimeout', 'ModelServerError'].includes(failure.type ?? '');
+}
+
 /** `Connection error.` alone says nothing: the causes (`fetch failed`, `connect ECONNREFUSED …`) do. */
 function withCauses(error: Error): string {
   const parts = [error.message];

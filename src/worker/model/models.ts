@@ -1,0 +1,204 @@
+import { ApplicationFailure } from '@temporalio/common';
+import type { ModelRoutingInfo, RouteModelInput } from '../../contract/protocol.ts';
+import type { ModelDefinition, ModelRateLimit, ModelRoute, ModelSettings } from '../../contract/types.ts';
+import {
+  describeModel,
+  modelEndpoint,
+  type ResolvedModelSettings,
+  resolveModelSettings,
+} from './settings.ts';
+
+/** A 429 asking to wait longer than this (or not saying) moves a call with fallbacks to its next model. */
+export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 10_000;
+
+/** How a worker is told its models (the `AgentWorkerOptions` fields of the same names). */
+export interface ModelOptions {
+  /** The single model of a worker without `models`. */
+  model?: ModelSettings;
+  models?: Record<string, ModelDefinition>;
+  defaultModel?: string;
+  fallbacks?: Record<string, string[]>;
+  route?: ModelRoute;
+  maxRateLimitWaitMs?: number;
+}
+
+/** One model as a worker calls it: its name in `models` and its endpoint's settings. */
+export interface WorkerModel {
+  name: string;
+  settings: ResolvedModelSettings;
+  rateLimit?: ModelRateLimit;
+}
+
+/** A worker's models, checked: what every model call resolves its model name against. */
+export interface ModelTable {
+  defaultModel: string;
+  models: ReadonlyMap<string, WorkerModel>;
+  /**
+   * A worker configured with one model (`model`, not `models`) sends any other name a conversation
+   * asks for to that model's endpoint, as it always did; a worker with `models` refuses unknown names.
+   */
+  anyName: boolean;
+  fallbacks: Readonly<Record<string, readonly string[]>>;
+  route: ModelRoute | undefined;
+  maxRateLimitWaitMs: number;
+}
+
+/** The task queue of a rate-limited model's calls: one per model, whose rate the server enforces. */
+export function modelQueueName(taskQueue: string, model: string): string {
+  return `${taskQueue}-model-${model}`;
+}
+
+/**
+ * The worker's models from its options and the environment, checked when the worker starts: an
+ * unknown default or fallback, a bad rate limit, or a fallback onto a rate-limited model fails here
+ * rather than in every turn.
+ */
+export function resolveModelTable(options: ModelOptions, env: NodeJS.ProcessEnv = process.env): ModelTable {
+  const maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
+  if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
+    throw new Error(`maxRateLimitWaitMs must be a number of milliseconds, got ${maxRateLimitWaitMs}`);
+  }
+  if (!options.models) {
+    if (options.defaultModel !== undefined || options.fallbacks !== undefined) {
+      throw new Error('defaultModel and fallbacks name models of `models`: give `models` too');
+    }
+    return {
+      ...singleModelTable(resolveModelSettings(options.model, env)),
+      route: options.route,
+      maxRateLimitWaitMs,
+    };
+  }
+  if (options.model !== undefined) throw new Error('Give either `model` (one model) or `models`, not both');
+  const names = Object.keys(options.models);
+  if (names.length === 0) throw new Error('`models` names no model: give at least one');
+  const models = new Map<string, WorkerModel>();
+  for (const [name, definition] of Object.entries(options.models)) {
+    models.set(name, workerModel(name, definition, env));
+  }
+  const defaultModel = options.defaultModel ?? (names[0] as string);
+  if (!models.has(defaultModel)) {
+    throw new Error(`defaultModel "${defaultModel}" is not one of models (${names.join(', ')})`);
+  }
+  const fallbacks = options.fallbacks ?? {};
+  for (const [from, list] of Object.entries(fallbacks)) {
+    if (!models.has(from))
+      throw new Error(`fallbacks.${from}: no model "${from}" in models (${names.join(', ')})`);
+    if (!Array.isArray(list)) throw new Error(`fallbacks.${from} must be a list of model names`);
+    for (const to of list) {
+      const target = models.get(to);
+      if (!target)
+        throw new Error(`fallbacks.${from} lists "${to}", which is not one of models (${names.join(', ')})`);
+      if (to === from) throw new Error(`fallbacks.${from} lists the model itself`);
+      // A fallback is called from the failing model's activity, on that model's task queue: a
+      // rate-limited fallback's calls would bypass its own queue and so its limit.
+      if (target.rateLimit) {
+        throw new Error(
+          `fallbacks.${from} lists "${to}", which has a rateLimit: a fallback is called from the first model's task queue, so its limit could not hold`,
+        );
+      }
+    }
+  }
+  return { defaultModel, models, anyName: false, fallbacks, route: options.route, maxRateLimitWaitMs };
+}
+
+/** The table of a worker of one model, which serves any name a conversation asks for (`anyName`). */
+export function singleModelTable(settings: ResolvedModelSettings): ModelTable {
+  return {
+    defaultModel: settings.model,
+    models: new Map([[settings.model, { name: settings.model, settings }]]),
+    anyName: true,
+    fallbacks: {},
+    route: undefined,
+    maxRateLimitWaitMs: DEFAULT_MAX_RATE_LIMIT_WAIT_MS,
+  };
+}
+
+/** The models of activity dependencies given either one model's settings or a whole table. */
+export function modelTableOf(given: { model?: ResolvedModelSettings; models?: ModelTable }): ModelTable {
+  if (given.models) return given.models;
+  if (given.model) return singleModelTable(given.model);
+  throw new Error('The agent activities need `model` (one model) or `models` (resolveModelTable)');
+}
+
+function workerModel(name: string, definition: ModelDefinition, env: NodeJS.ProcessEnv): WorkerModel {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+    throw new Error(
+      `models: "${name}" is not a usable model name (1-64 letters, digits, ".", "_" or "-"; it names a task queue)`,
+    );
+  }
+  const { price, rateLimit, ...settings } = definition;
+  const prices = price ? { ...settings.prices, [name]: price } : settings.prices;
+  const resolved = resolveModelSettings(
+    { ...settings, model: settings.model ?? name, ...(prices ? { prices } : {}) },
+    env,
+  );
+  if (rateLimit !== undefined) checkRateLimit(name, rateLimit);
+  return { name, settings: resolved, ...(rateLimit ? { rateLimit } : {}) };
+}
+
+function checkRateLimit(name: string, limit: ModelRateLimit): void {
+  const perMinute: unknown = limit?.requestsPerMinute;
+  if (typeof perMinute !== 'number' || !Number.isFinite(perMinute) || perMinute <= 0) {
+    throw new Error(
+      `models.${name}.rateLimit.requestsPerMinute must be a number above 0, got ${JSON.stringify(perMinute)}`,
+    );
+  }
+}
+
+/**
+ * The model a call named (`undefined`: the default). An unknown name fails the call for good with
+ * the names the worker serves: retrying would not make the name known.
+ */
+export function modelNamed(
+  table: ModelTable,
+  name: string | undefined,
+  source = 'The conversation',
+): WorkerModel {
+  const wanted = name ?? table.defaultModel;
+  const found = table.models.get(wanted);
+  if (found) return found;
+  if (table.anyName) {
+    const only = table.models.get(table.defaultModel) as WorkerModel;
+    return { name: wanted, settings: { ...only.settings, model: wanted } };
+  }
+  throw ApplicationFailure.create({
+    message: `${source} asks for model "${wanted}", which this worker does not serve (its models: ${[...table.models.keys()].join(', ')})`,
+    type: 'UnknownModel',
+    nonRetryable: true,
+  });
+}
+
+/** The model the worker's `route` picks for a call (`undefined`: the one requested), checked like any name. */
+export async function routedModel(table: ModelTable, input: RouteModelInput): Promise<string> {
+  const chosen = await table.route?.(input);
+  if (chosen === undefined) return modelNamed(table, input.requested).name;
+  return modelNamed(table, chosen, "The worker's route").name;
+}
+
+/** The model and then its fallbacks, in the order a call tries them. */
+export function modelsToTry(table: ModelTable, first: WorkerModel): WorkerModel[] {
+  const rest = (table.fallbacks[first.name] ?? []).map((name) => table.models.get(name) as WorkerModel);
+  return [first, ...rest];
+}
+
+/** What the workflow learns once per run: the default, the rate-limited models' queues, whether a route decides. */
+export function routingInfo(table: ModelTable, taskQueue: string): ModelRoutingInfo {
+  const queues: Record<string, string> = {};
+  for (const model of table.models.values()) {
+    if (model.rateLimit) queues[model.name] = modelQueueName(taskQueue, model.name);
+  }
+  return { defaultModel: table.defaultModel, queues, routed: table.route !== undefined };
+}
+
+/**
+ * The worker's models in one line, for its start line and its signature to other workers of the
+ * queue (`identityWithSignature`, which expects it to begin with `model `): `model <name> at
+ * <endpoint>`, or for several `model fast: llama3.1 at <endpoint>; model strong: gpt-4o at <endpoint>`.
+ */
+export function describeModels(table: ModelTable): string {
+  const models = [...table.models.values()];
+  if (models.length === 1) return describeModel((models[0] as WorkerModel).settings);
+  return models
+    .map(({ name, settings }) => `model ${name}: ${settings.model} at ${modelEndpoint(settings)}`)
+    .join('; ');
+}
