@@ -93,6 +93,9 @@ describe('the installed package', () => {
     const files = stdout.trim().split('\n');
     expect(files).toContain('node_modules/yiem-agent/dist/src/index.js');
     expect(files).toContain('node_modules/yiem-agent/bin/yiem.mjs');
+    expect(files).toContain('node_modules/yiem-agent/dist/console/index.html');
+    expect(files.filter((file) => /\/dist\/console\/assets\/.*\.js$/.test(file))).not.toEqual([]);
+    expect(files.filter((file) => file.includes('/src/console/'))).toEqual([]);
     expect(files.filter((file) => /\/(test|bench|fixtures)\/|\.test\./.test(file))).toEqual([]);
   });
 
