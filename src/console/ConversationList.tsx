@@ -35,11 +35,11 @@ export function ConversationList({ info, selected }: { info: ConsoleInfo; select
             <tr>
               <th>Conversation</th>
               <th>Status</th>
-              <th>Agent</th>
+              <th className="agent">Agent</th>
               <th className="number">Turns</th>
               <th>Waiting</th>
               <th className="number">Spend</th>
-              <th>Started</th>
+              <th className="started">Started</th>
             </tr>
           </thead>
           <tbody>

@@ -135,7 +135,9 @@ function Chat({
         <textarea
           id="input"
           value={input}
-          placeholder={first.isNew ? 'The first message starts the conversation' : 'Message'}
+          placeholder={
+            first.isNew && messages.length === 0 ? 'The first message starts the conversation' : 'Message'
+          }
           onChange={(event) => setInput(event.target.value)}
           onKeyDown={(event) => {
             if (event.key === 'Enter' && !event.shiftKey) {

@@ -67,14 +67,17 @@ async function say(page: Page, text: string): Promise<void> {
   await page.click('#send');
 }
 
-/** The list's row of a conversation, cell by cell, once it shows `status`. */
-async function listedAs(page: Page, id: string, status: string) {
+/** The list's row of a conversation, cell by cell (empty before it is listed). */
+async function listed(page: Page, id: string) {
   const row = page.locator(`tr[data-id="${id}"]`);
-  await row.locator('td.status', { hasText: status }).waitFor(WAIT);
+  if ((await row.count()) === 0) return {};
+  const cell = (name: string) => row.locator(`td.${name}`).textContent();
   return {
-    turns: await row.locator('td.turns').textContent(),
-    waiting: await row.locator('td.waiting').textContent(),
-    agent: await row.locator('td.agent').textContent(),
+    status: await cell('status'),
+    turns: await cell('turns'),
+    waiting: await cell('waiting'),
+    agent: await cell('agent'),
+    cost: await cell('cost'),
   };
 }
 
@@ -85,7 +88,10 @@ describe('the console in headless Chromium, against the dev server', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup, slowLookup, transfer] });
+    agent = await startTestAgent({
+      tools: [lookup, slowLookup, transfer],
+      prices: { scripted: { inputPerMillion: 3, outputPerMillion: 15 } },
+    });
     assets = await mkdtemp(path.join(tmpdir(), 'yiem-console-'));
     await promisify(execFile)(process.execPath, [BUILD_CONSOLE, assets]);
     console_ = await serveConsole({
@@ -126,15 +132,22 @@ describe('the console in headless Chromium, against the dev server', () => {
     const mallory = page.locator('.tool[data-tool="transfer"]', { hasText: 'mallory' });
     await alice.locator('button.approve').waitFor(WAIT);
     await mallory.locator('button.deny').waitFor(WAIT);
-    expect(await listedAs(page, id, 'awaitingApproval')).toEqual({
-      turns: '1',
-      waiting: 'approval',
-      agent: agent.taskQueue,
-    });
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'awaitingApproval',
+        turns: '1',
+        waiting: 'approval',
+        agent: agent.taskQueue,
+      });
     expect(await page.locator('#conversation-state').textContent()).toBe('running');
 
-    await alice.locator('button.approve').click();
     await mallory.locator('input.reason').fill('mallory is not a customer');
+    if (SCREENSHOTS) {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-conversation.png') });
+    }
+    await alice.locator('button.approve').click();
     await mallory.locator('button.deny').click();
 
     await page.locator('.text', { hasText: 'mallory gets nothing' }).waitFor(WAIT);
@@ -172,7 +185,20 @@ describe('the console in headless Chromium, against the dev server', () => {
     expect(await page.locator('#conversation-webui').getAttribute('href')).toBe(
       `${WEB_UI}/namespaces/default/workflows/${id}`,
     );
-    expect(await listedAs(page, id, 'idle')).toEqual({ turns: '1', waiting: '', agent: agent.taskQueue });
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toEqual({
+        status: 'idle',
+        turns: '1',
+        waiting: '',
+        agent: agent.taskQueue,
+        // YiemCost, from the worker's prices: the same figure the conversation's header shows.
+        cost: expect.stringMatching(/^0\.\d{4}$/),
+      });
+    const { cost } = await listed(page, id);
+    await expect
+      .poll(() => page.locator('#conversation-spend').textContent(), WAIT)
+      .toContain(`cost ${cost}`);
     expect(await page.locator('#chat-status').textContent()).toBe('ready');
 
     // Opened again, the conversation shows its transcript as it was streamed.
@@ -186,13 +212,6 @@ describe('the console in headless Chromium, against the dev server', () => {
       'mallory is not a customer',
     );
 
-    if (SCREENSHOTS) {
-      await mkdir(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-conversation.png') });
-      await page.goto(console_.url);
-      await page.locator(`tr[data-id="${id}"]`).waitFor(WAIT);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
-    }
     await page.close();
   });
 
@@ -206,7 +225,7 @@ describe('the console in headless Chromium, against the dev server', () => {
       slowStarted = resolve;
     });
     const id = `console-${randomUUID()}`;
-    const page = await browser.newPage();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     await page.goto(`${console_.url}#/conversations/${id}`);
     await say(page, 'Tell me about Rome');
     await started;
@@ -219,17 +238,38 @@ describe('the console in headless Chromium, against the dev server', () => {
       'Looking into it.',
     ]);
     expect(await page.locator('li[data-role="user"]').allTextContents()).toEqual(['Tell me about Rome']);
-    expect(await listedAs(page, id, 'running')).toMatchObject({ turns: '1', waiting: '' });
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'running',
+        turns: '1',
+        waiting: '',
+      });
 
     await page.click('#cancel');
     await slow.and(page.locator('[data-state="output-error"]')).waitFor(WAIT);
-    expect(await listedAs(page, id, 'idle')).toMatchObject({ turns: '1' });
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'idle',
+        turns: '1',
+      });
 
     agent.model.enqueue({ kind: 'text', text: 'Rome was not built in a day.' });
     await say(page, 'Just the short version then');
     await page.locator('.text', { hasText: 'Rome was not built in a day.' }).waitFor(WAIT);
-    expect(await listedAs(page, id, 'idle')).toMatchObject({ turns: '2' });
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'idle',
+        turns: '2',
+      });
     expect(await page.locator('li[data-role="assistant"]').count()).toBe(2);
+    if (SCREENSHOTS) {
+      await page.goto(console_.url);
+      await page.locator(`tr[data-id="${id}"]`).waitFor(WAIT);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
+    }
     await page.close();
   });
 
