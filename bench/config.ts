@@ -28,7 +28,7 @@ export interface BenchConfig {
   peerLateTurn: number;
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'p'] as const;
+export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'p'] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({

@@ -5,6 +5,7 @@ import type { MachineInfo } from './machine.ts';
 import type { ActionRow, ActionsResult } from './scenarios/actionsPerTurn.ts';
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
+import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
 import {
@@ -33,6 +34,7 @@ export interface BenchResults {
   idleMemory?: IdleMemoryResult;
   crashRecovery?: CrashRecoveryResult;
   actions?: ActionsResult;
+  featureCost?: FeatureCostResult;
   tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
   largeResults?: LargeResultPoint[];
@@ -78,6 +80,7 @@ export function renderReport(input: ReportInput): string {
     results.idleMemory ? idleSection(results.idleMemory) : '',
     results.crashRecovery ? crashSection(results.crashRecovery) : '',
     results.actions ? actionsSection(results.actions) : '',
+    results.featureCost ? featureCostSection(results.featureCost) : '',
     results.tokenDelay ? tokenDelaySection(results.tokenDelay) : '',
     results.largeContent ? largeContentSection(results.largeContent) : '',
     results.largeResults ? largeResultsSection(results.largeResults) : '',
@@ -210,7 +213,7 @@ function goalsSection(results: BenchResults): string {
 const fmtActions = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(1));
 
 /** `ScheduleActivityTask 3, UpdateWorkflowExecution:Acceptance 1`, biggest first. */
-function actionTypes(row: ActionRow): string {
+function actionTypes(row: Pick<ActionRow, 'byType'>): string {
   return Object.entries(row.byType)
     .sort(([, a], [, b]) => b - a)
     .map(([type, count]) => `${type.replace(/^(grpc|command|message)_/, '')} ${fmtActions(count)}`)
@@ -225,6 +228,40 @@ function actionsSection(result: ActionsResult): string {
       fmtActions(row.actions),
       String(row.minimum),
       fmtActions(row.actions - row.minimum),
+      actionTypes(row),
+    ]),
+  )}`;
+}
+
+function featureCostSection(result: FeatureCostResult): string {
+  const byLabel = new Map(result.rows.map((row) => [row.label, row]));
+  const added = (row: FeatureCostRow, figure: (row: FeatureCostRow) => number, unit = '') => {
+    const base = row.against ? byLabel.get(row.against) : undefined;
+    if (!base) return '';
+    const delta = figure(row) - figure(base);
+    return `${delta >= 0 ? '+' : ''}${fmtActions(delta)}${unit}`;
+  };
+  return `## (k) What each control of a running agent adds to a turn\n\nBudgets, at-most-once tools, a stop at a budget with its resume, and compaction (issue 22), each measured as one step alone against the plain turn it extends: Temporal Cloud Actions (the server's \`action\` metric, read before and after, ${'1 s'} after the step for trailing workflow tasks) and the history events and bytes (encoded, as the server stores them) the step added. Every text turn sends a ${'400-byte'} message; the compacting conversation has a 3 000-byte window and keeps 2 recent turns. Each conversation's first text and tool turns are left out (they ask the worker for its default model and write the patch markers).\n\n${table(
+    [
+      'Step',
+      'Actions',
+      'Events',
+      'Bytes',
+      'Compared with',
+      'Actions added',
+      'Events added',
+      'Bytes added',
+      'By type',
+    ],
+    result.rows.map((row) => [
+      row.label,
+      fmtActions(row.actions),
+      String(row.events),
+      String(row.bytes),
+      row.against ?? '',
+      added(row, (r) => r.actions),
+      added(row, (r) => r.events),
+      added(row, (r) => r.bytes),
       actionTypes(row),
     ]),
   )}`;

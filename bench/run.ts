@@ -13,6 +13,7 @@ import { machineInfo } from './machine.ts';
 import { type BenchResults, renderReport } from './report.ts';
 import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
+import { measureFeatureCost } from './scenarios/featureCost.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
 import { measureLargeContent } from './scenarios/largeContent.ts';
@@ -34,7 +35,7 @@ const step = (name: string) =>
 
 const env = await startEnvironment({
   ...(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {}),
-  metrics: config.only.has('g') || config.only.has('p'),
+  metrics: ['g', 'k', 'p'].some((id) => config.only.has(id)),
 });
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
@@ -87,6 +88,12 @@ try {
   if (config.only.has('g')) {
     step('g: Temporal Cloud Actions per turn');
     results.actions = await measureActionsPerTurn(env, config.idleChatSeconds, config.longToolSeconds);
+  }
+  if (config.only.has('k')) {
+    step('k: what each control of a running agent adds to a turn');
+    const controls = await env.startWorker(workerOptions);
+    results.featureCost = await measureFeatureCost(env, controls.agents);
+    await controls.worker.stop();
   }
   if (config.only.has('h')) {
     step('h: token delay for a follower');

@@ -21,6 +21,14 @@ export const noopTool: AgentTool = {
   execute: () => done('ok'),
 };
 
+/** {@link noopTool} declared at most once: what that declaration costs a turn (scenario k). */
+export const noopOnceTool: AgentTool = {
+  ...noopTool,
+  name: 'noopOnce',
+  label: 'No-op, at most once',
+  atMostOnce: true,
+};
+
 /** The large-content benchmark's tool: a result of `kilobytes` KB that starts with its `tag`. */
 export const largeResultTool: AgentTool = {
   name: 'largeResult',

@@ -137,3 +137,40 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     ]);
   });
 });
+
+describe("BENCHMARKS.md's section on what each control adds to a turn", () => {
+  it('shows each step beside the plain turn it extends, with what it added', async () => {
+    const row = (label: string, against: string | null, actions: number, events: number, bytes: number) => ({
+      label,
+      against,
+      actions,
+      byType: { ScheduleActivityTask: actions },
+      events,
+      bytes,
+    });
+    const report = render(await recordedRun(), {
+      featureCost: {
+        rows: [
+          row('Text turn, one model call', null, 5, 13, 3970),
+          row("Text turn with the conversation's first compaction", 'Text turn, one model call', 9, 21, 6024),
+        ],
+      },
+    });
+    const line = report
+      .split('\n')
+      .find((text) => text.startsWith("| Text turn with the conversation's first"));
+    expect(line?.split('|').map((cell) => cell.trim())).toEqual([
+      '',
+      "Text turn with the conversation's first compaction",
+      '9',
+      '21',
+      '6024',
+      'Text turn, one model call',
+      '+4',
+      '+8',
+      '+2054',
+      'ScheduleActivityTask 9',
+      '',
+    ]);
+  });
+});
