@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
+import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
@@ -62,6 +63,14 @@ const transfer: AgentTool = {
   execute: (_id, args) => textResult(`sent ${String(args.amount)} to ${String(args.to)}`),
 };
 
+/** A sub-agent whose transfers wait for approval on its parent conversation. */
+const cashier = agentTool({
+  name: 'cashier',
+  description: 'Pays people',
+  systemPrompt: 'You pay people.',
+  tools: ['transfer'],
+});
+
 async function say(page: Page, text: string): Promise<void> {
   await page.fill('#input', text);
   await page.click('#send');
@@ -89,7 +98,7 @@ describe('the console in headless Chromium, against the dev server', () => {
 
   beforeAll(async () => {
     agent = await startTestAgent({
-      tools: [lookup, slowLookup, transfer],
+      tools: [lookup, slowLookup, transfer, cashier],
       prices: { scripted: { inputPerMillion: 3, outputPerMillion: 15 } },
     });
     assets = await mkdtemp(path.join(tmpdir(), 'yiem-console-'));
@@ -270,6 +279,37 @@ describe('the console in headless Chromium, against the dev server', () => {
       await page.locator(`tr[data-id="${id}"]`).waitFor(WAIT);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
     }
+    await page.close();
+  });
+
+  it("decides a sub-agent's approval in the console, and opens the sub-agent's conversation from its call", async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'cashier', arguments: { task: 'pay carol 3' } }] },
+      { kind: 'toolCalls', toolCalls: [{ name: 'transfer', arguments: { to: 'carol', amount: 3 } }] },
+      { kind: 'text', text: 'Paid carol.' },
+      { kind: 'text', text: 'The cashier paid carol.' },
+    );
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Have the cashier pay carol 3');
+
+    const asked = page.locator('#sub-agent-approvals .approval');
+    await asked.waitFor(WAIT);
+    expect(await asked.textContent()).toContain(
+      'cashier asks to run transfer { "to": "carol", "amount": 3 }',
+    );
+    await asked.locator('button', { hasText: 'Approve' }).click();
+    await page.locator('.text', { hasText: 'The cashier paid carol.' }).waitFor(WAIT);
+    await expect.poll(() => page.locator('#sub-agent-approvals').count(), WAIT).toBe(0);
+
+    const link = page.locator('.tool[data-tool="cashier"] a.sub-agent');
+    await link.waitFor(WAIT);
+    await link.click();
+    const child = `${id}.cashier.turn-1.`;
+    await expect.poll(() => page.locator('#conversation-id').textContent(), WAIT).toContain(child);
+    await page.locator('.tool[data-tool="transfer"] .output', { hasText: 'sent 3 to carol' }).waitFor(WAIT);
+    expect(await page.locator('li[data-role="assistant"] .text').allTextContents()).toEqual(['Paid carol.']);
     await page.close();
   });
 
