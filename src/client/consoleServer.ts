@@ -153,10 +153,11 @@ function packagedAssets(): string {
 }
 
 async function serveAsset(dir: string, pathname: string, response: ServerResponse): Promise<void> {
-  const relative = pathname === '/' ? 'index.html' : path.normalize(decodeURIComponent(pathname)).slice(1);
-  const file = path.join(dir, relative);
-  if (!file.startsWith(dir) || relative.startsWith('..')) return sendText(response, 404, 'Not found');
   try {
+    // Normalized from the root, `..` cannot climb out of the folder.
+    const relative =
+      pathname === '/' ? 'index.html' : path.posix.normalize(decodeURIComponent(pathname)).slice(1);
+    const file = path.join(dir, relative);
     const content = await readFile(file);
     response.writeHead(200, {
       ...SECURITY_HEADERS,
@@ -182,8 +183,15 @@ class ConsoleRequestError extends Error {
 
 const CONVERSATION_ROUTE = /^\/conversations\/([^/]+)(?:\/(messages|cancel|approvals\/([^/]+)))?\/?$/;
 
+type WebUiPlaces = Pick<ConsoleConversation, 'calls' | 'subAgents'>;
+
+/** Runs whose Web UI places the console keeps, the most recently read ones. */
+const REMEMBERED_RUNS = 200;
+
 class ConsoleApi {
   readonly #options: ServeConsoleOptions;
+  /** By run id: the places read from its history, and how long the history was then. */
+  readonly #places = new Map<string, { historyLength: number; places: WebUiPlaces }>();
 
   constructor(options: ServeConsoleOptions) {
     this.#options = options;
@@ -259,7 +267,7 @@ class ConsoleApi {
   async #conversation(conversation: Conversation): Promise<ConsoleConversation> {
     const description = await described(conversation);
     const status = await conversation.status().catch(() => null);
-    const places = await this.#webUiPlaces(conversation, description.runId);
+    const places = await this.#webUiPlaces(conversation, description.runId, description.historyLength);
     return {
       id: conversation.id,
       executionStatus: description.status.name,
@@ -280,10 +288,21 @@ class ConsoleApi {
    * The run's tool activities and sub-agent children, read from its history: ids and event ids
    * only, never a payload. Calls of earlier runs (before a continue-as-new) link to no event.
    */
-  async #webUiPlaces(
-    conversation: Conversation,
-    runId: string,
-  ): Promise<Pick<ConsoleConversation, 'calls' | 'subAgents'>> {
+  async #webUiPlaces(conversation: Conversation, runId: string, historyLength: number): Promise<WebUiPlaces> {
+    // The page asks every few seconds: a run's history is read again only once it has grown.
+    const known = this.#places.get(runId);
+    if (known?.historyLength === historyLength) return known.places;
+    const places = await this.#readWebUiPlaces(conversation, runId);
+    this.#places.delete(runId);
+    this.#places.set(runId, { historyLength, places });
+    for (const old of this.#places.keys()) {
+      if (this.#places.size <= REMEMBERED_RUNS) break;
+      this.#places.delete(old);
+    }
+    return places;
+  }
+
+  async #readWebUiPlaces(conversation: Conversation, runId: string): Promise<WebUiPlaces> {
     const calls: Record<string, string> = {};
     const subAgents: Record<string, string | null> = {};
     const runPage = this.#webUiPage(conversation.id, runId);

@@ -274,11 +274,6 @@ describe('the console in headless Chromium, against the dev server', () => {
         turns: '2',
       });
     expect(await page.locator('li[data-role="assistant"]').count()).toBe(2);
-    if (SCREENSHOTS) {
-      await page.goto(console_.url);
-      await page.locator(`tr[data-id="${id}"]`).waitFor(WAIT);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
-    }
     await page.close();
   });
 
@@ -299,6 +294,14 @@ describe('the console in headless Chromium, against the dev server', () => {
     expect(await asked.textContent()).toContain(
       'cashier asks to run transfer { "to": "carol", "amount": 3 }',
     );
+    if (SCREENSHOTS) {
+      const list = await browser.newPage({ viewport: { width: 1400, height: 500 } });
+      await list.goto(console_.url);
+      // The sub-agent's own conversation is the one that waits.
+      await list.locator('td.status', { hasText: 'awaitingApproval' }).waitFor(WAIT);
+      await list.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
+      await list.close();
+    }
     await asked.locator('button', { hasText: 'Approve' }).click();
     await page.locator('.text', { hasText: 'The cashier paid carol.' }).waitFor(WAIT);
     await expect.poll(() => page.locator('#sub-agent-approvals').count(), WAIT).toBe(0);
@@ -331,6 +334,9 @@ describe('the console in headless Chromium, against the dev server', () => {
       expect((await fetch(list, { headers: { authorization: 'Bearer sesame' } })).status).toBe(200);
       expect((await fetch(`${list}?token=sesame`)).status).toBe(200);
       expect((await fetch(`${api}api/chat/anything/stream`)).status).toBe(401);
+      // The page's files need no token (they hold nothing private), and nothing outside its folder is served.
+      expect((await fetch(api)).status).toBe(200);
+      expect((await fetch(`${api}..%2fpackage.json`)).status).toBe(404);
 
       const page = await browser.newPage();
       await page.goto(api);
