@@ -59,9 +59,12 @@ function Chat({
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
   const [actionError, setActionError] = useState<string | null>(null);
-  const state =
-    conversation?.status?.state ??
-    (first.isNew && !conversation ? 'new' : conversation?.executionStatus.toLowerCase());
+  // A conversation no worker answers for (ended long ago) shows Temporal's execution status.
+  const state = conversation
+    ? (conversation.status?.state ?? conversation.executionStatus.toLowerCase())
+    : first.isNew
+      ? 'new'
+      : undefined;
   const busy = status === 'submitted' || status === 'streaming';
   const subAgentApprovals =
     conversation?.status?.pendingApprovals.filter((approval) => approval.subAgent) ?? [];

@@ -151,6 +151,24 @@ describe('the installed package', () => {
     }
   });
 
+  it("serves the console's built page from the installed package", async () => {
+    const { stdout } = await inProject(process.execPath, [
+      '--input-type=module',
+      '-e',
+      [
+        "const { AgentClient, serveConsole } = await import('yiem-agent');",
+        'const running = await serveConsole({ client: new AgentClient() });',
+        'const page = await fetch(running.url);',
+        'const script = /src="\\.\\/(assets\\/[^"]+\\.js)"/.exec(await page.text())?.[1];',
+        'const asset = await fetch(new URL(script, running.url));',
+        "console.log(page.status, asset.status, asset.headers.get('content-type'));",
+        'await running.close();',
+        'process.exit(0);',
+      ].join('\n'),
+    ]);
+    expect(stdout.trim()).toBe('200 200 text/javascript; charset=utf-8');
+  });
+
   it('loads no worker code for a client', async () => {
     const { stdout } = await inProject(process.execPath, [
       '--input-type=module',
