@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type OpenAI from 'openai';
 import { DEFAULT_COMPACTION_PROMPT } from '../src/contract/compaction.ts';
+import { readByModel } from '../src/contract/guardrails.ts';
 import { COMPACTED_MESSAGE_CHARS } from '../src/contract/limits.ts';
 import type { CompactContextInput, CompactContextOutput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
@@ -50,7 +51,8 @@ export async function compactContext(
       transcriptId: input.transcriptId,
       messageCount: input.upTo,
     };
-    const messages = await deps.contexts.messagesBetween(transcript, input.from);
+    // What a guardrail kept from the model is kept out of its summary too.
+    const messages = (await deps.contexts.messagesBetween(transcript, input.from)).filter(readByModel);
     const previous = input.previous ? await deps.contexts.summaryText(input.previous) : undefined;
     const model = input.model ?? deps.settings.model;
     const prompt = input.prompt ?? DEFAULT_COMPACTION_PROMPT;

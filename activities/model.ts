@@ -91,6 +91,7 @@ async function streamModelCall(
     runId: execution.runId,
     transcriptId: input.transcriptId,
     messageCount: input.messageCount,
+    tail: input.tail,
     storeIndices: input.storeIndices ?? [],
     maxContextBytes: contextWindow,
     compaction: input.compaction,

@@ -8,8 +8,12 @@ import {
 } from '../src/contract/compaction.ts';
 import { compactionsQuery, modelContextQuery } from '../src/contract/definitions.ts';
 import { DEFAULT_TRANSCRIPT_CACHE_BYTES } from '../src/contract/limits.ts';
-import type { StoredContent } from '../src/contract/transcript.ts';
-import { entryBytes, type TranscriptEntry } from '../src/contract/transcript.ts';
+import {
+  entryBytes,
+  type StoredContent,
+  type TranscriptEntry,
+  type TranscriptTail,
+} from '../src/contract/transcript.ts';
 import type { Message } from '../src/contract/types.ts';
 import type { StoredMessages } from './storedMessages.ts';
 
@@ -28,6 +32,8 @@ export interface TranscriptRequest {
   /** Names the transcript across continue-as-new (the first run's id); default `runId`. */
   transcriptId: string | undefined;
   messageCount: number;
+  /** The entries before `messageCount` the workflow sent along: appended to a cache that reaches their start. */
+  tail?: TranscriptTail | undefined;
 }
 
 export interface ModelContextRequest extends TranscriptRequest {
@@ -51,9 +57,11 @@ export interface ModelContextWindow {
 
 /**
  * Reads a conversation's context for a model call. The transcript is append-only, so the worker keeps
- * the entries it has read (bounded in bytes, least recently used conversations dropped first) and
- * asks the workflow (a query, never history) only for the entries it lacks, a page at a time. The
- * cache is keyed by the conversation's first run, so a continued run does not start cold.
+ * the entries it has read (bounded in bytes, least recently used conversations dropped first). It
+ * appends the entries the model call carries (its `tail`) when they continue the cache, and asks the
+ * workflow (a query, never history) only for the entries it still lacks, a page at a time: a cold
+ * cache, or a tail too large to carry. The cache is keyed by the conversation's first run, so a
+ * continued run does not start cold.
  */
 export class ModelContextReader {
   readonly #cache: LRUCache<string, CachedTranscript>;
@@ -121,6 +129,7 @@ export class ModelContextReader {
     const { workflowId, messageCount } = request;
     const key = transcriptKey(request);
     let transcript = this.#cache.get(key);
+    if (transcript && request.tail) appendTail(transcript, request.tail, messageCount);
     if (!transcript || transcript.entries.length < messageCount) {
       transcript = await this.#fetchMissing(request, transcript);
     }
@@ -185,6 +194,16 @@ export class ModelContextReader {
       stored.push({ index, stored: kept.stored });
     }
     return stored;
+  }
+}
+
+/** Appends the tail's entries the cache lacks, when the cache reaches the tail's start (else it is left as is). */
+function appendTail(transcript: CachedTranscript, tail: TranscriptTail, messageCount: number): void {
+  const { entries } = transcript;
+  if (entries.length < tail.from || entries.length >= messageCount) return;
+  for (const entry of tail.entries.slice(entries.length - tail.from, messageCount - tail.from)) {
+    entries.push(entry);
+    transcript.bytes += entryBytes(entry);
   }
 }
 

@@ -12,6 +12,8 @@ export interface PrepareDependencies {
   registry: ToolRegistry;
   validator: ArgumentValidator;
   hooks: AgentHooks;
+  /** Whether the server says it has no Nexus endpoint of this name (src/worker/nexusEndpoints.ts). */
+  nexusEndpointMissing: (name: string) => Promise<boolean>;
 }
 
 /**
@@ -86,6 +88,13 @@ async function prepareToolCall(
     if (decision?.requireApproval) approvalReason = decision.reason ?? 'beforeToolCall asked for approval';
   } catch (error) {
     return refuse(`Tool call "${tool.name}" was blocked: beforeToolCall failed: ${describeThrown(error)}`);
+  }
+
+  if (tool.runner?.kind === 'nexus' && (await deps.nexusEndpointMissing(tool.runner.endpoint))) {
+    return refuse(
+      `Tool "${tool.name}" cannot run: the Temporal server has no Nexus endpoint "${tool.runner.endpoint}" ` +
+        '(an operator creates it with `temporal operator nexus endpoint create`). Tell the user.',
+    );
   }
 
   let taskQueue = tool.taskQueue;

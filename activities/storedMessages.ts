@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { StorageDriverTargetInfo } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
+import { withEntryMark } from '../src/contract/guardrails.ts';
 import { DEFAULT_MESSAGE_CACHE_BYTES, INLINE_MESSAGE_BYTES } from '../src/contract/limits.ts';
 import { entryBytes, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
 import type { Message } from '../src/contract/types.ts';
@@ -45,12 +46,12 @@ export class StoredMessages {
     if (!stored) return entry;
     const key = storedKey(stored);
     const cached = this.#cache.get(key);
-    if (cached) return cached;
+    if (cached) return withEntryMark(entry, cached);
     const store = await this.#store();
     if (!store) throw new Error('The transcript keeps messages in a payload store this worker does not have');
     const message = await store.get<Message>(stored);
     this.#cache.set(key, message);
-    return message;
+    return withEntryMark(entry, message);
   }
 
   async #store(): Promise<ContentStore | undefined> {

@@ -34,7 +34,7 @@ const probe = setInterval(() => {
 }, 10);
 const started = Date.now();
 await prepareToolCalls(
-  { registry, validator: new ArgumentValidator(), hooks: {} },
+  { registry, validator: new ArgumentValidator(), hooks: {}, nexusEndpointMissing: async () => false },
   {
     conversationId: 'bench',
     turn: 1,

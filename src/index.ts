@@ -84,6 +84,7 @@ export {
   MAX_CHAT_REQUEST_BYTES,
 } from './contract/limits.ts';
 export { MCP_NAME_SEPARATOR, mcpToolName } from './contract/mcpToolName.ts';
+export { type NexusToolSpec, nexusTool } from './contract/nexusTools.ts';
 export type { AgentActivities } from './contract/protocol.ts';
 export {
   CONVERSATION_STATUSES,

@@ -1,10 +1,23 @@
+import { NexusOperationFailure } from '@temporalio/common';
 import { ActivityFailure, TimeoutFailure } from '@temporalio/workflow';
 import { describeThrown } from '../src/contract/thrown.ts';
 
-/** The innermost cause's message: what actually went wrong, not the activity wrapper. */
+/**
+ * The innermost cause's message: what actually went wrong, not the activity or Nexus operation
+ * wrapper (nor the Nexus handler error around a handler's failure).
+ */
 export function failureMessage(error: unknown): string {
   let cause: unknown = error;
-  while (cause instanceof ActivityFailure && cause.cause) cause = cause.cause;
+  while (isWrapper(cause) && cause.cause) cause = cause.cause;
   if (cause instanceof TimeoutFailure) return `timed out (${cause.timeoutType})`;
   return describeThrown(cause);
+}
+
+/** nexus-rpc's `HandlerError` is known by name: workflow code imports no Nexus package. */
+function isWrapper(error: unknown): error is Error {
+  return (
+    error instanceof ActivityFailure ||
+    error instanceof NexusOperationFailure ||
+    (error instanceof Error && error.name === 'HandlerError')
+  );
 }

@@ -38,6 +38,12 @@ export interface ConversationState {
   readonly startedOnNewVersion: boolean;
   /** Where each turn began in `messages` (`recordTurnStart`). */
   readonly turnStarts: TurnStarts;
+  /**
+   * Where the user messages the input guardrails have not seen begin: they run before the model
+   * call that first reads a message, in whichever turn that is (a turn can end, cancelled or at its
+   * limit, after draining messages and before its model call).
+   */
+  inputChecked: number;
   /** The number of the latest turn (the running one while `running` is set). */
   turn: number;
   /** Turns run since this run started (for `maxTurnsPerRun`). */
@@ -49,6 +55,11 @@ export interface ConversationState {
   lastTurn: TurnResult | null;
   /** The agent a handoff made active: its prompt, tools and model replace the conversation's. */
   agent: AgentDefinition | undefined;
+  /**
+   * The transcript length the latest model call read (its `messageCount`), carried to the next run:
+   * the worker that ran it caches that much, so the next call sends the entries since (`CallModelInput.tail`).
+   */
+  lastCallMessageCount: number | undefined;
   /** The model calls go to when the conversation names none, once the worker told it. */
   workerModel: string | undefined;
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
@@ -93,12 +104,14 @@ export function createConversationState(
     transcriptId: reset ? info.runId : (carried?.transcriptId ?? info.firstExecutionRunId),
     startedOnNewVersion: carried?.movedToNewVersion === true,
     turnStarts: carried?.turnStarts ?? { firstTurn: (carried?.turn ?? 0) + 1, starts: [] },
+    inputChecked: carried?.inputChecked ?? carried?.messages.length ?? 0,
     turn: carried?.turn ?? 0,
     turnsThisRun: 0,
     running: undefined,
     ending: carried?.ending ?? false,
     lastTurn: carried?.lastTurn ?? null,
     agent: carried?.agent,
+    lastCallMessageCount: carried?.lastCallMessageCount,
     workerModel: undefined,
     parentConversation,
     events,
@@ -120,12 +133,14 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     nextMessageId: state.nextMessageId,
     turn: state.turn,
     turnStarts: state.turnStarts,
+    ...(state.inputChecked < state.messages.length ? { inputChecked: state.inputChecked } : {}),
     transcriptId: state.transcriptId,
     lastTurn: state.lastTurn,
     ending: state.ending,
     events: state.events.carryOver(),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
+    ...(state.lastCallMessageCount !== undefined ? { lastCallMessageCount: state.lastCallMessageCount } : {}),
     ...state.compaction.carryOver(),
     ...state.control.carryOver(),
   };

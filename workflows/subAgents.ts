@@ -121,6 +121,8 @@ function childOptions(
     onApprovalTimeout: settings.approval.onTimeout,
     ...(model ? { model } : {}),
     ...(settings.approval.timeout ? { approvalTimeout: settings.approval.timeout } : {}),
+    // Absent unless the agent names some, so children of histories from before guardrails start alike.
+    ...(agent.guardrails ? { guardrails: agent.guardrails } : {}),
   };
 }
 

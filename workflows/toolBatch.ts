@@ -30,6 +30,7 @@ import { failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { emitAgentEvent } from './eventSink.ts';
+import { runNexusOperation } from './nexusTools.ts';
 import { toolBudget } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
@@ -57,7 +58,7 @@ interface ToolOutcome {
  * (`planExecutionGroups`). Each call passes the approval gate, then runs where its tool says: an
  * ordinary tool in an `executeTool` activity (activities/execute.ts, which also runs FINALIZE), an
  * agent tool as a child conversation, a handoff in the workflow, a callback tool on an attached
- * client. Results are returned in the order the model asked for them, whatever order they finished
+ * client, a Nexus tool as a Nexus operation (workflows/nexusTools.ts). Results are returned in the order the model asked for them, whatever order they finished
  * in. When the turn is cancelled, every call still gets a result: the ones that did not finish say
  * they were cancelled. The batch terminates the turn only when every call in it asked to (as in the
  * seed and pi-agent-core): a call answered in PREPARE, denied, failed or cancelled did not.
@@ -293,6 +294,10 @@ async function runInWorkflow(
     case 'callback':
       publishToolStart(state, call);
       message = await whileShown(state, state.callbacks.run(call, runner, callKey, state.turn));
+      break;
+    case 'nexus':
+      publishToolStart(state, call);
+      message = await runNexusOperation(call, runner);
       break;
   }
   publishToolEnd(state, message);

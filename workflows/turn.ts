@@ -1,4 +1,5 @@
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { cancelledTurn } from '../src/contract/messages.ts';
 import type {
   AgentActivities,
   CallModelInput,
@@ -6,11 +7,18 @@ import type {
   PreparedToolCall,
 } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
-import { largeInlineMessages, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
+import {
+  largeInlineMessages,
+  storedOutline,
+  type TranscriptEntry,
+  transcriptTail,
+} from '../src/contract/transcript.ts';
+import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
+import { checkReply, checkToolResults, checkUserMessages } from './guardrails.ts';
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
 import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
@@ -34,7 +42,9 @@ export async function runTurn(state: ConversationState): Promise<void> {
   state.workerModel ??= await workerDefaultModel(state.settings);
   events.publish(turn, { type: 'turnStart' });
   const answered: number[] = [];
-  const result = await scope.run(() => agentLoop(state, answered));
+  // Observers (the tracing's turn span) wrap the loop; without tracing there are none.
+  const observed = { conversationId: state.conversationId, turn, agentName: state.agent?.name };
+  const result = await scope.run(() => runObservedTurn(observed, () => agentLoop(state, answered)));
   state.running = undefined;
   showCurrentDetails(state);
   state.lastTurn = result;
@@ -47,8 +57,8 @@ export async function runTurn(state: ConversationState): Promise<void> {
 /**
  * One turn of the agent loop (the seed's `_process_message`): drain pending messages (their ids go
  * to `answered` when a `prompt` awaits them), call the model, run its tool calls, and repeat until
- * the model answers without tools, a tool terminates the batch, the model call limit is reached, or
- * the model call fails for good.
+ * the model answers without tools, a tool terminates the batch, the model call limit is reached, a
+ * guardrail trips, or the model call fails for good.
  */
 async function agentLoop(state: ConversationState, answered: number[]): Promise<TurnResult> {
   const { turn, settings, messages } = state;
@@ -71,6 +81,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     }
     const stopped = await beforeModelCall(state, answered);
     if (stopped) return stopped;
+    const refused = await checkUserMessages(state);
+    if (refused) return refused;
     let assistant: AssistantMessage;
     let kept: TranscriptEntry;
     let prepared: PreparedToolCall[];
@@ -79,6 +91,8 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     await compactIfDue(state);
     try {
       const storeIndices = largeInlineMessages(messages);
+      const tail = contextTail(state);
+      state.lastCallMessageCount = messages.length;
       const {
         events,
         prepared: preparedInCall,
@@ -92,6 +106,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         messageCount: messages.length,
         transcriptId: state.transcriptId,
         ...(storeIndices.length > 0 ? { storeIndices } : {}),
+        ...(tail ? { tail } : {}),
         ...(model ? { model } : {}),
         followed: state.events.followed,
         ...(agent ? { agent } : {}),
@@ -111,20 +126,30 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
     }
+    if (assistant.toolCalls.length === 0) {
+      const reply = await checkReply(state, kept);
+      messages.push(...reply.entries);
+      afterModelCall(state, assistant);
+      if (reply.ended) return reply.ended;
+      const [final] = reply.entries;
+      const rewritten = final?.guardrail?.rewrittenBy ? { content: final.content } : {};
+      return finalReply(turn, { ...assistant, ...rewritten });
+    }
     messages.push(kept);
     afterModelCall(state, assistant);
-    if (assistant.toolCalls.length === 0) return finalReply(turn, assistant);
 
     const held = await beforeToolBatch(state, prepared, answered);
     if (held) return held;
     const batch = await runToolBatch(state, prepared, activityIds);
-    messages.push(...batch.results);
+    const results = await checkToolResults(state, batch.results);
+    messages.push(...results.entries);
     if (batch.cancelled) return cancelledTurn(turn);
+    if (results.ended) return results.ended;
     if (batch.terminate) {
       return {
         turn,
         status: 'terminated',
-        reply: batch.results.map((result) => resultText(result.content)).join('\n'),
+        reply: results.entries.map((result) => resultText(result.content)).join('\n'),
       };
     }
   }
@@ -150,10 +175,6 @@ function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
   };
 }
 
-function cancelledTurn(turn: number): TurnResult {
-  return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
-}
-
 /**
  * The model call, which also runs PREPARE of the reply's tool calls (activities/model.ts): named in
  * the Web UI by agent, model and turn.
@@ -167,6 +188,17 @@ function callModel(state: ConversationState, input: CallModelInput): Promise<Cal
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
     summary: `${agent}model ${input.model ?? state.workerModel ?? '(worker default)'} · turn ${state.turn}`,
   }).callModel(input);
+}
+
+/** Gives model calls the small entries added since the previous one (CallModelInput.tail). */
+const CONTEXT_TAIL_PATCH = 'yiem-context-tail';
+
+/** The entries since the previous model call, when small; its worker then needs no context query. */
+function contextTail(state: ConversationState): CallModelInput['tail'] {
+  // Asked from the run's first model call on: the patch's marker and `TemporalChangeVersion` upsert
+  // (two Actions, once a run) come with the first turn, and the turns after it query nothing.
+  if (!patched(CONTEXT_TAIL_PATCH) || state.lastCallMessageCount === undefined) return undefined;
+  return transcriptTail(state.messages, state.lastCallMessageCount);
 }
 
 /** The tools the model was offered: the active agent's, else the conversation's (absent: all). */

@@ -1,4 +1,5 @@
 import { exhaustionMessage, formatSpend } from '../contract/budget.ts';
+import { guardrailSubject } from '../contract/guardrails.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { resultText } from '../contract/toolResult.ts';
@@ -171,6 +172,16 @@ export class TurnView {
         return;
       case 'turnResumed':
         this.#line('▶ resumed');
+        return;
+      case 'guardrailRewrote':
+        this.#endText();
+        this.#line(`  ✎ guardrail ${event.guardrail} rewrote ${guardrailSubject(event.stage)}`);
+        // The reply streamed as the model wrote it: the turn's end prints the rewritten one.
+        if (event.stage === 'output') this.#printedText = false;
+        return;
+      case 'guardrailTripped':
+        // The turn's end says which guardrail tripped and why.
+        this.#endText();
         return;
       case 'turnEnd':
         this.#finish(event.turn, event.result);

@@ -1,6 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { KeptCompaction } from '../contract/compaction.ts';
 import { transcriptQuery } from '../contract/definitions.ts';
+import { withEntryMark } from '../contract/guardrails.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TranscriptEntry } from '../contract/transcript.ts';
 import type { Compaction, Message } from '../contract/types.ts';
@@ -68,7 +69,7 @@ async function resolveEntry(
     );
   }
   try {
-    return await store.get<Message>(stored);
+    return withEntryMark(entry, await store.get<Message>(stored));
   } catch (error) {
     // Most often a client on another store than the workers that wrote the message.
     throw new Error(

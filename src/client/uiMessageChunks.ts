@@ -29,7 +29,7 @@ export interface ChatMessageMetadata {
 }
 
 /** How a turn's status reads as the AI SDK's finish reason. */
-export type ChatFinishReason = 'stop' | 'length' | 'error' | 'other';
+export type ChatFinishReason = 'stop' | 'length' | 'content-filter' | 'error' | 'other';
 
 /** The UI message stream chunks a conversation's turn becomes. */
 export type UiMessageChunk =
@@ -84,6 +84,7 @@ const FINISH_REASONS: Record<TurnStatus, ChatFinishReason> = {
   terminated: 'stop',
   limitReached: 'length',
   budgetExhausted: 'length',
+  guardrailTripped: 'content-filter',
   failed: 'error',
   cancelled: 'other',
 };
@@ -196,6 +197,9 @@ export class TurnTranslator {
       case 'handoff':
       case 'compaction':
       case 'turnResumed':
+      // A trip's error comes with the turn's end; a rewrite's text is in the transcript.
+      case 'guardrailRewrote':
+      case 'guardrailTripped':
         return [];
       case 'turnStopped':
         // The turn waits at a safe point until it is resumed: its stream stays open meanwhile.
@@ -204,7 +208,8 @@ export class TurnTranslator {
         const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
         this.ended = event.result;
         const { error } = event.result;
-        if (error && (event.result.status === 'failed' || event.result.status === 'limitReached'))
+        const { status } = event.result;
+        if (error && (status === 'failed' || status === 'limitReached' || status === 'guardrailTripped'))
           chunks.push({ type: 'error', errorText: error });
         const exhausted = event.result.budget;
         if (event.result.status === 'budgetExhausted' && exhausted) {

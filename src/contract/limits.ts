@@ -18,6 +18,14 @@ export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
 /** Messages larger than this are stored by reference; the workflow keeps their outline (about 200 bytes). */
 export const INLINE_MESSAGE_BYTES = 4 * 1024;
 
+/**
+ * A model call carries the transcript entries added since the run's previous model call (the new
+ * user messages, the previous reply, tool results) when they add up to at most this, as JSON: the
+ * worker that ran the previous call appends them to its cached transcript instead of querying the
+ * workflow (a billed Action). Each byte is recorded again in history, so larger tails are read by query.
+ */
+export const MAX_CONTEXT_TAIL_BYTES = 16 * 1024;
+
 /** At most this much of the transcript travels in one query result (a page). */
 export const TRANSCRIPT_PAGE_BYTES = 512 * 1024;
 

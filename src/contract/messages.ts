@@ -1,5 +1,5 @@
 import { textContent } from './toolResult.ts';
-import type { AgentToolResult, ToolResultMessage } from './types.ts';
+import type { AgentToolResult, ToolResultMessage, TurnResult } from './types.ts';
 
 /**
  * A tool result message. Pure, so the workflow can build one too when a tool's activity fails for
@@ -50,4 +50,9 @@ export function toolOutcomeUnknownMessage(
     { content: [textContent(text)], details: { outcome: 'unknown', ...(attempt ? { attempt } : {}) } },
     true,
   );
+}
+
+/** The result of a turn that was cancelled (`Conversation.cancel`). */
+export function cancelledTurn(turn: number): TurnResult {
+  return { turn, status: 'cancelled', reply: '', error: 'The turn was cancelled.' };
 }

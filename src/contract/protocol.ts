@@ -5,7 +5,13 @@
 import type { Sinks } from '@temporalio/workflow';
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { CompactionSummary, KeptCompaction } from './compaction.ts';
-import type { StoredContent, TranscriptEntry, TranscriptPage, TurnStarts } from './transcript.ts';
+import type {
+  StoredContent,
+  TranscriptEntry,
+  TranscriptPage,
+  TranscriptTail,
+  TurnStarts,
+} from './transcript.ts';
 import type {
   ActivityPolicy,
   AgentDefinition,
@@ -16,6 +22,7 @@ import type {
   Budget,
   ConversationEvent,
   EventOrigin,
+  GuardrailStage,
   JsonSchema,
   PauseState,
   PendingApproval,
@@ -55,6 +62,8 @@ export interface ConversationCarryOver {
   parentConversation?: string;
   /** Where each turn began in `messages`; absent in runs from before turns were recorded. */
   turnStarts?: TurnStarts;
+  /** Where the user messages no input guardrail has seen begin; absent: none are waiting. */
+  inputChecked?: number;
   /** Names the transcript for caches (see `ConversationState.transcriptId`); absent: the first run's id. */
   transcriptId?: string;
   /** Set when the last run continued as new to move to its Worker Deployment's new target version. */
@@ -67,6 +76,8 @@ export interface ConversationCarryOver {
   pause?: PauseState;
   /** Its compactions and the model's window; absent in runs from before compaction. */
   compaction?: CompactionCarryOver;
+  /** The transcript length the last run's latest model call read (`ConversationState.lastCallMessageCount`). */
+  lastCallMessageCount?: number;
 }
 
 /** What a conversation's compaction hands to its next run. */
@@ -79,7 +90,8 @@ export interface CompactionCarryOver {
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first
- * `messageCount` messages from the workflow, so each message enters history once.
+ * `messageCount` messages from the workflow (by query, or from its worker's cache of them), so each
+ * message enters history once, or twice when it is small and travels in `tail`.
  */
 export interface CallModelInput {
   conversationId: string;
@@ -89,6 +101,12 @@ export interface CallModelInput {
   transcriptId?: string;
   /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
   storeIndices?: number[];
+  /**
+   * The entries added since the run's previous model call (ending at `messageCount`), when they are
+   * small (`MAX_CONTEXT_TAIL_BYTES`): a worker whose cached transcript reaches `tail.from` appends
+   * them instead of querying the workflow. Absent: the call reads what its cache lacks by query.
+   */
+  tail?: TranscriptTail;
   model?: string;
   /**
    * Whether someone followed the event log when the workflow scheduled this call (absent: yes). Nobody
@@ -225,12 +243,33 @@ export interface ExecuteToolOutput {
   events?: ActivityEvents;
 }
 
+/**
+ * Runs the named guardrails of `stage` on each message, one after another (a rewrite is what the
+ * next reads; a trip stops that message's checks). Messages travel as the transcript keeps them:
+ * a stored one is read from the payload store.
+ */
+export interface RunGuardrailsInput {
+  conversationId: string;
+  turn: number;
+  stage: GuardrailStage;
+  guardrails: string[];
+  messages: TranscriptEntry[];
+}
+
+/** What the guardrails decided about one message of `RunGuardrailsInput.messages`. */
+export type GuardrailOutcome =
+  | { action: 'pass' }
+  | { action: 'rewrite'; text: string; rewrittenBy: string[] }
+  | { action: 'trip'; guardrail: string; reason: string };
+
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
   callModel(input: CallModelInput): Promise<CallModelOutput>;
   /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** The worker's guardrails on messages: one outcome per message, in order. */
+  runGuardrails(input: RunGuardrailsInput): Promise<GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;
   /** The tools the worker serves, for clients that want to show them. */

@@ -1,9 +1,16 @@
 import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
+import { guardrailNamesProblem } from './guardrails.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
-import type { ActivityPolicy, CompactionOptions, ConversationOptions, ToolExecutionMode } from './types.ts';
+import type {
+  ActivityPolicy,
+  CompactionOptions,
+  ConversationOptions,
+  GuardrailNames,
+  ToolExecutionMode,
+} from './types.ts';
 import { utf8Bytes } from './utf8.ts';
 
 /** A conversation's options with every default filled in. */
@@ -27,6 +34,8 @@ export interface ConversationSettings {
   tools: string[] | undefined;
   /** `false`: older turns are left out of a full window instead of summarised. */
   compaction: CompactionSettings | false;
+  /** The worker's guardrails that apply, by stage; `undefined`: none. */
+  guardrails: GuardrailNames | undefined;
 }
 
 /** `CompactionOptions` with every default filled in. */
@@ -41,6 +50,7 @@ export interface CompactionSettings {
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
   const settings: Omit<ConversationSettings, 'compaction'> = {
+    guardrails: options.guardrails,
     systemPrompt: options.systemPrompt ?? '',
     toolExecution: options.toolExecution ?? 'parallel',
     model: options.model,
@@ -129,6 +139,8 @@ export function conversationOptionsProblem(options: unknown): string | null {
     (value) => value === false || compactionOptionsProblem(value) === null,
     compactionExpected(given.compaction),
   );
+  const guardrails = given.guardrails === undefined ? null : guardrailNamesProblem(given.guardrails);
+  if (guardrails) problems.push(`guardrails must be ${guardrails}`);
   check(
     'modelPolicy',
     (value) => typeof value === 'object' && value !== null && !Array.isArray(value),

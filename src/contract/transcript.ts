@@ -3,7 +3,7 @@
  * with only their outline and a reference in the workflow. Pure code: the workflow uses it too.
  */
 
-import { INLINE_MESSAGE_BYTES, TRANSCRIPT_PAGE_BYTES } from './limits.ts';
+import { INLINE_MESSAGE_BYTES, MAX_CONTEXT_TAIL_BYTES, TRANSCRIPT_PAGE_BYTES } from './limits.ts';
 import type { Message } from './types.ts';
 import { maxUtf8Bytes, utf8Bytes } from './utf8.ts';
 
@@ -28,6 +28,12 @@ export interface TranscriptPage {
   messages: TranscriptEntry[];
   /** The transcript's length when the query ran. */
   total: number;
+}
+
+/** The transcript's entries from index `from` on, as a model call carries them (`CallModelInput.tail`). */
+export interface TranscriptTail {
+  from: number;
+  entries: TranscriptEntry[];
 }
 
 /**
@@ -88,4 +94,23 @@ export function largeInlineMessages(entries: readonly TranscriptEntry[]): number
     if (entryBytes(entry) > INLINE_MESSAGE_BYTES) indices.push(index);
   });
   return indices;
+}
+
+/**
+ * The entries from `from` on, when they add up to at most `maxBytes` as JSON; `undefined` when they
+ * are larger (or there are none), so the model call reads them by query.
+ */
+export function transcriptTail(
+  entries: readonly TranscriptEntry[],
+  from: number,
+  maxBytes = MAX_CONTEXT_TAIL_BYTES,
+): TranscriptTail | undefined {
+  if (from < 0 || from >= entries.length) return undefined;
+  const tail = entries.slice(from);
+  let bytes = 0;
+  for (const entry of tail) {
+    bytes += entryBytes(entry);
+    if (bytes > maxBytes) return undefined;
+  }
+  return { from, entries: tail };
 }

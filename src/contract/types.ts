@@ -115,7 +115,7 @@ export interface ActivityPolicy {
 /**
  * A tool the agent can call (the seed's `agentTool`): one whose `execute` runs in a tool activity
  * (every tool a user writes), or one whose calls the workflow runs itself (`agentTool`,
- * `handoffTool`, `callbackTool`), which has a `runner` instead.
+ * `handoffTool`, `callbackTool`, `nexusTool`), which has a `runner` instead.
  */
 export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityTool<TArgs> | WorkflowTool;
 
@@ -163,14 +163,17 @@ export type ToolReconcile<TArgs extends ToolArguments = ToolArguments> = (
 export type InterruptedCallOutcome = 'reconciled' | 'rerun' | 'unknown';
 
 /**
- * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, or an
- * attached client (`runner`). Made by `agentTool`, `handoffTool` and `callbackTool`; it has no
- * `execute`.
+ * A tool whose calls the workflow runs itself: a sub-agent's child conversation, a handoff, an
+ * attached client or a Nexus operation (`runner`). Made by `agentTool`, `handoffTool`,
+ * `callbackTool` and `nexusTool`; it has no `execute`.
  */
 export interface WorkflowTool extends ToolDeclaration {
   runner: ToolRunner;
   execute?: undefined;
-  /** Its calls run once by nature: a child workflow starts once, a callback is answered once. */
+  /**
+   * Its calls run once by nature: a child workflow starts once, a callback is answered once, a Nexus
+   * operation is scheduled once (its handler owns its retries).
+   */
   atMostOnce?: undefined;
   reconcile?: undefined;
 }
@@ -262,6 +265,8 @@ export interface UserMessage {
   role: 'user';
   content: string;
   timestamp: number;
+  /** What guardrails did to this message (see `GuardrailMark`); absent when none ran or all passed. */
+  guardrail?: GuardrailMark;
 }
 
 export interface AssistantMessage {
@@ -273,6 +278,8 @@ export interface AssistantMessage {
   usage: Usage | null;
   stopReason: 'stop' | 'toolCalls' | 'length' | 'other';
   timestamp: number;
+  /** What guardrails did to this reply (see `GuardrailMark`). */
+  guardrail?: GuardrailMark;
 }
 
 export interface ToolResultMessage {
@@ -283,6 +290,8 @@ export interface ToolResultMessage {
   details: Record<string, unknown>;
   isError: boolean;
   timestamp: number;
+  /** What guardrails did to this result (see `GuardrailMark`). */
+  guardrail?: GuardrailMark;
 }
 
 /** One entry of a conversation's transcript. The transcript is append-only. */
@@ -381,6 +390,7 @@ export interface AgentHooks {
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
  * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
+ * | none | input and output guardrails, tripwire (OpenAI Agents SDK) | `Guardrail`; `guardrailRewrote`, `guardrailTripped` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
  * model call (pi-agent-core's turn).
@@ -435,6 +445,8 @@ export type AgentEventSink = (event: AgentEvent) => void;
  * How a turn ended. `budgetExhausted`: the turn stopped at a safe point because a limit of the
  * budget was reached (see `TurnResult.budget`); it waits there for `Conversation.raiseBudget` and
  * `resume()`, or `cancel()`. A sub-agent's turn ends with it instead of waiting.
+ * `guardrailTripped`: a guardrail tripped on the user's message, the reply or a tool result (see
+ * `TurnResult.guardrail`); the conversation takes the next message as usual.
  */
 export type TurnStatus =
   | 'completed'
@@ -442,7 +454,8 @@ export type TurnStatus =
   | 'failed'
   | 'limitReached'
   | 'cancelled'
-  | 'budgetExhausted';
+  | 'budgetExhausted'
+  | 'guardrailTripped';
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
@@ -454,6 +467,8 @@ export interface TurnResult {
   error?: string;
   /** Set with status `budgetExhausted`: the limit that was reached, and the figures. */
   budget?: BudgetExhaustion;
+  /** Set with status `guardrailTripped`: which guardrail tripped, where, and why. */
+  guardrail?: GuardrailTrip;
 }
 
 /**
@@ -593,6 +608,12 @@ export interface ConversationOptions {
   compaction?: CompactionOptions | false;
   /** Limits on model calls, tool calls, tokens, cost and wall time (see `Budget`). Default: none. */
   budget?: Budget;
+  /**
+   * The worker's guardrails (`AgentWorkerOptions.guardrails`) that check this conversation's
+   * messages, by name, in the order they run. Default: none (a worker's guardrails apply only
+   * where a conversation or an agent names them).
+   */
+  guardrails?: GuardrailNames;
 }
 
 /** How a conversation compacts its context (`ConversationOptions.compaction`). */
@@ -759,8 +780,8 @@ export type ConversationEvent = EventOrigin &
     /** The attempt's message is complete; its text is what the deltas of this attempt add up to. */
     | { type: 'messageEnd'; toolCalls: { id: string; name: string }[] }
     /**
-     * A tool call's attempt starts (the worker's `toolExecutionStart`); a sub-agent, handoff or
-     * callback tool's call starts in the workflow. `summary` is the call in one line.
+     * A tool call's attempt starts (the worker's `toolExecutionStart`); a sub-agent, handoff,
+     * callback or Nexus tool's call starts in the workflow. `summary` is the call in one line.
      */
     | {
         type: 'toolStart';
@@ -799,6 +820,13 @@ export type ConversationEvent = EventOrigin &
      * the messages before `upTo` (`Conversation.compactions()` has the text); the transcript keeps them.
      */
     | { type: 'compaction'; id: number; trigger: Compaction['trigger']; from: number; upTo: number }
+    /**
+     * A guardrail rewrote the user's message (before the model read it), the reply or a tool result
+     * (`toolCallId`); the transcript has the new text (see `GuardrailMark`).
+     */
+    | { type: 'guardrailRewrote'; stage: GuardrailStage; guardrail: string; toolCallId?: string }
+    /** A guardrail tripped: the turn ends with status `guardrailTripped` (its `turnEnd` follows). */
+    | ({ type: 'guardrailTripped' } & GuardrailTrip)
     /**
      * The turn stopped at a safe point (paused, or a limit reached) with what it had spent; it
      * continues after `turnResumed`, or ends (`turnEnd`) when cancelled.
@@ -914,6 +942,12 @@ export interface AgentDefinition {
    * too, and what it spends is added to the caller's.
    */
   budget?: SpendLimits;
+  /**
+   * The guardrails that check this agent's messages instead of the conversation's: a sub-agent's
+   * child conversation runs them, and after a handoff to it they replace the conversation's.
+   * Default: a sub-agent runs none; a handoff keeps the conversation's.
+   */
+  guardrails?: GuardrailNames;
 }
 
 /** Where a tool's call runs when it is not an `execute` in an activity (`WorkflowTool.runner`). */
@@ -926,7 +960,19 @@ export type ToolRunner =
    * An attached client runs it (`Conversation.serveCallbacks`); the workflow waits for the result
    * durably, up to `timeout` (a Temporal duration string), and checks `output` against `outputSchema`.
    */
-  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema };
+  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema }
+  /**
+   * A Temporal Nexus operation of another namespace's service, which the workflow runs through
+   * `endpoint` (made by `nexusTool`); the operation's output is the result.
+   */
+  | {
+      kind: 'nexus';
+      endpoint: string;
+      service: string;
+      operation: string;
+      /** The operation's end-to-end timeout (a Temporal duration string); absent: the server's maximum. */
+      scheduleToCloseTimeout?: string;
+    };
 
 /** A callback tool call waiting for a client. */
 export interface PendingCallback {
@@ -1082,4 +1128,108 @@ export interface RewindResult {
    * `toTurn - 1` still ran, or the run started with them): they stay, and turn `toTurn` runs again on them.
    */
   requeuedMessages: number;
+}
+
+/*
+ * Guardrails
+ * ==========
+ * Checks a worker registers (`AgentWorkerOptions.guardrails`) and conversations name
+ * (`ConversationOptions.guardrails`): on the user's message before the model reads it (`input`),
+ * on the model's final reply (`output`) and on each tool result before the model reads it
+ * (`toolResult`). Each runs in the `runGuardrails` activity, so it may do I/O or call a model.
+ */
+
+/** Where a guardrail checks: the user's message, the model's final reply, or a tool result. */
+export type GuardrailStage = 'input' | 'output' | 'toolResult';
+
+/**
+ * What a guardrail decides about one text: let it through; replace it (the next guardrail, and the
+ * model or the user, read `text`); or trip, which ends the turn with status `guardrailTripped` and
+ * `reason` (the OpenAI Agents SDK's tripwire).
+ */
+export type GuardrailVerdict =
+  | { action: 'pass' }
+  | { action: 'rewrite'; text: string }
+  | { action: 'trip'; reason: string };
+
+/** What a guardrail's `execute` is given besides the text. */
+export interface GuardrailContext {
+  conversationId: string;
+  turn: number;
+  stage: GuardrailStage;
+  /** The whole message the text is from (a tool result's `toolName`, say). */
+  message: Message;
+  /** Aborts when the turn is cancelled or the activity times out. */
+  signal: AbortSignal;
+  /**
+   * One call to the worker's model (its endpoint and key, `AgentWorkerOptions.model`): a guardrail
+   * that asks a model to judge the text. Returns the reply's text.
+   */
+  complete(request: GuardrailModelRequest): Promise<string>;
+}
+
+/** A model call a guardrail makes (`GuardrailContext.complete`). */
+export interface GuardrailModelRequest {
+  /** The system prompt: what to judge and how to answer. */
+  instructions: string;
+  /** The user message of the call, typically the text being checked. */
+  input: string;
+  /** Default: the worker's default model. */
+  model?: string;
+}
+
+/**
+ * A check of the text of messages. `execute` may be async; a throw is retried as the activity is
+ * (the conversation's `modelPolicy`), and after the last attempt the turn fails with an error that
+ * names the guardrail.
+ */
+export interface Guardrail {
+  /** What conversations name it by (`ConversationOptions.guardrails`), unique within its stage. */
+  name: string;
+  execute(text: string, context: GuardrailContext): GuardrailVerdict | Promise<GuardrailVerdict>;
+}
+
+/** The guardrails a worker registers, by stage (`AgentWorkerOptions.guardrails`). */
+export interface WorkerGuardrails {
+  /** Run on each user message before the model reads it. */
+  input?: Guardrail[];
+  /** Run on the model's final reply (one without tool calls) before it becomes the turn's reply. */
+  output?: Guardrail[];
+  /** Run on each tool result before the model reads it. */
+  toolResult?: Guardrail[];
+}
+
+/** The names of the worker's guardrails that apply, by stage, in the order they run. */
+export interface GuardrailNames {
+  input?: string[];
+  output?: string[];
+  toolResult?: string[];
+}
+
+/** Which guardrail tripped, where, and why (`TurnResult.guardrail`, the `guardrailTripped` event). */
+export interface GuardrailTrip {
+  stage: GuardrailStage;
+  guardrail: string;
+  reason: string;
+  /** Set for a tool result: the call whose result it tripped on. */
+  toolCallId?: string;
+}
+
+/**
+ * What guardrails did to a transcript entry. A user message keeps its `original` text beside the
+ * rewrite the model read. A reply or tool result keeps only the rewrite: those guardrails exist to
+ * keep text from the reader (a secret a tool returned, say); Temporal history still holds the
+ * activity's output, so encrypt payloads (README, "Encrypted payloads") where that matters. A user message or a
+ * reply a guardrail tripped on, or could not check, is never sent to a model again; a tool result's
+ * content becomes a note that it was withheld, so the model's call still has its result.
+ */
+export interface GuardrailMark {
+  /** The guardrails that rewrote the text, in order. */
+  rewrittenBy?: string[];
+  /** A user message's text before the rewrites. */
+  original?: string;
+  /** The guardrail that tripped on it, and why. */
+  tripped?: { guardrail: string; reason: string };
+  /** Why the guardrails could not check it (the error names the guardrail): the turn failed. */
+  failed?: string;
 }

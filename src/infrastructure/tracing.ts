@@ -1,4 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import type * as OtelApi from '@opentelemetry/api';
+import type { Tracer } from '@opentelemetry/api';
 import type * as OtelContextAsyncHooks from '@opentelemetry/context-async-hooks';
 import type * as OtelCore from '@opentelemetry/core';
 import type * as OtelResources from '@opentelemetry/resources';
@@ -6,14 +8,15 @@ import type { Resource } from '@opentelemetry/resources';
 import type * as OtelTraceBase from '@opentelemetry/sdk-trace-base';
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type * as TemporalOtel from '@temporalio/interceptors-opentelemetry';
-import type { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
+import { SimplePlugin } from '@temporalio/plugin';
 import { requireOptional } from './optionalDependency.ts';
 
 /**
  * OpenTelemetry tracing through Temporal's interceptors: the client traces starts, prompts and
- * signals; the worker traces each conversation (`RunWorkflow:conversationWorkflow`), each prompted
- * turn (`HandleUpdate:prompt`), each model call (`RunActivity:callModel`) and each tool call
- * (`RunActivity:executeTool`), linked into one trace through Temporal headers.
+ * signals; the worker traces each conversation (`RunWorkflow:conversationWorkflow`), each turn
+ * (`invoke_agent`), each model call (`RunActivity:callModel` per attempt, around `chat <model>`) and
+ * each tool call (`RunActivity:executeTool` per attempt, around `execute_tool <tool>`), linked into
+ * one trace through Temporal headers and labelled with the OpenTelemetry GenAI conventions' names.
  */
 export interface TracingOptions {
   /** Where finished spans go, e.g. a `BatchSpanProcessor` around an OTLP exporter. */
@@ -36,6 +39,17 @@ function tracingPackage<T>(name: string): T {
   return requireOptional<T>(name, 'Tracing', TRACING_PACKAGES.join(' '));
 }
 
+/** The sandbox module that wraps each turn in its span (see tracingWorkflowInterceptors.ts). */
+const TURN_SPANS_MODULE = fileURLToPath(
+  new URL(`./tracingWorkflowInterceptors${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
+
+/** Tracing turned on: the Temporal plugins, and the tracer of the spans the activities open. */
+export interface Tracing {
+  plugins: SimplePlugin[];
+  tracer: Tracer;
+}
+
 /**
  * The Temporal plugins that turn tracing on; none when `tracing` is not given. Spans go to
  * `spanProcessor` whatever global tracer provider the application has. Linking spans into one trace
@@ -44,8 +58,13 @@ function tracingPackage<T>(name: string): T {
  * propagator are registered. OpenTelemetry is loaded only here, so applications without tracing need
  * not install it.
  */
-export function tracingPlugins(tracing: TracingOptions | undefined): OpenTelemetryPlugin[] {
-  if (!tracing) return [];
+export function tracingPlugins(tracing: TracingOptions | undefined): SimplePlugin[] {
+  return startTracing(tracing)?.plugins ?? [];
+}
+
+/** `tracingPlugins`, with the tracer the worker's activities open their GenAI spans with. */
+export function startTracing(tracing: TracingOptions | undefined): Tracing | undefined {
+  if (!tracing) return undefined;
   const { context, propagation } = tracingPackage<typeof OtelApi>('@opentelemetry/api');
   const { W3CTraceContextPropagator } = tracingPackage<typeof OtelCore>('@opentelemetry/core');
   const { AsyncLocalStorageContextManager } = tracingPackage<typeof OtelContextAsyncHooks>(
@@ -61,11 +80,16 @@ export function tracingPlugins(tracing: TracingOptions | undefined): OpenTelemet
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const resource = tracing.resource ?? new Resource({ 'service.name': 'yiem-agent' });
   const provider = new BasicTracerProvider({ resource, spanProcessors: [tracing.spanProcessor] });
-  return [
-    new OpenTelemetryPlugin({
-      spanProcessor: tracing.spanProcessor,
-      resource,
-      tracer: provider.getTracer('yiem-agent'),
-    }),
-  ];
+  const tracer = provider.getTracer('yiem-agent');
+  return {
+    tracer,
+    plugins: [
+      new OpenTelemetryPlugin({ spanProcessor: tracing.spanProcessor, resource, tracer }),
+      // After Temporal's workflow interceptors, inside them: their span is the active one.
+      new SimplePlugin({
+        name: 'yiem-agent-turn-spans',
+        workerInterceptors: { workflowModules: [TURN_SPANS_MODULE] },
+      }),
+    ],
+  };
 }

@@ -20,7 +20,12 @@ import { WatchedToolDirectory } from './watchedDirectory.ts';
 export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
 
 /** The kinds of `WorkflowTool.runner`: where the workflow runs the call. */
-const RUNNER_KINDS: readonly string[] = ['subAgent', 'handoff', 'callback'] satisfies ToolRunner['kind'][];
+const RUNNER_KINDS: readonly string[] = [
+  'subAgent',
+  'handoff',
+  'callback',
+  'nexus',
+] satisfies ToolRunner['kind'][];
 
 /** Where a registered tool came from, for error messages about duplicates. */
 interface RegisteredTool {
@@ -252,7 +257,7 @@ function assertRunsSomewhere(tool: AgentTool, source: string): void {
   }
   if (!RUNNER_KINDS.includes(runner?.kind as string)) {
     throw new Error(
-      `Tool "${name}" from ${source} has a runner of unknown kind (make it with agentTool, handoffTool or callbackTool)`,
+      `Tool "${name}" from ${source} has a runner of unknown kind (make it with agentTool, handoffTool, callbackTool or nexusTool)`,
     );
   }
   if (execute !== undefined) {

@@ -9,6 +9,7 @@ import {
   Worker,
   type WorkerOptions,
 } from '@temporalio/worker';
+import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -18,12 +19,13 @@ import type {
   McpServerConfig,
   ModelSettings,
   SelfWritingOptions,
+  WorkerGuardrails,
 } from '../contract/types.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
+import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { describeModel, resolveModelSettings } from './model/settings.ts';
 import { AgentPlugin } from './plugin.ts';
@@ -75,6 +77,13 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    * `compactContext` activity). Default: the model, with the conversation's compaction prompt.
    */
   compact?: CompactionFunction;
+  /**
+   * Checks of the user's messages (`input`), the model's final replies (`output`) and tool results
+   * (`toolResult`) that conversations and agents name (`ConversationOptions.guardrails`). They run
+   * in the `runGuardrails` activity and may call the worker's model (`GuardrailContext.complete`).
+   * Every worker of a task queue should register the same. Default: none.
+   */
+  guardrails?: WorkerGuardrails;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: { code: string };
   /**
@@ -125,7 +134,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const model = resolveModelSettings(options.model, env);
-  const tracing = tracingPlugins(options.tracing);
+  if (options.guardrails) checkGuardrailRegistration(options.guardrails);
+  const tracing = startTracing(options.tracing);
   const registry = await buildRegistry(options);
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
   const announcement = await storeAnnouncementOf(dataConverter);
@@ -145,6 +155,8 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
       ...(options.compact ? { compact: options.compact } : {}),
+      ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      ...(tracing ? { tracer: tracing.tracer } : {}),
     },
     {
       workflows: options.workflows ?? true,
@@ -166,7 +178,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(deployment ? { workerDeploymentOptions: deployment } : {}),
       ...options.workerOptions,
       identity,
-      plugins: [plugin, ...tracing, ...(options.workerOptions?.plugins ?? [])],
+      plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
     });
   } catch (error) {
     await plugin.closeMcpServers();

@@ -1,7 +1,16 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelContextReader } from '../../activities/modelContext.ts';
 import { StoredMessages } from '../../activities/storedMessages.ts';
+import { readActions } from '../../bench/actions.ts';
+import type { Conversation } from '../../src/client/client.ts';
+import { MAX_CONTEXT_TAIL_BYTES } from '../../src/contract/limits.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** The real client, recording the index every `modelContext` query starts from. */
@@ -80,5 +89,113 @@ describe("the worker's context cache", () => {
       'noted',
     ]);
     expect(fromIndices).toEqual([0, 4]);
+  });
+});
+
+const echoTool: AgentTool = {
+  name: 'echo',
+  label: 'Echo',
+  description: 'Echoes its text back',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
+};
+
+describe('model calls on a warm worker', () => {
+  let dataDir: string;
+  let server: DevServer;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-context-tail-'));
+    // A server of its own: its `action` metric counts this conversation's queries and no other test's.
+    server = await startDevServer({
+      dataDir,
+      cliPath: await ensureTemporalCli(),
+      port: 0,
+      headless: true,
+      metricsPort: 0,
+    });
+    agent = await startTestAgent({ address: server.address, tools: [echoTool] });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await server?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** The QueryWorkflow Actions the server counted (the frontend's gRPC calls). */
+  const queries = async (): Promise<number> =>
+    (await readActions(server.metricsUrl as string)).grpc_QueryWorkflow ?? 0;
+
+  /**
+   * The QueryWorkflow Actions `step` cost, read once one more query of our own (a `status()`) has
+   * been counted: the server's counter has then caught up with the step.
+   */
+  async function queriesDuring(conversation: Conversation, step: () => Promise<unknown>): Promise<number> {
+    const before = await queries();
+    await step();
+    const afterStep = await queries();
+    await conversation.status();
+    await expect.poll(queries).toBeGreaterThan(afterStep);
+    return (await queries()) - before - 1;
+  }
+
+  const sentTexts = (): unknown[] =>
+    (agent.model.lastRequest()?.body.messages ?? []).map((message) =>
+      'content' in message && typeof message.content === 'string' ? message.content : message.role,
+    );
+
+  it('costs no context query after the first turn, and a cold worker still reads the whole context', async () => {
+    agent.model.respond((request) =>
+      request.body.messages.at(-1)?.role === 'user' &&
+      String(request.body.messages.at(-1)?.content).startsWith('use echo')
+        ? { kind: 'toolCalls', toolCalls: [{ id: 'call_1', name: 'echo', arguments: { text: 'ping' } }] }
+        : { kind: 'text', text: `reply ${agent.model.requestCount}` },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    expect(await queriesDuring(conversation, () => conversation.send('one'))).toBe(1);
+
+    const warmTurns = async () => {
+      await conversation.send('two');
+      await conversation.send('use echo');
+      await conversation.send('three');
+    };
+    expect(await queriesDuring(conversation, warmTurns)).toBe(0);
+    expect(sentTexts()).toEqual([
+      'Be brief.',
+      'one',
+      'reply 1',
+      'two',
+      'reply 2',
+      'use echo',
+      'assistant',
+      'echo: ping',
+      'reply 4',
+      'three',
+    ]);
+
+    // A message too large to travel with the model call is read by query, whole.
+    const large = 'x'.repeat(MAX_CONTEXT_TAIL_BYTES + 1);
+    expect(await queriesDuring(conversation, () => conversation.send(large))).toBe(1);
+    expect(sentTexts().at(-1)).toBe(large);
+
+    await agent.restartWorker();
+    expect(await queriesDuring(conversation, () => conversation.send('four'))).toBeGreaterThan(0);
+    expect(sentTexts()).toEqual([
+      'Be brief.',
+      'one',
+      'reply 1',
+      'two',
+      'reply 2',
+      'use echo',
+      'assistant',
+      'echo: ping',
+      'reply 4',
+      'three',
+      'reply 5',
+      large,
+      'reply 6',
+      'four',
+    ]);
   });
 });

@@ -69,7 +69,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
   });
 
-  it('records one patch marker per run (the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
+  it('records one marker per patch a run uses (the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hi!' },
       { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
@@ -85,9 +85,13 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
 
     const events = (await conversation.handle.fetchHistory()).events ?? [];
     const markers = events.filter((event) => event.markerRecordedEventAttributes);
-    expect(markers.map((event) => event.markerRecordedEventAttributes?.markerName)).toEqual(['core_patch']);
-    const patch = markers[0]?.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
-    expect(defaultPayloadConverter.fromPayload(patch as never)).toMatchObject({ id: 'yiem-named-waits' });
+    const patches = markers.map((event) => {
+      expect(event.markerRecordedEventAttributes?.markerName).toBe('core_patch');
+      const patch = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
+      return (defaultPayloadConverter.fromPayload(patch as never) as { id: string }).id;
+    });
+    // The model calls' context tail from the first model call on, the named waits at the first wait.
+    expect(patches).toEqual(['yiem-context-tail', 'yiem-named-waits']);
     const upserts = events.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       if (!fields) return [];
@@ -98,11 +102,12 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     });
     expect(upserts).toEqual([
       'YiemStatus=running YiemTurns=1',
+      // The SDK records each patch a run uses in Temporal's own change-version attribute.
+      'TemporalChangeVersion=yiem-context-tail',
       'YiemStatus=idle',
       'YiemStatus=running YiemTurns=2',
       'YiemStatus=awaitingApproval',
-      // The SDK records the first patched() of a run in Temporal's own change-version attribute.
-      'TemporalChangeVersion=yiem-named-waits',
+      'TemporalChangeVersion=yiem-context-tail,yiem-named-waits',
       'YiemStatus=running',
       'YiemStatus=idle',
       'YiemStatus=ended',

@@ -27,7 +27,9 @@ import type {
   CompactContextInput,
   ExecuteToolInput,
   ExecuteToolOutput,
+  GuardrailOutcome,
   PreparedToolCall,
+  RunGuardrailsInput,
 } from '../../src/contract/protocol.ts';
 import { CONVERSATION_WORKFLOW_TASK_TIMEOUT } from '../../src/contract/settings.ts';
 import { resolveToolPolicy } from '../../src/contract/toolPolicy.ts';
@@ -142,6 +144,12 @@ export class ExecutionLog {
   }
 }
 
+/** The `runGuardrails` double's verdict on one message (`undefined`: pass); `signal` aborts on cancellation. */
+export type GuardrailDouble = (
+  message: TranscriptEntry,
+  signal: AbortSignal,
+) => GuardrailOutcome | undefined | Promise<GuardrailOutcome | undefined>;
+
 interface ConversationScript {
   tools: Record<string, ToolDouble>;
   steps: ModelStep[];
@@ -151,6 +159,9 @@ interface ConversationScript {
   contextWindow: number | undefined;
   /** Set: every `compactContext` call fails for good with this message. */
   compactionFails: string | undefined;
+  /** What the `runGuardrails` double decides about each message; absent: pass. */
+  guardrailVerdict: GuardrailDouble | undefined;
+  guardrailChecks: RunGuardrailsInput[];
   log: ExecutionLog;
 }
 
@@ -162,6 +173,8 @@ export interface LoopConversation {
   modelCalls: ModelCall[];
   /** Every `compactContext` call, in order; the double answers `summary of <from>-<upTo>`. */
   compactions: CompactContextInput[];
+  /** Every `runGuardrails` call, in order. */
+  guardrailChecks: RunGuardrailsInput[];
   prompt(text: string): Promise<TurnResult>;
   cancel(): Promise<boolean>;
   decide(approvalId: string, approve: boolean, reason?: string): Promise<ApprovalOutcome>;
@@ -184,6 +197,8 @@ export interface LoopHarness {
     contextWindow?: number;
     /** Set: every `compactContext` call fails for good with this message. */
     compactionFails?: string;
+    /** What the `runGuardrails` double decides about each message (absent, or `undefined`: pass). */
+    guardrailVerdict?: GuardrailDouble;
   }): Promise<LoopConversation>;
   close(): Promise<void>;
 }
@@ -291,6 +306,22 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       if (script.compactionFails) throw ApplicationFailure.nonRetryable(script.compactionFails);
       return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
     },
+    runGuardrails: async (input) => {
+      const script = scriptOf(input.conversationId);
+      script.guardrailChecks.push(input);
+      const context = Context.current();
+      const beat = setInterval(() => context.heartbeat(), HEARTBEAT_MS);
+      try {
+        return await Promise.all(
+          input.messages.map(
+            async (message) =>
+              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? { action: 'pass' },
+          ),
+        );
+      } finally {
+        clearInterval(beat);
+      }
+    },
     defaultModel: async () => 'scripted-double',
     listTools: async () => [],
     checkCallbackOutput: async () => null,
@@ -307,7 +338,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const running = worker.run();
 
   return {
-    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails }) {
+    async start({ tools = {}, model = [], options = {}, contextWindow, compactionFails, guardrailVerdict }) {
       const id = `loop-${randomUUID()}`;
       const script: ConversationScript = {
         tools,
@@ -316,6 +347,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         compactions: [],
         contextWindow,
         compactionFails,
+        guardrailVerdict,
+        guardrailChecks: [],
         log: new ExecutionLog(),
       };
       scripts.set(id, script);
@@ -332,6 +365,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         log: script.log,
         modelCalls: script.modelCalls,
         compactions: script.compactions,
+        guardrailChecks: script.guardrailChecks,
         prompt: (text) => handle.executeUpdate(promptUpdate, { args: [text] }),
         cancel: () => handle.executeUpdate(cancelUpdate),
         decide: (approvalId, approve, reason) =>

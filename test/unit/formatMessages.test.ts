@@ -36,6 +36,24 @@ function toolResult(toolCallId: string, texts: string[], isError = false): ToolR
 }
 
 describe('formatMessages', () => {
+  it('leaves out the user messages and replies a guardrail tripped on or could not check, never a tool result', () => {
+    const tripped = { tripped: { guardrail: 'g', reason: 'r' } };
+    const messages: Message[] = [
+      { ...user('a secret'), guardrail: tripped },
+      { ...user('not checked'), guardrail: { failed: 'the turn was cancelled first' } },
+      { ...user('hi [removed]'), guardrail: { rewrittenBy: ['g'], original: 'hi you' } },
+      { ...assistant('the INTERNAL plan'), guardrail: tripped },
+      assistant('', [{ type: 'function', id: 'c1', name: 'getWeather', arguments: {} }]),
+      { ...toolResult('c1', ['The result of getWeather was withheld']), guardrail: tripped },
+    ];
+    expect(formatMessages('', messages).map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+    ]);
+    expect(formatMessages('', messages)[0]).toEqual({ role: 'user', content: 'hi [removed]' });
+  });
+
   it('puts the system prompt first', () => {
     const formatted = formatMessages('You are helpful.', [user('Hi')]);
     expect(formatted).toEqual([

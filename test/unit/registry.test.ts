@@ -297,7 +297,7 @@ describe('registerTool', () => {
     const { execute: _execute, ...described } = tool('u');
     const unknown = { ...described, runner: { kind: 'elsewhere' } } as unknown as AgentTool;
     expect(() => new ToolRegistry().registerTool(unknown)).toThrow(
-      'Tool "u" from registerTool() has a runner of unknown kind (make it with agentTool, handoffTool or callbackTool)',
+      'Tool "u" from registerTool() has a runner of unknown kind (make it with agentTool, handoffTool, callbackTool or nexusTool)',
     );
   });
 

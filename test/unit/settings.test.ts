@@ -87,6 +87,18 @@ describe('conversationOptionsProblem', () => {
     expect(conversationOptionsProblem({ systemPrompt: 'sys', compaction: {} })).toBeNull();
   });
 
+  it('names what is wrong with the guardrails option', () => {
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', guardrails: { inputs: ['a'] } })).toBe(
+      'Invalid conversation options: guardrails must be an object { input?, output?, toolResult? } of lists of guardrail names, not "inputs"',
+    );
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', guardrails: { output: 'noLeaks' } })).toBe(
+      'Invalid conversation options: guardrails must be an object { input?, output?, toolResult? } of lists of guardrail names; output is not a list of names',
+    );
+    expect(
+      conversationOptionsProblem({ systemPrompt: 'sys', guardrails: { input: ['a'], toolResult: [] } }),
+    ).toBeNull();
+  });
+
   it('refuses options that are not an object', () => {
     expect(conversationOptionsProblem('sys')).toBe(
       'Invalid conversation options: they must be an object such as { systemPrompt: "..." }',

@@ -7,6 +7,7 @@ import {
   storedOutline,
   type TranscriptEntry,
   transcriptPage,
+  transcriptTail,
 } from '../../src/contract/transcript.ts';
 import type { AssistantMessage, ToolResultMessage } from '../../src/contract/types.ts';
 
@@ -54,6 +55,15 @@ describe('transcriptPage', () => {
     expect(transcriptPage(entries, 2, 1000).messages).toEqual([entries[2]]);
     expect(transcriptPage(entries, 3, 1000)).toEqual({ messages: [entries[3]], total: 4 });
     expect(transcriptPage(entries, 4, 1000)).toEqual({ messages: [], total: 4 });
+  });
+});
+
+describe('transcriptTail', () => {
+  it('carries the entries since an index when they are small, and none when they are not', () => {
+    const entries = [user('a'.repeat(400)), reply('b'.repeat(400)), user('c'.repeat(100))];
+    expect(transcriptTail(entries, 1, 1000)).toEqual({ from: 1, entries: entries.slice(1) });
+    expect(transcriptTail(entries, 0, 1000)).toBeUndefined();
+    expect(transcriptTail(entries, 3, 1000)).toBeUndefined();
   });
 });
 

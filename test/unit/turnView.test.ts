@@ -329,4 +329,47 @@ describe('tool calls no event settles', () => {
     );
     expect(text()).toBe('agent> Hello.\n');
   });
+
+  it('shows a guardrail that rewrote the streamed reply, then the reply as rewritten; a trip as the turn’s end', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    view.show(item({ type: 'turnStart', ...origin(1, 0) }));
+    view.show(item({ type: 'textDelta', text: 'Call 555-0100.', ...origin(1, 0) }));
+    view.show(item({ type: 'messageEnd', toolCalls: [], ...origin(1, 1) }));
+    view.show(item({ type: 'guardrailRewrote', stage: 'output', guardrail: 'noPhones', ...origin(1, 2) }));
+    view.show(
+      item({
+        type: 'turnEnd',
+        result: { turn: 1, status: 'completed', reply: 'Call [phone].' },
+        ...origin(1, 3),
+      }),
+    );
+    const trip = { stage: 'input', guardrail: 'noPasswords', reason: 'a password' } as const;
+    view.show(item({ type: 'turnStart', turn: 2, attempt: 1, seq: 0 }));
+    view.show(item({ type: 'guardrailTripped', ...trip, turn: 2, attempt: 1, seq: 1 }));
+    view.show(
+      item({
+        type: 'turnEnd',
+        result: {
+          turn: 2,
+          status: 'guardrailTripped',
+          reply: '',
+          error: 'The input guardrail "noPasswords" tripped on the user\'s message: a password',
+          guardrail: trip,
+        },
+        turn: 2,
+        attempt: 1,
+        seq: 2,
+      }),
+    );
+    expect(text()).toBe(
+      [
+        'agent> Call 555-0100.',
+        "  ✎ guardrail noPhones rewrote the model's reply",
+        'agent> Call [phone].',
+        'agent! The input guardrail "noPasswords" tripped on the user\'s message: a password',
+        '',
+      ].join('\n'),
+    );
+  });
 });

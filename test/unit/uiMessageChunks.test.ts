@@ -1,6 +1,7 @@
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import {
+  finishReason,
   type TranscriptWindow,
   TurnTranslator,
   type UiMessageChunk,
@@ -194,5 +195,25 @@ describe('a turn as UI message chunks', () => {
       'Whole answer.',
     ]);
     expect(chunks.at(-1)).toEqual({ type: 'finish-step' });
+  });
+
+  it('a tripped guardrail ends the message with its error and the content-filter finish reason', async () => {
+    const translator = new TurnTranslator(transcriptOf([]), 0);
+    const trip = { stage: 'output', guardrail: 'noInternal', reason: 'internal plans' } as const;
+    const error = `The output guardrail "noInternal" tripped on the model's reply: internal plans`;
+    const chunks = await translate(translator, [
+      { ...origin, type: 'turnStart' },
+      { ...origin, type: 'messageStart', model: 'm' },
+      { ...origin, type: 'textDelta', text: 'The INTERNAL plan' },
+      { ...origin, type: 'messageEnd', toolCalls: [] },
+      { ...origin, type: 'guardrailTripped', ...trip },
+      {
+        ...origin,
+        type: 'turnEnd',
+        result: { turn: 1, status: 'guardrailTripped', reply: '', error, guardrail: trip },
+      },
+    ]);
+    expect(chunks.at(-1)).toEqual({ type: 'error', errorText: error });
+    expect(finishReason(translator.ended)).toBe('content-filter');
   });
 });

@@ -1,15 +1,19 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import { readByModel } from '../../contract/guardrails.ts';
 import { resultText } from '../../contract/toolResult.ts';
 import type { AgentTool, Message } from '../../contract/types.ts';
 
-/** The transcript in Chat Completions form (the seed's `formatMsgForLLM`). */
+/**
+ * The transcript in Chat Completions form (the seed's `formatMsgForLLM`), without the messages a
+ * guardrail kept from the model.
+ */
 export function formatMessages(
   systemPrompt: string,
   messages: readonly Message[],
 ): ChatCompletionMessageParam[] {
   const formatted: ChatCompletionMessageParam[] = [];
   if (systemPrompt !== '') formatted.push({ role: 'system', content: systemPrompt });
-  for (const message of messages) formatted.push(formatMessage(message));
+  for (const message of messages) if (readByModel(message)) formatted.push(formatMessage(message));
   return formatted;
 }
 

@@ -1,0 +1,176 @@
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type OpenAI from 'openai';
+import { guardrailFailedMessage, guardrailText } from '../src/contract/guardrails.ts';
+import { SHOWN_OPTION_CHARS } from '../src/contract/limits.ts';
+import type { GuardrailOutcome, RunGuardrailsInput } from '../src/contract/protocol.ts';
+import { describeThrown } from '../src/contract/thrown.ts';
+import { truncate } from '../src/contract/truncate.ts';
+import type {
+  Guardrail,
+  GuardrailContext,
+  GuardrailModelRequest,
+  GuardrailVerdict,
+  WorkerGuardrails,
+} from '../src/contract/types.ts';
+import { classifyModelError } from '../src/worker/model/errors.ts';
+import { modelEndpoint, type ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import { heartbeatWhileRunning } from './heartbeat.ts';
+import type { StoredMessages } from './storedMessages.ts';
+
+export interface GuardrailDependencies {
+  guardrails: WorkerGuardrails;
+  settings: ResolvedModelSettings;
+  storedMessages: StoredMessages;
+}
+
+/**
+ * The `runGuardrails` activity. An unknown name or a verdict of the wrong shape fails it for good
+ * (no retry mends a configuration); a guardrail that throws fails the attempt, retried as the
+ * workflow's policy says, with an error naming the guardrail.
+ */
+export async function runGuardrails(
+  deps: GuardrailDependencies,
+  openai: OpenAI,
+  input: RunGuardrailsInput,
+): Promise<GuardrailOutcome[]> {
+  const { stage } = input;
+  const registered = deps.guardrails[stage] ?? [];
+  const chosen = input.guardrails.map((name) => {
+    const guardrail = registered.find((candidate) => candidate.name === name);
+    if (guardrail) return guardrail;
+    const known = registered.map((candidate) => `"${candidate.name}"`).join(', ') || 'none';
+    throw ApplicationFailure.nonRetryable(
+      `This worker has no ${stage} guardrail "${name}" (its ${stage} guardrails: ${known})`,
+      'UnknownGuardrail',
+    );
+  });
+  const context = Context.current();
+  const stopHeartbeats = heartbeatWhileRunning(context);
+  const complete = (request: GuardrailModelRequest) =>
+    completion(deps.settings, openai, request, context.cancellationSignal);
+  try {
+    const outcomes: GuardrailOutcome[] = [];
+    for (const entry of input.messages) {
+      const message = await deps.storedMessages.resolve(entry);
+      const checkContext: GuardrailContext = {
+        conversationId: input.conversationId,
+        turn: input.turn,
+        stage,
+        message,
+        signal: context.cancellationSignal,
+        complete,
+      };
+      outcomes.push(await checkText(chosen, guardrailText(message), checkContext));
+    }
+    return outcomes;
+  } finally {
+    stopHeartbeats();
+  }
+}
+
+/** One message through the chosen guardrails in order: each reads what the one before let through. */
+async function checkText(
+  chosen: Guardrail[],
+  original: string,
+  context: GuardrailContext,
+): Promise<GuardrailOutcome> {
+  let text = original;
+  const rewrittenBy: string[] = [];
+  for (const guardrail of chosen) {
+    const verdict = await verdictOf(guardrail, text, context);
+    if (verdict.action === 'trip') {
+      return { action: 'trip', guardrail: guardrail.name, reason: verdict.reason };
+    }
+    if (verdict.action === 'rewrite') {
+      text = verdict.text;
+      rewrittenBy.push(guardrail.name);
+    }
+  }
+  return rewrittenBy.length > 0 ? { action: 'rewrite', text, rewrittenBy } : { action: 'pass' };
+}
+
+async function verdictOf(
+  guardrail: Guardrail,
+  text: string,
+  context: GuardrailContext,
+): Promise<GuardrailVerdict> {
+  let verdict: unknown;
+  try {
+    verdict = await guardrail.execute(text, context);
+  } catch (error) {
+    throw ApplicationFailure.retryable(
+      guardrailFailedMessage(context.stage, guardrail.name, describeThrown(error)),
+      'GuardrailFailed',
+    );
+  }
+  if (isVerdict(verdict)) return verdict;
+  const shown = truncate(JSON.stringify(verdict) ?? String(verdict), SHOWN_OPTION_CHARS);
+  throw ApplicationFailure.nonRetryable(
+    guardrailFailedMessage(
+      context.stage,
+      guardrail.name,
+      `it returned ${shown}, not { action: 'pass' }, { action: 'rewrite', text } or { action: 'trip', reason }`,
+    ),
+    'GuardrailFailed',
+  );
+}
+
+function isVerdict(value: unknown): value is GuardrailVerdict {
+  if (typeof value !== 'object' || value === null) return false;
+  const verdict = value as Record<string, unknown>;
+  switch (verdict.action) {
+    case 'pass':
+      return true;
+    case 'rewrite':
+      return typeof verdict.text === 'string';
+    case 'trip':
+      return typeof verdict.reason === 'string' && verdict.reason.trim() !== '';
+    default:
+      return false;
+  }
+}
+
+/** `GuardrailContext.complete`: one call to the worker's model, its reply's text. */
+async function completion(
+  settings: ResolvedModelSettings,
+  openai: OpenAI,
+  request: GuardrailModelRequest,
+  signal: AbortSignal,
+): Promise<string> {
+  const model = request.model ?? settings.model;
+  try {
+    const reply = await openai.chat.completions.create(
+      {
+        model,
+        messages: [
+          { role: 'system', content: request.instructions },
+          { role: 'user', content: request.input },
+        ],
+      },
+      { signal },
+    );
+    const content = reply.choices[0]?.message?.content;
+    return typeof content === 'string' ? content : '';
+  } catch (error) {
+    throw classifyModelError(error, { endpoint: modelEndpoint(settings), model });
+  }
+}
+
+/** Refuses a worker's guardrails that conversations could not name unambiguously, before it starts. */
+export function checkGuardrailRegistration(guardrails: WorkerGuardrails): void {
+  for (const [stage, list] of Object.entries(guardrails) as [string, Guardrail[] | undefined][]) {
+    const seen = new Set<string>();
+    for (const guardrail of list ?? []) {
+      if (
+        typeof guardrail?.name !== 'string' ||
+        guardrail.name.trim() === '' ||
+        typeof guardrail.execute !== 'function'
+      ) {
+        throw new Error(`Every ${stage} guardrail needs a name and an execute function`);
+      }
+      if (seen.has(guardrail.name)) throw new Error(`Two ${stage} guardrails are named "${guardrail.name}"`);
+      seen.add(guardrail.name);
+    }
+  }
+}
