@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
@@ -111,6 +111,8 @@ describe('the console in headless Chromium, against the dev server', () => {
     });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
   });
+  // A test that fails leaves none of its scripted replies to the next one.
+  afterEach(() => agent?.model.reset());
   afterAll(async () => {
     await browser?.close();
     await console_?.close();
@@ -149,7 +151,7 @@ describe('the console in headless Chromium, against the dev server', () => {
         waiting: 'approval',
         agent: agent.taskQueue,
       });
-    expect(await page.locator('#conversation-state').textContent()).toBe('running');
+    await expect.poll(() => page.locator('#conversation-state').textContent(), WAIT).toBe('running');
 
     await mallory.locator('input.reason').fill('mallory is not a customer');
     if (SCREENSHOTS) {
@@ -208,7 +210,7 @@ describe('the console in headless Chromium, against the dev server', () => {
     await expect
       .poll(() => page.locator('#conversation-spend').textContent(), WAIT)
       .toContain(`cost ${cost}`);
-    expect(await page.locator('#chat-status').textContent()).toBe('ready');
+    await expect.poll(() => page.locator('#chat-status').textContent(), WAIT).toBe('ready');
 
     // Opened again, the conversation shows its transcript as it was streamed.
     await page.reload();
