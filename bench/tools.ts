@@ -29,6 +29,24 @@ export const noopOnceTool: AgentTool = {
   atMostOnce: true,
 };
 
+/** Waits `ms` milliseconds without progress: a batch long enough to steer into (scenario k). */
+export const waitTool: AgentTool = {
+  name: 'wait',
+  label: 'Wait',
+  description: 'Waits `ms` milliseconds and answers "ok".',
+  inputSchema: {
+    type: 'object',
+    properties: { ms: { type: 'integer' } },
+    required: ['ms'],
+    additionalProperties: false,
+  },
+  parallelToolExecute: true,
+  execute: async (_id, args, signal) => {
+    await sleep(Number(args.ms), undefined, { signal });
+    return done('ok');
+  },
+};
+
 /** The large-content benchmark's tool: a result of `kilobytes` KB that starts with its `tag`. */
 export const largeResultTool: AgentTool = {
   name: 'largeResult',

@@ -8,7 +8,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
-import { crashTool, largeResultTool, noopOnceTool, noopTool, slowTool } from './tools.ts';
+import { crashTool, largeResultTool, noopOnceTool, noopTool, slowTool, waitTool } from './tools.ts';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -64,6 +64,7 @@ async function main(): Promise<void> {
     tools: [
       noopTool,
       noopOnceTool,
+      waitTool,
       slowTool,
       largeResultTool,
       crashTool(config.crashHeartbeatTimeout, {

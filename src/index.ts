@@ -18,6 +18,7 @@ export {
   Conversation,
   type ConversationLimits,
   type ConversationListing,
+  type SendOptions,
   type StartConversationOptions,
 } from './client/client.ts';
 export type {

@@ -1,4 +1,4 @@
-import { condition, log, setHandler } from '@temporalio/workflow';
+import { currentUpdateInfo, log, setHandler } from '@temporalio/workflow';
 import {
   callbackResultUpdate,
   cancelUpdate,
@@ -15,17 +15,13 @@ import {
   turnStartsQuery,
   upgradeSignal,
 } from '../src/contract/definitions.ts';
-import { userTextProblem } from '../src/contract/settings.ts';
+import { deliveryOptionsProblem, userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
-import type {
-  ApprovalDecision,
-  ApprovalOutcome,
-  ConversationStatus,
-  TurnResult,
-} from '../src/contract/types.ts';
+import type { ApprovalDecision, ApprovalOutcome, ConversationStatus } from '../src/contract/types.ts';
 import { registerCompactionHandlers } from './compaction.ts';
+import { answerTo, takeMessage } from './delivery.ts';
 import { promptRefusal, registerSafePointHandlers, safePointStatus } from './safePoint.ts';
-import { type ConversationState, enqueue } from './state.ts';
+import type { ConversationState } from './state.ts';
 import { workerTools } from './workerActivities.ts';
 
 /**
@@ -35,30 +31,28 @@ import { workerTools } from './workerActivities.ts';
 export function registerHandlers(state: ConversationState): void {
   const { settings, approvals, forwarded, callbacks } = state;
 
-  // Messages: `prompt` waits for the result of the turn that answers it, `post` does not.
+  // Messages: `prompt` waits for the result of the turn that answers it, `post` does not. Where
+  // each goes while a turn runs, and the keys that add it once: workflows/delivery.ts.
   setHandler(
     promptUpdate,
-    async (text) => {
-      const id = enqueue(state, text, true);
-      await condition(() => state.resultsByMessage.has(id));
-      const result = state.resultsByMessage.get(id) as TurnResult;
-      state.resultsByMessage.delete(id);
-      return result;
-    },
+    (text, options?) => answerTo(state, takeMessage(state, text, options, currentUpdateInfo()?.id)),
     {
-      validator: (text) => {
+      validator: (text, options?) => {
         if (state.ending) throw new Error('This conversation has ended; start a new one');
-        const problem = promptRefusal(state) ?? userTextProblem(text, settings.maxMessageBytes);
+        const problem =
+          promptRefusal(state) ??
+          userTextProblem(text, settings.maxMessageBytes) ??
+          deliveryOptionsProblem(options);
         if (problem) throw new Error(problem);
       },
     },
   );
-  setHandler(postSignal, (text) => {
+  setHandler(postSignal, (text, options?) => {
     const problem = state.ending
       ? 'the conversation has ended'
-      : userTextProblem(text, settings.maxMessageBytes);
+      : (userTextProblem(text, settings.maxMessageBytes) ?? deliveryOptionsProblem(options));
     if (problem) log.warn('Ignored a posted message', { problem });
-    else enqueue(state, text, false);
+    else takeMessage(state, text, options);
   });
   setHandler(cancelUpdate, () => {
     state.running?.cancel();

@@ -13,7 +13,8 @@ import type {
   TurnStop,
 } from '../src/contract/types.ts';
 import { showCurrentDetails } from './currentDetails.ts';
-import { type ConversationState, drainPending } from './state.ts';
+import { answerMessages, drainMessages } from './delivery.ts';
+import type { ConversationState } from './state.ts';
 import { BUDGETS_PATCH, type NextStep, PAUSE_PATCH } from './turnControl.ts';
 
 /*
@@ -27,15 +28,17 @@ import { BUDGETS_PATCH, type NextStep, PAUSE_PATCH } from './turnControl.ts';
 
 /**
  * The safe point before a model call: waits while the turn must stand still, then takes the
- * messages that came meanwhile into this model call. Returns the turn's result when it must end
+ * messages that came meanwhile into this model call (the turn's `modelCalls`-th; follow-ups after the
+ * first wait for the next turn, workflows/delivery.ts). Returns the turn's result when it must end
  * (a sub-agent at its budget); nothing when the call may go ahead, or when the turn was cancelled
  * while it stood still (the model call then ends it as cancelled).
  */
 export async function beforeModelCall(
   state: ConversationState,
   answered: number[],
+  modelCalls: number,
 ): Promise<TurnResult | undefined> {
-  const ended = await holdAtSafePoint(state, answered, { modelCalls: 1 });
+  const ended = await holdAtSafePoint(state, answered, { modelCalls: 1 }, modelCalls);
   return typeof ended === 'string' ? undefined : ended;
 }
 
@@ -169,12 +172,14 @@ export function registerSafePointHandlers(state: ConversationState): void {
 /**
  * Stands still while the turn must (paused, or the next step would pass a limit), publishing
  * `turnStopped` and `turnResumed`. At its budget the turn's prompts get a `budgetExhausted` result
- * at once (their senders learn why), and `resume` callers get the same.
+ * at once (their senders learn why), and `resume` callers get the same. Before a model call (after
+ * `modelCallsSoFar` of them) it drains the messages that came while it stood still.
  */
 async function holdAtSafePoint(
   state: ConversationState,
   answered: number[],
   next: NextStep,
+  modelCallsSoFar = 0,
 ): Promise<TurnResult | 'went on' | 'cancelled'> {
   const { control, events, turn } = state;
   control.tick(turn);
@@ -197,7 +202,7 @@ async function holdAtSafePoint(
     showCurrentDetails(state);
     if (stop.reason === 'budgetExhausted') {
       const result = exhaustedResult(turn, stop.exhausted);
-      for (const id of answered.splice(0)) state.resultsByMessage.set(id, result);
+      answerMessages(state, answered.splice(0), result);
       control.settle(result);
     }
     try {
@@ -214,7 +219,7 @@ async function holdAtSafePoint(
     }
     events.publish(turn, { type: 'turnResumed' });
     state.updateSearchAttributes('running', turn);
-    if (next.modelCalls) answered.push(...drainPending(state));
+    if (next.modelCalls) answered.push(...drainMessages(state, modelCallsSoFar));
   }
 }
 

@@ -1,9 +1,14 @@
 import { type CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { ConversationCarryOver, PendingMessage } from '../src/contract/protocol.ts';
+import type { ConversationCarryOver, PendingMessage, SeenMessage } from '../src/contract/protocol.ts';
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
 import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts';
-import type { AgentDefinition, ConversationOptions, TurnResult } from '../src/contract/types.ts';
+import type {
+  AgentDefinition,
+  ConversationOptions,
+  MessageDelivery,
+  TurnResult,
+} from '../src/contract/types.ts';
 import { Approvals } from './approvals.ts';
 import { CallbackCalls } from './callbackTools.ts';
 import { ConversationCompaction } from './compaction.ts';
@@ -25,8 +30,14 @@ export interface ConversationState {
   readonly messages: TranscriptEntry[];
   /** User messages waiting for a turn, oldest first. */
   readonly pending: PendingMessage[];
-  /** The result of the turn that consumed an awaited message, by message id, until its `prompt` returns. */
+  /** How many `prompt`s wait for each message, by message id (a retried send waits for the first's turn). */
+  readonly waiters: Map<number, number>;
+  /** The result of the turn that consumed an awaited message, by message id, until its `prompt`s return. */
   readonly resultsByMessage: Map<number, TurnResult>;
+  /** The latest message keys taken, oldest first (workflows/delivery.ts). */
+  readonly seenMessages: SeenMessage[];
+  /** The tool batch running now, which a message sent with delivery `'interrupt'` cancels. */
+  toolBatch: RunningBatch | undefined;
   nextMessageId: number;
   /**
    * Names this transcript for the workers' caches of it (`CallModelInput.transcriptId`): the first
@@ -80,6 +91,13 @@ export interface ConversationState {
   readonly updateSearchAttributes: (status: ConversationSearchStatus, turns: number) => void;
 }
 
+/** A running tool batch: its own cancellation scope, inside the turn's. */
+export interface RunningBatch {
+  readonly scope: CancellationScope;
+  /** Set once a message sent with delivery `'interrupt'` cancelled it. */
+  interrupted: boolean;
+}
+
 /** The state of a new run: a fresh conversation, or the one `carried` over from the last run. */
 export function createConversationState(
   options: ConversationOptions,
@@ -99,7 +117,10 @@ export function createConversationState(
     settings,
     messages: carried?.messages ?? [],
     pending: carried?.pending ?? [],
+    waiters: new Map(),
     resultsByMessage: new Map(),
+    seenMessages: carried?.seenMessages ?? [],
+    toolBatch: undefined,
     nextMessageId: carried?.nextMessageId ?? 0,
     transcriptId: reset ? info.runId : (carried?.transcriptId ?? info.firstExecutionRunId),
     startedOnNewVersion: carried?.movedToNewVersion === true,
@@ -138,6 +159,7 @@ export function carryOver(state: ConversationState): ConversationCarryOver {
     lastTurn: state.lastTurn,
     ending: state.ending,
     events: state.events.carryOver(),
+    ...(state.seenMessages.length > 0 ? { seenMessages: state.seenMessages } : {}),
     ...(state.agent ? { agent: state.agent } : {}),
     ...(state.parentConversation ? { parentConversation: state.parentConversation } : {}),
     ...(state.lastCallMessageCount !== undefined ? { lastCallMessageCount: state.lastCallMessageCount } : {}),
@@ -151,22 +173,23 @@ export function recordTurnStart(state: ConversationState): void {
   state.turnStarts.starts.push(state.messages.length);
 }
 
-/** Queues a user message for the next turn; returns its id. */
-export function enqueue(state: ConversationState, text: string, awaited: boolean): number {
-  const id = state.nextMessageId++;
-  state.pending.push({ id, text, timestamp: Date.now(), awaited });
-  return id;
-}
-
 /**
- * Moves the pending messages into the transcript (the seed's inputChannel drain); returns the ids
- * of the awaited ones, whose `prompt`s get this turn's result.
+ * Queues a user message for the next turn; returns its id. `delivery` is unset for messages taken
+ * as before deliveries; `queuedInTurn` is the turn that ran when it came.
  */
-export function drainPending(state: ConversationState): number[] {
-  const awaited: number[] = [];
-  for (const message of state.pending.splice(0)) {
-    if (message.awaited) awaited.push(message.id);
-    state.messages.push({ role: 'user', content: message.text, timestamp: message.timestamp });
-  }
-  return awaited;
+export function enqueue(
+  state: ConversationState,
+  text: string,
+  delivery?: MessageDelivery,
+  queuedInTurn?: number,
+): number {
+  const id = state.nextMessageId++;
+  state.pending.push({
+    id,
+    text,
+    timestamp: Date.now(),
+    ...(delivery ? { delivery } : {}),
+    ...(queuedInTurn === undefined ? {} : { queuedInTurn }),
+  });
+  return id;
 }

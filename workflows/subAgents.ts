@@ -130,7 +130,7 @@ function childOptions(
 function firstTask(task: string, parentConversation: string): ConversationCarryOver {
   return {
     messages: [],
-    pending: [{ id: 0, text: task, timestamp: Date.now(), awaited: false }],
+    pending: [{ id: 0, text: task, timestamp: Date.now() }],
     nextMessageId: 1,
     turn: 0,
     lastTurn: null,

@@ -6,8 +6,10 @@ import {
   proxyActivities,
 } from '@temporalio/workflow';
 import {
+  isCancelledResult,
   toolCancelledMessage,
   toolErrorMessage,
+  toolInterruptedMessage,
   toolOutcomeUnknownMessage,
   toolResultMessage,
 } from '../src/contract/messages.ts';
@@ -29,6 +31,7 @@ import type {
 import { failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
+import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
 import { runNexusOperation } from './nexusTools.ts';
 import { toolBudget } from './safePoint.ts';
@@ -46,6 +49,8 @@ export interface BatchOutcome {
   terminate: boolean;
   /** The turn was cancelled while the batch ran. */
   cancelled: boolean;
+  /** How many calls a message sent with delivery `'interrupt'` cut short (their results say so). */
+  interruptedCalls: number;
 }
 
 interface ToolOutcome {
@@ -61,7 +66,9 @@ interface ToolOutcome {
  * client, a Nexus tool as a Nexus operation (workflows/nexusTools.ts). Results are returned in the order the model asked for them, whatever order they finished
  * in. When the turn is cancelled, every call still gets a result: the ones that did not finish say
  * they were cancelled. The batch terminates the turn only when every call in it asked to (as in the
- * seed and pi-agent-core): a call answered in PREPARE, denied, failed or cancelled did not.
+ * seed and pi-agent-core): a call answered in PREPARE, denied, failed or cancelled did not. A
+ * message sent with delivery `'interrupt'` cancels the batch's own scope (not the turn's): the
+ * calls that did not finish say they were interrupted by a new message, and the turn goes on.
  *
  * Events: an `executeTool` activity publishes its attempts' `toolStart`/`toolProgress`/`toolEnd`
  * itself (live, or handed back with its result and published here); for the calls the workflow runs,
@@ -81,31 +88,48 @@ export async function runToolBatch(
       markCall(`blocked: ${call.message.toolName} — ${toolEndText(call.message.content)}`);
   }
   const terminated: boolean[] = prepared.map(() => false);
-  const scope = CancellationScope.current();
-  for (const group of planExecutionGroups(prepared, state.settings.toolExecution)) {
-    if (scope.consideredCancelled) break;
-    await Promise.all(
-      group.map(async (index) => {
-        const call = prepared[index];
-        if (call?.kind !== 'ready') return;
-        const outcome = await runToolCall(
-          state,
-          call,
-          uniqueActivityId(activityIds, state.turn, call.toolCallId),
+  const turnScope = CancellationScope.current();
+  const batch = { scope: new CancellationScope(), interrupted: false };
+  state.toolBatch = batch;
+  // An interrupt that came while the model was called: the calls it asked for do not start.
+  if (interruptWaiting(state)) interruptToolBatch(state);
+  try {
+    await batch.scope.run(async () => {
+      for (const group of planExecutionGroups(prepared, state.settings.toolExecution)) {
+        if (batch.scope.consideredCancelled) break;
+        await Promise.all(
+          group.map(async (index) => {
+            const call = prepared[index];
+            if (call?.kind !== 'ready') return;
+            const outcome = await runToolCall(
+              state,
+              call,
+              uniqueActivityId(activityIds, state.turn, call.toolCallId),
+            );
+            results[index] = outcome.message;
+            terminated[index] = outcome.terminate;
+          }),
         );
-        results[index] = outcome.message;
-        terminated[index] = outcome.terminate;
-      }),
-    );
+      }
+    });
+  } finally {
+    state.toolBatch = undefined;
   }
+  const interrupted = batch.interrupted && !turnScope.consideredCancelled;
+  let interruptedCalls = 0;
+  const settled = prepared.map((call, index) => {
+    if (call.kind !== 'ready') return call.message;
+    const result = results[index] ?? toolCancelledMessage(call.toolCallId, call.toolName);
+    if (!interrupted || !isCancelledResult(result)) return result;
+    interruptedCalls += 1;
+    terminated[index] = false;
+    return toolInterruptedMessage(call.toolCallId, call.toolName);
+  });
   return {
-    results: prepared.map(
-      (call, index) =>
-        results[index] ??
-        (call.kind === 'ready' ? toolCancelledMessage(call.toolCallId, call.toolName) : call.message),
-    ),
+    results: settled,
     terminate: terminated.length > 0 && terminated.every(Boolean),
-    cancelled: scope.consideredCancelled,
+    cancelled: turnScope.consideredCancelled,
+    interruptedCalls,
   };
 }
 

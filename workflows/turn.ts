@@ -18,9 +18,10 @@ import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
+import { answerMessages, drainMessages } from './delivery.ts';
 import { checkReply, checkToolResults, checkUserMessages } from './guardrails.ts';
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
-import { type ConversationState, drainPending, recordTurnStart } from './state.ts';
+import { type ConversationState, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
 import { workerDefaultModel } from './workerActivities.ts';
 
@@ -51,25 +52,26 @@ export async function runTurn(state: ConversationState): Promise<void> {
   events.publish(turn, { type: 'turnEnd', result, spend: turnEnded(state, result) });
   events.trim();
   state.updateSearchAttributes('idle', turn);
-  for (const id of answered) state.resultsByMessage.set(id, result);
+  answerMessages(state, answered, result);
 }
 
 /**
  * One turn of the agent loop (the seed's `_process_message`): drain pending messages (their ids go
- * to `answered` when a `prompt` awaits them), call the model, run its tool calls, and repeat until
- * the model answers without tools, a tool terminates the batch, the model call limit is reached, a
- * guardrail trips, or the model call fails for good.
+ * to `answered`; follow-ups sent meanwhile wait for the next turn), call the model, run its tool
+ * calls, and repeat until the model answers without tools, a tool terminates the batch, the model
+ * call limit is reached, a guardrail trips, or the model call fails for good.
  */
 async function agentLoop(state: ConversationState, answered: number[]): Promise<TurnResult> {
   const { turn, settings, messages } = state;
   const activityIds = new Set<string>();
+  let interruptedCalls = 0;
   for (let modelCalls = 0; ; modelCalls++) {
     // The turn owns the messages it was started for, even when it is cancelled before its first
     // model call (during the default-model lookup, say): their prompts get the cancelled result.
     // Messages that arrive during a turn that is then cancelled wait for the next turn.
     const cancelled = CancellationScope.current().consideredCancelled;
     if (cancelled && modelCalls > 0) return cancelledTurn(turn);
-    answered.push(...drainPending(state));
+    answered.push(...drainMessages(state, modelCalls, interruptedCalls));
     if (cancelled) return cancelledTurn(turn);
     if (modelCalls >= settings.maxModelCallsPerTurn) {
       return {
@@ -79,7 +81,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         error: `Stopped after ${settings.maxModelCallsPerTurn} model calls in one turn without a final answer. Send another message to let the agent continue.`,
       };
     }
-    const stopped = await beforeModelCall(state, answered);
+    const stopped = await beforeModelCall(state, answered, modelCalls);
     if (stopped) return stopped;
     const refused = await checkUserMessages(state);
     if (refused) return refused;
@@ -143,6 +145,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     const batch = await runToolBatch(state, prepared, activityIds);
     const results = await checkToolResults(state, batch.results);
     messages.push(...results.entries);
+    interruptedCalls = batch.interruptedCalls;
     if (batch.cancelled) return cancelledTurn(turn);
     if (results.ended) return results.ended;
     if (batch.terminate) {

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
-import type { ConversationOptions, TurnResult } from '../../src/contract/types.ts';
+import type { ConversationOptions, MessageDelivery, TurnResult } from '../../src/contract/types.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { encodedBytes, storedHistory } from '../history.ts';
@@ -14,6 +14,9 @@ const TEXT_BYTES = 400;
 const COMPACTION_WINDOW_BYTES = 3_000;
 /** Turns of the compacting conversation: enough for its first compaction and a later one. */
 const COMPACTION_TURNS = 16;
+/** The tool a message is steered into, and when the message is sent. */
+const STEER_TOOL_MS = 1_500;
+const STEER_AFTER_MS = 500;
 
 export interface FeatureCostRow {
   /** The feature and the step measured. */
@@ -139,6 +142,31 @@ export async function measureFeatureCost(
     if (now >= 2 && seenAfter) break;
   }
 
-  for (const conversation of [plain, budgeted, limited, compacting]) await conversation.end();
+  // A message sent 0.5 s into a 1.5 s tool, by each delivery, against the same turn without it.
+  const steered = await start();
+  const waitTurn = callDirective('wait', 1, { ms: STEER_TOOL_MS });
+  const withMessage = async (delivery: MessageDelivery) => {
+    const turn = steered.send(waitTurn);
+    await sleep(STEER_AFTER_MS);
+    const answer = steered.send(textOf(2), { delivery });
+    completed(await turn);
+    completed(await answer);
+  };
+  const BASE_WAIT = `Tool turn: one ${STEER_TOOL_MS / 1000} s tool`;
+  const BASE_WAIT_THEN_TEXT = `${BASE_WAIT}, then a text turn`;
+  await measure(BASE_WAIT, null, steered, async () => completed(await steered.send(waitTurn)));
+  await measure(BASE_WAIT_THEN_TEXT, null, steered, async () => {
+    completed(await steered.send(waitTurn));
+    completed(await steered.send(textOf(1)));
+  });
+  await measure('The tool turn with a message steered into it', BASE_WAIT, steered, () =>
+    withMessage('steer'),
+  );
+  await measure('The tool turn with a follow-up sent during it', BASE_WAIT_THEN_TEXT, steered, () =>
+    withMessage('followUp'),
+  );
+  await measure('The tool turn interrupted by a message', BASE_WAIT, steered, () => withMessage('interrupt'));
+
+  for (const conversation of [plain, budgeted, limited, compacting, steered]) await conversation.end();
   return { rows };
 }

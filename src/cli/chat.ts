@@ -7,6 +7,7 @@ import { describeThrown } from '../contract/thrown.ts';
 import type {
   ConversationEventItem,
   ConversationStatus,
+  MessageDelivery,
   ToolExecutionMode,
   ToolResultMessage,
   TurnResult,
@@ -32,7 +33,7 @@ export interface ChatOptions {
 }
 
 const HELP =
-  'Commands: /history, /compact, /tools, /ui, /spend, /budget turn|conversation cost=…,modelCalls=…, /resume, /exit. Ctrl-C cancels a running turn; twice exits.';
+  'Commands: /history, /compact, /tools, /ui, /spend, /budget turn|conversation cost=…,modelCalls=…, /resume, /exit. Ctrl-C cancels a running turn; twice exits. While the agent works: a line joins its next model call, /followup <text> waits for the next turn, /interrupt <text> stops its tools and is read at once.';
 const PROMPT = 'you> ';
 /** Messages of a resumed conversation shown when the chat attaches; `/history` shows them all. */
 const RESUMED_MESSAGES = 20;
@@ -172,14 +173,23 @@ export async function runChat(options: ChatOptions): Promise<void> {
       else {
         turnRunning = true;
         interrupted = false;
+        /** Messages typed meanwhile: the prompt returns once their turns (a follow-up's is the next) are shown. */
+        const sentMeanwhile: Promise<TurnResult | undefined>[] = [];
+        // Piped lines keep waiting for the turn to end, as a script expects.
+        if (interactive) lines.unasked = (typed) => sendDuringTurn(conversation, typed, sentMeanwhile, print);
         try {
           sending = { held: false, drop: new AbortController() };
           const result = await sendThroughOutages(conversation, text, outage, sending);
           if (result) await showReply(view, result, follower);
           else print('Your message was dropped; it was never sent.');
+          for (let next = sentMeanwhile.shift(); next; next = sentMeanwhile.shift()) {
+            const answered = await next;
+            if (answered) await showReply(view, answered, follower);
+          }
         } catch (error) {
           print(`agent! ${describeThrown(error)}`);
         } finally {
+          lines.unasked = undefined;
           sending = undefined;
           turnRunning = false;
         }
@@ -193,6 +203,42 @@ export async function runChat(options: ChatOptions): Promise<void> {
     await follower;
     await serving;
   }
+}
+
+/** The commands that send a message to a running turn, by delivery. */
+const DURING_TURN_COMMANDS: Record<string, MessageDelivery | undefined> = {
+  '/followup': 'followUp',
+  '/interrupt': 'interrupt',
+};
+
+/**
+ * A line typed while the agent works: a plain one joins the running turn's next model call (steer),
+ * `/followup <text>` waits for the next turn, `/interrupt <text>` cancels the running tools and is
+ * read at once. The event log then shows where it entered (turnView.ts). Returns false for other
+ * commands, which wait for the prompt.
+ */
+function sendDuringTurn(
+  conversation: Conversation,
+  typed: string,
+  sent: Promise<TurnResult | undefined>[],
+  print: (text: string) => void,
+): boolean {
+  const text = typed.trim();
+  if (text === '') return true;
+  const command = text.split(/\s/, 1)[0] ?? '';
+  const delivery = text.startsWith('/') ? DURING_TURN_COMMANDS[command] : 'steer';
+  if (!delivery) return false;
+  const message = delivery === 'steer' ? text : text.slice(command.length).trim();
+  if (message === '') {
+    print(`Usage: ${command} <text>`);
+    return true;
+  }
+  const answer = conversation.send(message, { delivery, updateId: randomUUID() }).catch((error: unknown) => {
+    print(`agent! ${describeThrown(error)}`);
+    return undefined;
+  });
+  sent.push(answer);
+  return true;
 }
 
 /** `/spend`: what the conversation and the turn spent, and the limits. */

@@ -4,7 +4,13 @@ import { AgentClient } from '../client/client.ts';
 import { endSignal } from '../contract/definitions.ts';
 import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { McpServerConfig, SelfWritingOptions, ToolExecutionMode } from '../contract/types.ts';
+import type {
+  DeliveryOptions,
+  McpServerConfig,
+  MessageDelivery,
+  SelfWritingOptions,
+  ToolExecutionMode,
+} from '../contract/types.ts';
 import {
   type DevServer,
   defaultDataDir,
@@ -230,8 +236,16 @@ export async function chatCommand(flags: ChatFlags): Promise<void> {
 /**
  * `yiem send`: one message, one reply; exits non-zero when the turn did not complete. With
  * `--detach`, returns once the message is accepted, printing the conversation and turn to collect.
+ * `--delivery` says how it joins a turn that runs now (`MessageDelivery`), `--key` names it.
  */
-export async function sendCommand(text: string, flags: ChatFlags & { detach?: boolean }): Promise<void> {
+export async function sendCommand(
+  text: string,
+  flags: ChatFlags & { detach?: boolean; delivery?: MessageDelivery; key?: string },
+): Promise<void> {
+  const delivery: DeliveryOptions = {
+    ...(flags.delivery ? { delivery: flags.delivery } : {}),
+    ...(flags.key ? { key: flags.key } : {}),
+  };
   const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
   try {
@@ -249,7 +263,7 @@ export async function sendCommand(text: string, flags: ChatFlags & { detach?: bo
       );
     }
     if (flags.detach) {
-      const turn = await conversation.sendDetached(text);
+      const turn = await conversation.sendDetached(text, delivery);
       // A conversation of one message ends once its turn is done; collecting still reads its result.
       if (!flags.id) await conversation.handle.signal(endSignal);
       console.log(`conversation ${turn.conversationId} turn ${turn.turnId}`);
@@ -258,7 +272,7 @@ export async function sendCommand(text: string, flags: ChatFlags & { detach?: bo
       );
       return;
     }
-    const result = await conversation.send(text);
+    const result = await conversation.send(text, delivery);
     console.log(formatTurnResult(result));
     if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
     // A conversation of one message would otherwise wait, idle, for a message that never comes.

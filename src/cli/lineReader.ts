@@ -22,6 +22,11 @@ export class LineReader {
   #hidden = 0;
   /** What was typed at the prompt when a question took the line; typed back when the prompt returns. */
   #draft = '';
+  /**
+   * Set: a line typed while nothing asks for one goes here first (the chat's messages to a running
+   * turn); it stays in line for the next prompt when this returns false.
+   */
+  unasked: ((line: string) => boolean) | undefined;
 
   constructor(input: NodeJS.ReadableStream, output: NodeJS.WritableStream, terminal: boolean) {
     this.#output = output;
@@ -30,6 +35,7 @@ export class LineReader {
     this.readline.on('line', (line) => {
       const waiter = this.#waiting.shift();
       if (!waiter) {
+        if (this.unasked?.(line)) return;
         this.#lines.push(line);
         return;
       }

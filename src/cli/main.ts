@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import { CONVERSATION_STATUSES } from '../contract/searchAttributes.ts';
+import { MESSAGE_DELIVERIES } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { codecServerCommand } from './codecServer.ts';
 import {
@@ -127,6 +128,15 @@ chatOptions(program.command('send').description('send one message and print the 
     '--detach',
     'return once the message is accepted, printing its conversation and turn (see yiem turns)',
   )
+  .addOption(
+    new Option(
+      '--delivery <delivery>',
+      'how the message joins a turn that runs now: steer (its next model call), followUp (the next turn), interrupt (cancels its tools)',
+    )
+      .choices(MESSAGE_DELIVERIES)
+      .default('steer'),
+  )
+  .option('--key <key>', 'names the message: sent again with the same key, it is added once')
   .action(sendCommand);
 
 const turns = program

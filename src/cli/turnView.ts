@@ -8,11 +8,29 @@ import type {
   ApprovalOutcome,
   ConversationEventItem,
   InterruptedCallOutcome,
+  MessageDelivery,
   PendingApproval,
   ToolResultMessage,
   TurnResult,
 } from '../contract/types.ts';
 import { formatTurnResult } from './format.ts';
+
+/** How the chat names each delivery (`MessageDelivery`). */
+const DELIVERY_NAMES: Record<MessageDelivery, string> = {
+  steer: 'message',
+  followUp: 'follow-up',
+  interrupt: 'interrupt',
+};
+
+/** Where a message sent while a turn ran entered it. */
+function deliveredLine(event: Extract<ConversationEventItem, { type: 'messageDelivered' }>): string {
+  const name = DELIVERY_NAMES[event.delivery];
+  if (event.afterModelCall === 0) return `the ${name} opened turn ${event.turn}`;
+  const cut = event.interruptedCalls
+    ? `, ${event.interruptedCalls} tool call${event.interruptedCalls === 1 ? '' : 's'} cut short`
+    : '';
+  return `the ${name} joined turn ${event.turn} after model call ${event.afterModelCall}${cut}`;
+}
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 const SPIN_INTERVAL_MS = 100;
@@ -172,6 +190,12 @@ export class TurnView {
         return;
       case 'turnResumed':
         this.#line('▶ resumed');
+        return;
+      case 'messageQueued':
+        this.#line(`  ✉ ${DELIVERY_NAMES[event.delivery]} queued: ${event.text}`);
+        return;
+      case 'messageDelivered':
+        this.#line(`  ↳ ${deliveredLine(event)}`);
         return;
       case 'guardrailRewrote':
         this.#endText();

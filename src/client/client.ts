@@ -33,7 +33,11 @@ import {
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../contract/searchAttributes.ts';
-import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
+import {
+  deliveryOptionsProblem,
+  resolveConversationSettings,
+  userTextProblem,
+} from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   ApprovalDecision,
@@ -47,6 +51,7 @@ import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  DeliveryOptions,
   ForkOptions,
   Message,
   PauseOptions,
@@ -264,6 +269,22 @@ export interface ConversationLimits {
   taskQueue?: string;
 }
 
+/** How `Conversation.send` sends a message: its delivery and key, and the `prompt` Update's id. */
+export interface SendOptions extends DeliveryOptions {
+  /** The `prompt` Update's id; default: `key` when given, else a new one. It names the message too. */
+  updateId?: string;
+}
+
+/**
+ * The `prompt` and `post` arguments: the text alone when the options are the defaults, so the
+ * message reaches workers from before deliveries as it always did.
+ */
+function deliveryArgs(text: string, options: DeliveryOptions): [string] | [string, DeliveryOptions] {
+  const { delivery, key } = options;
+  if ((delivery === undefined || delivery === 'steer') && key === undefined) return [text];
+  return [text, { ...(delivery ? { delivery } : {}), ...(key ? { key } : {}) }];
+}
+
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
   readonly handle: WorkflowHandle<ConversationWorkflow>;
@@ -285,10 +306,11 @@ export class Conversation {
   /**
    * Sends a message and waits for the result of the turn that consumed it. A message that is not a
    * non-empty string within the conversation's size limit is refused before anything is sent.
-   * Sending again with the same `updateId` (after a lost connection, say) delivers the message at
-   * most once and waits for the same turn.
+   * `delivery` says how it joins a turn that runs now (`MessageDelivery`: steer by default, or
+   * `followUp`, or `interrupt`). Sending again with the same `updateId` or `key` (after a lost
+   * connection, say) adds the message once and waits for the same turn.
    */
-  async send(text: string, options: { updateId?: string } = {}): Promise<TurnResult> {
+  async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
     return (await this.submit(text, options)).result();
   }
 
@@ -296,14 +318,15 @@ export class Conversation {
    * Sends a message like `send`, but resolves as soon as the conversation has accepted it (or throws
    * why it refused it); the handle's `result()` then waits for the turn that answers it.
    */
-  async submit(text: string, options: { updateId?: string } = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
-    this.#checkMessage(text);
+  async submit(text: string, options: SendOptions = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
+    this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
+    const { updateId = options.key, ...delivery } = options;
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
     return this.handle.startUpdate(promptUpdate, {
-      args: [text],
-      ...(options.updateId ? { updateId: options.updateId } : {}),
+      args: deliveryArgs(text, delivery),
+      ...(updateId ? { updateId } : {}),
       waitForStage: WorkflowUpdateStage.ACCEPTED,
     });
   }
@@ -313,8 +336,12 @@ export class Conversation {
    * collect the turn's result later (from any process) with `collect(turnId)`, list the messages sent
    * so with `turns()`. Checked like `send`; sending again with the same `turnId` delivers it once.
    */
-  async sendDetached(text: string, options: { turnId?: string } = {}): Promise<DetachedTurn> {
-    const update = await this.submit(text, { updateId: options.turnId ?? `turn-${randomUUID()}` });
+  async sendDetached(
+    text: string,
+    options: DeliveryOptions & { turnId?: string } = {},
+  ): Promise<DetachedTurn> {
+    const { turnId, ...delivery } = options;
+    const update = await this.submit(text, { ...delivery, updateId: turnId ?? `turn-${randomUUID()}` });
     return { conversationId: this.id, turnId: update.updateId };
   }
 
@@ -329,13 +356,15 @@ export class Conversation {
   }
 
   /**
-   * Posts a message without waiting; it joins the next model call of this conversation. Refused here,
-   * like `send`, when it is empty or too large: the conversation would drop it without a word.
+   * Posts a message without waiting; it joins the next model call of this conversation, or as
+   * `delivery` says (see `send`). Posting again with the same `key` adds it once. Refused here, like
+   * `send`, when it is empty or too large: the conversation would drop it without a word.
    */
-  async post(text: string): Promise<void> {
-    this.#checkMessage(text);
+  async post(text: string, options: DeliveryOptions = {}): Promise<void> {
+    this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
-    await this.handle.signal(postSignal, text);
+    const [, given] = deliveryArgs(text, options);
+    await (given ? this.handle.signal(postSignal, text, given) : this.handle.signal(postSignal, text));
   }
 
   async #checkPayloadStore(text: string): Promise<void> {
@@ -346,8 +375,8 @@ export class Conversation {
     if (problem) throw new Error(problem);
   }
 
-  #checkMessage(text: string): void {
-    const problem = userTextProblem(text, this.#maxMessageBytes);
+  #checkMessage(text: string, options: DeliveryOptions = {}): void {
+    const problem = userTextProblem(text, this.#maxMessageBytes) ?? deliveryOptionsProblem(options);
     if (problem) throw new Error(problem);
   }
 

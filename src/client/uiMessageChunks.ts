@@ -133,6 +133,8 @@ export class TurnTranslator {
     if (event.type === 'approvalRequested' && event.approval.subAgent) return [];
     if (event.type === 'approvalResolved' && !this.openApprovals.has(event.outcome.approvalId)) return [];
     if (event.type === 'turnStart') return this.#startTurn(event.turn);
+    // The user's own messages are the request's, not parts of the assistant's message.
+    if (event.type === 'messageQueued' || event.type === 'messageDelivered') return [];
     if (this.#turn === undefined) this.#turn = event.turn;
     else if (event.turn !== this.#turn) return [];
     switch (event.type) {

@@ -15,6 +15,7 @@ import type {
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
+  DeliveryOptions,
   PauseOptions,
   ScheduledPrompt,
   ScheduledPromptRun,
@@ -22,11 +23,14 @@ import type {
   TurnResult,
 } from './types.ts';
 
-/** Sends a user message and resolves with the result of the turn that consumed it. */
-export const promptUpdate = defineUpdate<TurnResult, [text: string]>('prompt');
+/**
+ * Sends a user message and resolves with the result of the turn that consumed it. `options` (absent:
+ * steer) says how it joins a running turn and names it for exactly-once delivery (`DeliveryOptions`).
+ */
+export const promptUpdate = defineUpdate<TurnResult, [text: string, options?: DeliveryOptions]>('prompt');
 
-/** Posts a user message without waiting; it joins the next model call. */
-export const postSignal = defineSignal<[text: string]>('post');
+/** Posts a user message without waiting; it joins the next model call (or as `options.delivery` says). */
+export const postSignal = defineSignal<[text: string, options?: DeliveryOptions]>('post');
 
 /**
  * Cancels the running turn: its activities are cancelled, unfinished tool calls get a "cancelled"

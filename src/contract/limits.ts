@@ -15,6 +15,18 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 100_000;
  */
 export const MAX_MESSAGE_BYTES_LIMIT = 1_000_000;
 
+/**
+ * How many message keys (`DeliveryOptions.key`, or a `prompt`'s Update id) a conversation remembers
+ * to add each message once: the latest ones, carried across continue-as-new (about 256 × 200 bytes at most).
+ */
+export const MAX_SEEN_MESSAGE_KEYS = 256;
+
+/** The longest message key (`DeliveryOptions.key`), in characters. */
+export const MAX_MESSAGE_KEY_CHARS = 200;
+
+/** How much of a message's first line a `messageQueued` event shows, in characters. */
+export const QUEUED_MESSAGE_TEXT_CHARS = 120;
+
 /** Messages larger than this are stored by reference; the workflow keeps their outline (about 200 bytes). */
 export const INLINE_MESSAGE_BYTES = 4 * 1024;
 

@@ -29,7 +29,32 @@ export function toolErrorMessage(toolCallId: string, toolName: string, text: str
 
 /** The result a call gets when its turn is cancelled before it finished: the model must see one. */
 export function toolCancelledMessage(toolCallId: string, toolName: string): ToolResultMessage {
-  return toolErrorMessage(toolCallId, toolName, `Tool "${toolName}" was cancelled before it finished.`);
+  return toolErrorMessage(toolCallId, toolName, cancelledText(toolName));
+}
+
+/** Whether `message` is the result `toolCancelledMessage` gives. */
+export function isCancelledResult(message: ToolResultMessage): boolean {
+  return (
+    message.isError &&
+    message.content.length === 1 &&
+    message.content[0]?.text === cancelledText(message.toolName)
+  );
+}
+
+function cancelledText(toolName: string): string {
+  return `Tool "${toolName}" was cancelled before it finished.`;
+}
+
+/**
+ * The result a call gets when a message sent with delivery `'interrupt'` cancelled its batch before
+ * it finished: the model must see one, and why.
+ */
+export function toolInterruptedMessage(toolCallId: string, toolName: string): ToolResultMessage {
+  return toolErrorMessage(
+    toolCallId,
+    toolName,
+    `Tool "${toolName}" was interrupted by a new message before it finished; the message follows.`,
+  );
 }
 
 /**

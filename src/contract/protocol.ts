@@ -24,6 +24,7 @@ import type {
   EventOrigin,
   GuardrailStage,
   JsonSchema,
+  MessageDelivery,
   PauseState,
   PendingApproval,
   Spend,
@@ -40,8 +41,18 @@ export interface PendingMessage {
   id: number;
   text: string;
   timestamp: number;
-  /** Whether a `prompt` Update waits for the result of the turn that consumes it. */
-  awaited: boolean;
+  /** Set on messages taken since deliveries (patch `yiem-delivery`); absent: `'steer'`. */
+  delivery?: MessageDelivery;
+  /** The turn that ran when it was taken (its `messageQueued` event); absent: it came between turns. */
+  queuedInTurn?: number;
+}
+
+/** A message key the conversation took (`DeliveryOptions.key`), and what became of its message. */
+export interface SeenMessage {
+  key: string;
+  messageId: number;
+  /** The turn that answered it, once one drained it. */
+  turn?: number;
 }
 
 /** What a conversation hands to its next run when it continues as new. */
@@ -78,6 +89,8 @@ export interface ConversationCarryOver {
   compaction?: CompactionCarryOver;
   /** The transcript length the last run's latest model call read (`ConversationState.lastCallMessageCount`). */
   lastCallMessageCount?: number;
+  /** The latest message keys it took, oldest first; absent in runs from before deliveries. */
+  seenMessages?: SeenMessage[];
 }
 
 /** What a conversation's compaction hands to its next run. */

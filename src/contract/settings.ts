@@ -1,7 +1,12 @@
 import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
 import { guardrailNamesProblem } from './guardrails.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, SHOWN_OPTION_CHARS } from './limits.ts';
+import {
+  DEFAULT_MAX_MESSAGE_BYTES,
+  MAX_MESSAGE_BYTES_LIMIT,
+  MAX_MESSAGE_KEY_CHARS,
+  SHOWN_OPTION_CHARS,
+} from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
 import type {
@@ -9,6 +14,7 @@ import type {
   CompactionOptions,
   ConversationOptions,
   GuardrailNames,
+  MessageDelivery,
   ToolExecutionMode,
 } from './types.ts';
 import { utf8Bytes } from './utf8.ts';
@@ -189,5 +195,20 @@ export function userTextProblem(text: unknown, maxBytes: number): string | null 
   if (text.trim() === '') return 'A message must not be empty';
   const bytes = utf8Bytes(text);
   if (bytes > maxBytes) return `A message may have at most ${maxBytes} bytes; this one has ${bytes}`;
+  return null;
+}
+
+/** The deliveries a message may have (`MessageDelivery`), the default first. */
+export const MESSAGE_DELIVERIES: readonly MessageDelivery[] = ['steer', 'followUp', 'interrupt'];
+
+/** Why a message's `DeliveryOptions` (the second argument of `prompt` and `post`) are refused, or null. */
+export function deliveryOptionsProblem(options: unknown): string | null {
+  if (options === undefined || options === null) return null;
+  if (typeof options !== 'object') return 'The delivery options must be an object ({ delivery, key })';
+  const { delivery, key } = options as Record<string, unknown>;
+  if (delivery !== undefined && !MESSAGE_DELIVERIES.includes(delivery as MessageDelivery))
+    return `delivery must be one of ${MESSAGE_DELIVERIES.join(', ')}; got ${JSON.stringify(delivery)}`;
+  if (key !== undefined && (typeof key !== 'string' || key === '' || key.length > MAX_MESSAGE_KEY_CHARS))
+    return `key must be a non-empty string of at most ${MAX_MESSAGE_KEY_CHARS} characters`;
   return null;
 }

@@ -265,8 +265,42 @@ export interface UserMessage {
   role: 'user';
   content: string;
   timestamp: number;
+  /** How the message was sent (see `MessageDelivery`); absent in transcripts from before deliveries. */
+  delivery?: MessageDelivery;
+  /** The turn that answered it: the one whose model call first saw it. */
+  turn?: number;
   /** What guardrails did to this message (see `GuardrailMark`); absent when none ran or all passed. */
   guardrail?: GuardrailMark;
+}
+
+/**
+ * How a message sent while a turn runs reaches the agent. A message sent to an idle conversation
+ * starts the next turn, whatever its delivery.
+ * - `'steer'` (the default; pi-agent-core's `steer()`): joins the running turn at its next model call,
+ *   never in the middle of a tool batch.
+ * - `'followUp'` (pi-agent-core's `followUp()`): waits until the running turn has ended, then starts
+ *   the next turn; the running turn's result does not answer it.
+ * - `'interrupt'`: cancels the running tool batch, whose unfinished calls get an "interrupted by a new
+ *   message" result (so the model sees a result for every call), and joins the next model call at
+ *   once. Sent while the model is called, it stops the batch that call asks for before it starts.
+ */
+export type MessageDelivery = 'steer' | 'followUp' | 'interrupt';
+
+/**
+ * How a message is sent: the optional second argument of the `prompt` Update and the `post` Signal
+ * (src/contract/definitions.ts), and the options of `Conversation.send` and `post`.
+ */
+export interface DeliveryOptions {
+  /** Default `'steer'`. */
+  delivery?: MessageDelivery;
+  /**
+   * Names the message so that it is added once, however often it is sent (a client that retries):
+   * a message whose key the conversation has taken already (among its latest
+   * `MAX_SEEN_MESSAGE_KEYS`, across continue-as-new) is not added again, and a `prompt` with it
+   * waits for the turn that answers the first. At most `MAX_MESSAGE_KEY_CHARS` characters. A
+   * `prompt` without one is named by its Update id.
+   */
+  key?: string;
 }
 
 export interface AssistantMessage {
@@ -390,6 +424,7 @@ export interface AgentHooks {
  * | none (around `llmCall`) | `message_start`, `message_update`, `message_end` | `messageStart`, `textDelta`, `messageEnd` (the model's messages only) |
  * | none | `turn_start`, `turn_end` (one model call and its tools) | none: a model call's `messageStart` … its tools' `toolEnd` |
  * | none | none | `approvalRequested`, `approvalResolved`, `callbackRequested`, `handoff`, `compaction` |
+ * | none (the inputChannel) | `steer()`, `followUp()` | `MessageDelivery` (`'steer'`, `'followUp'`, `'interrupt'`); `messageQueued`, `messageDelivered` |
  * | none | input and output guardrails, tripwire (OpenAI Agents SDK) | `Guardrail`; `guardrailRewrote`, `guardrailTripped` |
  *
  * Our "turn" is one prompt answered (pi-agent-core's run, `agent_start` to `agent_end`), not one
@@ -834,6 +869,23 @@ export type ConversationEvent = EventOrigin &
     | { type: 'turnStopped'; stop: TurnStop; spend: { conversation: Spend; turn: Spend } }
     /** The stopped turn continues. */
     | { type: 'turnResumed' }
+    /**
+     * A message was taken while turn `turn` ran (`text`: its first line, cut short);
+     * `messageDelivered` says when a model call reads it. A message sent between turns opens the
+     * next one, announced by its `turnStart` alone.
+     */
+    | { type: 'messageQueued'; messageId: number; delivery: MessageDelivery; text: string }
+    /**
+     * A message queued while a turn ran joined turn `turn` after its `afterModelCall`-th model call
+     * (0: it opened the turn, a follow-up); `interruptedCalls` counts the tool calls an `'interrupt'` message cancelled on its way.
+     */
+    | {
+        type: 'messageDelivered';
+        messageId: number;
+        delivery: MessageDelivery;
+        afterModelCall: number;
+        interruptedCalls?: number;
+      }
     /** The turn ended: what `prompt` returns, and what the turn and the conversation have spent. */
     | { type: 'turnEnd'; result: TurnResult; spend?: { conversation: Spend; turn: Spend } }
   );

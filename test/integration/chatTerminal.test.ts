@@ -352,4 +352,38 @@ describe('yiem chat in a terminal', () => {
       lines.findIndex((line) => line.includes('agent> None of that worked.')),
     );
   }, 120_000);
+
+  it('sends /followup and /interrupt while the agent works, and shows where each message entered', async () => {
+    terminal = await chat();
+    await terminal.waitFor(lastPrompt, 'the prompt');
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'forecast', arguments: { city: 'Oslo' } }] },
+      { kind: 'text', text: 'Paris is sunny.' },
+      { kind: 'text', text: 'Tomorrow too.' },
+    );
+    await terminal.type('Weather in Oslo?');
+    await terminal.keys('Enter');
+    await terminal.waitFor('fetching radar', 'the tool progress');
+    await terminal.type('/followup and tomorrow?');
+    await terminal.keys('Enter');
+    await terminal.waitFor('✉ follow-up queued: and tomorrow?', 'the follow-up queued');
+    await terminal.type('/interrupt forget Oslo, Paris please');
+    await terminal.keys('Enter');
+    const screen = await terminal.waitFor(
+      (text) => text.includes('agent> Tomorrow too.') && lastPrompt(text),
+      'the follow-up answered',
+    );
+    releaseForecast();
+    expect(screen).toContain('✉ interrupt queued: forget Oslo, Paris please');
+    expect(screen).toContain('↳ the interrupt joined turn 1 after model call 1, 1 tool call cut short');
+    expect(screen).toContain('↳ the follow-up opened turn 2');
+    const lines = screen.split('\n');
+    const order = [
+      '↳ the interrupt joined',
+      'agent> Paris is sunny.',
+      '↳ the follow-up opened',
+      'agent> Tomorrow too.',
+    ].map((text) => lines.findIndex((line) => line.includes(text)));
+    expect(order.every((index, i) => index >= 0 && (i === 0 || index > (order[i - 1] ?? 0)))).toBe(true);
+  }, 120_000);
 });

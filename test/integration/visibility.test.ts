@@ -69,7 +69,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
   });
 
-  it('records one marker per patch a run uses (the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
+  it('records one marker per patch a run uses (deliveries, the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hi!' },
       { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
@@ -90,8 +90,9 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       const patch = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0];
       return (defaultPayloadConverter.fromPayload(patch as never) as { id: string }).id;
     });
-    // The model calls' context tail from the first model call on, the named waits at the first wait.
-    expect(patches).toEqual(['yiem-context-tail', 'yiem-named-waits']);
+    // Deliveries from the first message on, the model calls' context tail from the first model call
+    // on, the named waits at the first wait.
+    expect(patches).toEqual(['yiem-delivery', 'yiem-context-tail', 'yiem-named-waits']);
     const upserts = events.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       if (!fields) return [];
@@ -101,13 +102,14 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       return [decoded.sort().join(' ')];
     });
     expect(upserts).toEqual([
-      'YiemStatus=running YiemTurns=1',
       // The SDK records each patch a run uses in Temporal's own change-version attribute.
-      'TemporalChangeVersion=yiem-context-tail',
+      'TemporalChangeVersion=yiem-delivery',
+      'YiemStatus=running YiemTurns=1',
+      'TemporalChangeVersion=yiem-context-tail,yiem-delivery',
       'YiemStatus=idle',
       'YiemStatus=running YiemTurns=2',
       'YiemStatus=awaitingApproval',
-      'TemporalChangeVersion=yiem-context-tail,yiem-named-waits',
+      'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-named-waits',
       'YiemStatus=running',
       'YiemStatus=idle',
       'YiemStatus=ended',
