@@ -102,6 +102,37 @@ module.exports = {
       to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/testing/' },
     },
     {
+      name: 'console-imports-only-types-of-the-project',
+      comment:
+        "src/console/ is the console's page, run in the browser: of the node side it may import types only (the JSON API's, the contract's), which the build erases.",
+      severity: 'error',
+      from: { path: '^src/console/' },
+      to: {
+        path: '^(src|workflows|activities|tools)/',
+        pathNot: '^src/console/',
+        dependencyTypesNot: ['type-only'],
+      },
+    },
+    {
+      name: 'console-uses-browser-packages-only',
+      comment:
+        'The page is bundled for the browser and works offline: React, the AI SDK and nothing of Node.js.',
+      severity: 'error',
+      from: { path: '^src/console/' },
+      to: {
+        dependencyTypes: ['core', 'npm', 'npm-peer', 'npm-dev', 'npm-optional', 'npm-no-pkg', 'npm-unknown'],
+        pathNot:
+          '^node_modules/(react|react-dom|scheduler|ai|@ai-sdk/(react|provider-utils|provider|gateway))/',
+      },
+    },
+    {
+      name: 'nothing-imports-the-console-page',
+      comment: 'The page is built by Vite and served as files; no node-side module imports it.',
+      severity: 'error',
+      from: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/console/' },
+      to: { path: '^src/console/' },
+    },
+    {
       name: 'builtin-tools-import-the-package',
       comment: "Built-in tools import what a user's tool imports: `yiem-agent`, never an internal path.",
       severity: 'error',

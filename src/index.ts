@@ -8,7 +8,6 @@ export { scheduledPromptWorkflow } from '../workflows/scheduledPrompt.ts';
 export type { ServeCallbacksOptions } from './client/callbackClient.ts';
 export { type ChatEndpoint, type ChatEndpointOptions, createChatEndpoint } from './client/chatEndpoint.ts';
 export {
-  isLoopbackHost,
   type RunningChatEndpoint,
   type ServeChatEndpointOptions,
   serveChatEndpoint,
@@ -22,6 +21,13 @@ export {
   type SendOptions,
   type StartConversationOptions,
 } from './client/client.ts';
+export type {
+  ConsoleConversation,
+  ConsoleInfo,
+  ConsoleListing,
+  ConsoleMessages,
+} from './client/consoleApi.ts';
+export { type RunningConsole, type ServeConsoleOptions, serveConsole } from './client/consoleServer.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
 export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
 export {
@@ -114,6 +120,7 @@ export {
   resolveTemporalConnection,
   type TemporalConnectionSettings,
 } from './infrastructure/connection.ts';
+export { isLoopbackHost } from './infrastructure/httpAccess.ts';
 export { FileStorageDriver } from './infrastructure/storage/fileDriver.ts';
 export {
   type PayloadStorageOptions,

@@ -3,6 +3,7 @@ import type { LogEntry } from '@temporalio/worker';
 import { AgentClient } from '../client/client.ts';
 import { endSignal } from '../contract/definitions.ts';
 import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type {
   DeliveryOptions,
   McpServerConfig,
@@ -30,6 +31,7 @@ import {
   conversationUiUrl,
   defaultUiUrl,
 } from './config.ts';
+import { consoleLink, DEFAULT_CONSOLE_PORT, openConsole } from './console.ts';
 import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
@@ -136,7 +138,7 @@ export async function upgradeCommand(flags: ConnectionFlags): Promise<void> {
 
 /** `yiem dev`: server, worker and chat in one process; the way to try yiem on one machine. */
 export async function devCommand(
-  flags: ChatFlags & ServerFlags & { toolsDir?: string[]; mcp?: string },
+  flags: ChatFlags & ServerFlags & { toolsDir?: string[]; mcp?: string; consolePort?: string },
 ): Promise<void> {
   const config = { ...connectionConfig(flags), taskQueue: givenTaskQueue(flags) ?? DEV_TASK_QUEUE };
   const mcpServers = await mcpServersOption(flags.mcp);
@@ -169,17 +171,34 @@ export async function devCommand(
   const client = new AgentClient({ address, namespace: config.namespace, taskQueue: config.taskQueue });
   const { namespace, taskQueue } = config;
   const withdraw = await announceDevStack(dataDir, { address, namespace, taskQueue, pid: process.pid });
+  const uiUrl = server?.uiUrl ?? defaultUiUrl(address);
+  const consoleServer = await openConsole({
+    client,
+    host: '127.0.0.1',
+    port: flags.consolePort === undefined ? DEFAULT_CONSOLE_PORT : Number(flags.consolePort),
+    webUiUrl: uiUrl,
+    systemPrompt: flags.system,
+    toolExecution: flags.mode,
+  }).then(
+    (running) => {
+      console.log(`Console ${consoleLink(running, undefined)}`);
+      return running;
+    },
+    // The chat needs no console: run from sources that were never built, dev still chats.
+    (error: unknown) => console.log(`No console: ${describeThrown(error)}`),
+  );
   try {
     await runChat({
       client,
       address,
       namespace: config.namespace,
-      uiUrl: server?.uiUrl ?? defaultUiUrl(address),
+      uiUrl,
       systemPrompt: flags.system,
       toolExecution: flags.mode,
       ...(flags.id ? { id: flags.id } : {}),
     });
   } finally {
+    await consoleServer?.close();
     await withdraw();
     await agent.shutdown();
     await running;
@@ -281,6 +300,33 @@ async function followingDevStack(
   if (!stack || stack.namespace !== config.namespace) return config;
   console.error(`Using task queue ${stack.taskQueue} of the yiem dev running here (process ${stack.pid}).`);
   return { ...config, taskQueue: stack.taskQueue };
+}
+
+/**
+ * `yiem console`: the web console of the conversations, until Ctrl-C. The token comes from the
+ * environment, so that it shows in no process list.
+ */
+export async function consoleCommand(
+  flags: ChatFlags & { host: string; port: string; webUi?: string },
+): Promise<void> {
+  const config = await followingDevStack(connectionConfig(flags), flags);
+  const client = await connectedClient(config);
+  const token = process.env.YIEM_CONSOLE_TOKEN || undefined;
+  const running = await openConsole({
+    client,
+    host: flags.host,
+    port: Number(flags.port),
+    ...(token ? { token } : {}),
+    webUiUrl: flags.webUi ?? defaultUiUrl(config.address),
+    systemPrompt: flags.system,
+    toolExecution: flags.mode,
+  });
+  console.log(
+    `Console ${consoleLink(running, token)} (task queue ${client.taskQueue}). Press Ctrl-C to stop.`,
+  );
+  await untilInterrupted();
+  await running.close();
+  await client.close();
 }
 
 /** `yiem history`: a conversation's transcript, readable or as JSON. */

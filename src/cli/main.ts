@@ -8,6 +8,7 @@ import {
   cancelCommand,
   chatCommand,
   compactCommand,
+  consoleCommand,
   DEFAULT_SYSTEM_PROMPT,
   denyCommand,
   devCommand,
@@ -106,7 +107,20 @@ serverOptions(
 )
   .option('--tools-dir <dir...>', 'load tool files from these directories')
   .option('--mcp <file>', MCP_FLAG_HELP)
+  .option('--console-port <port>', 'port of the web console (default 8234, else a free one)')
   .action(devCommand);
+
+chatOptions(
+  program
+    .command('console')
+    .description(
+      'the web console: conversations, their turns live, approvals and cancel (token: YIEM_CONSOLE_TOKEN, needed off loopback)',
+    ),
+)
+  .option('--host <host>', 'interface to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on (0: a free one)', '8234')
+  .option('--web-ui <url>', 'the Temporal Web UI to link to (env YIEM_UI_URL, default gRPC port + 1000)')
+  .action(consoleCommand);
 
 chatOptions(program.command('chat').description('chat with a conversation (needs a running worker)')).action(
   chatCommand,

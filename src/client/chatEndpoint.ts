@@ -1,9 +1,9 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MAX_CHAT_REQUEST_BYTES } from '../contract/limits.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationStatus, TurnResult } from '../contract/types.ts';
+import { TokenCheck } from '../infrastructure/httpAccess.ts';
 import { chatStream, findTurnStart } from './chatStream.ts';
 import type { AgentClient, Conversation, StartConversationOptions } from './client.ts';
 import { UI_MESSAGE_STREAM_PROTOCOL, type UiMessageChunk } from './uiMessageChunks.ts';
@@ -105,7 +105,7 @@ export function createChatEndpoint(options: ChatEndpointOptions): ChatEndpoint {
 class ChatHandler {
   readonly #options: ChatEndpointOptions;
   readonly #maxBytes: number;
-  readonly #tokenDigest: Buffer | undefined;
+  readonly #tokenCheck: TokenCheck | undefined;
   /** Where turns started through this endpoint begin in their transcript, by `<conversation>/<turn>`. */
   readonly #turnStarts = new Map<string, number>();
 
@@ -114,7 +114,7 @@ class ChatHandler {
     this.#maxBytes = options.maxRequestBytes ?? MAX_CHAT_REQUEST_BYTES;
     if (options.token !== undefined && options.token.length === 0)
       throw new Error('The chat endpoint token is empty');
-    this.#tokenDigest = options.token === undefined ? undefined : digest(options.token);
+    this.#tokenCheck = options.token === undefined ? undefined : new TokenCheck(options.token);
   }
 
   get maxBytes(): number {
@@ -149,10 +149,7 @@ class ChatHandler {
   }
 
   #authorize(header: string | undefined): void {
-    if (!this.#tokenDigest) return;
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-    // Digests of equal length, so the comparison takes as long whatever was sent.
-    if (!match || !timingSafeEqual(digest(match[1] as string), this.#tokenDigest)) {
+    if (this.#tokenCheck && !this.#tokenCheck.matchesBearer(header)) {
       throw new ChatRequestError(401, 'This chat endpoint needs `Authorization: Bearer <token>`');
     }
   }
@@ -379,10 +376,6 @@ function started<T>(chunks: AsyncGenerator<T, void, undefined>): AsyncGenerator<
 
 /** Turns whose transcript start an endpoint remembers, for replays that begin at the turn's start. */
 const REMEMBERED_TURNS = 1_000;
-
-function digest(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
-}
 
 function chatRequestBody(body: unknown): { chatId: string; messages: UiMessage[]; trigger: unknown } {
   if (typeof body !== 'object' || body === null)

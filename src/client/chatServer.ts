@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { namesLoopbackHost, requireTokenOffLoopback } from '../infrastructure/httpAccess.ts';
 import { type ChatEndpoint, type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
 
 /** Options of {@link serveChatEndpoint}. */
@@ -21,14 +22,6 @@ export interface RunningChatEndpoint {
   close(): Promise<void>;
 }
 
-/** Whether `host` only listens on this machine. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare) || bare === '::ffff:127.0.0.1'
-  );
-}
-
 /**
  * Serves a chat endpoint on its own HTTP server, on loopback unless told otherwise. Listening on any
  * other address is refused without a `token`, which every request must then carry. Without a token,
@@ -37,16 +30,12 @@ export function isLoopbackHost(host: string): boolean {
  */
 export async function serveChatEndpoint(options: ServeChatEndpointOptions): Promise<RunningChatEndpoint> {
   const { host = '127.0.0.1', port = 0, path = '/api/chat', ...endpointOptions } = options;
-  if (!isLoopbackHost(host) && !options.token) {
-    throw new Error(
-      `The chat endpoint would listen on ${host}, which other machines can reach: give it a token (every request then needs \`Authorization: Bearer <token>\`), or listen on 127.0.0.1`,
-    );
-  }
+  requireTokenOffLoopback('chat endpoint', host, options.token);
   const endpoint = createChatEndpoint(endpointOptions);
   const base = path.replace(/\/+$/, '');
   const server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    if (!options.token && !isLoopbackHost(hostName(request.headers.host ?? ''))) {
+    if (!options.token && !namesLoopbackHost(request.headers.host)) {
       response.writeHead(403, { 'content-type': 'text/plain; charset=utf-8' });
       response.end('This chat endpoint answers requests to localhost only');
       return;
@@ -77,11 +66,4 @@ export async function serveChatEndpoint(options: ServeChatEndpointOptions): Prom
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
-}
-
-/** The host name of a `Host` header, without its port. */
-function hostName(header: string): string {
-  const bracketed = /^\[([^\]]+)\]/.exec(header);
-  if (bracketed) return bracketed[1] as string;
-  return header.replace(/:\d+$/, '');
 }

@@ -149,14 +149,19 @@ function done(
 
 /**
  * Whether the turn now waits only for a person: approvals asked and still pending (asked of the
- * conversation, since the log may already hold their answer), and none of its calls running.
+ * conversation, since the log may already hold their answer), every approval of the turn that waits
+ * already in the stream (a batch asks several at once, one event each), and none of its calls running.
  */
 async function waitsForPerson(conversation: Conversation, translator: TurnTranslator): Promise<boolean> {
   if (translator.openApprovals.size === 0 || translator.running.size > 0 || translator.ended) return false;
-  const pending = new Set(
-    (await conversation.status()).pendingApprovals.map((approval) => approval.approvalId),
+  const waiting = (await conversation.status()).pendingApprovals.filter(
+    (approval) => !approval.subAgent && approval.turn === translator.turn,
   );
-  return [...translator.openApprovals.keys()].every((approvalId) => pending.has(approvalId));
+  const pending = new Set(waiting.map((approval) => approval.approvalId));
+  return (
+    [...translator.openApprovals.keys()].every((approvalId) => pending.has(approvalId)) &&
+    waiting.every((approval) => translator.openApprovals.has(approval.approvalId))
+  );
 }
 
 /**

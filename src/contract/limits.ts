@@ -162,3 +162,12 @@ export const MAX_DECIDER_CHARS = 200;
 
 /** A chat endpoint request's body (`useChat` sends the whole chat each time): 10 MB. */
 export const MAX_CHAT_REQUEST_BYTES = 10 * 1024 * 1024;
+
+/** The console shows a conversation's latest this many messages: a page stays quick to open. */
+export const CONSOLE_TRANSCRIPT_MESSAGES = 500;
+
+/** Conversations the console lists at most, newest first. */
+export const CONSOLE_LISTED_CONVERSATIONS = 200;
+
+/** Largest console API request body (an approval's decision), in bytes. */
+export const MAX_CONSOLE_REQUEST_BYTES = 64 * 1024;

@@ -222,6 +222,41 @@ describe('the chat endpoint, through the AI SDK client', () => {
     expect(inputs).toHaveLength(2);
   });
 
+  it('a batch that asks two approvals at once shows both before the response ends, and takes both answers', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { name: 'transfer', arguments: { to: 'alice', amount: 5 } },
+          { name: 'transfer', arguments: { to: 'bob', amount: 7 } },
+        ],
+      },
+      { kind: 'text', text: 'One sent, one not.' },
+    );
+    const { chat } = newChat();
+    await chat.sendMessage({ text: 'Send alice 5 and bob 7' });
+
+    const asked = toolParts(chat.lastMessage);
+    expect(asked.map((part) => [part.state, part.input])).toEqual([
+      ['approval-requested', { to: 'alice', amount: 5 }],
+      ['approval-requested', { to: 'bob', amount: 7 }],
+    ]);
+    const [alice, bob] = asked.map((part) => (part.state === 'approval-requested' ? part.approval.id : ''));
+    await chat.addToolApprovalResponse({ id: alice as string, approved: true });
+    await chat.addToolApprovalResponse({
+      id: bob as string,
+      approved: false,
+      reason: 'bob is not a customer',
+    });
+    await expect
+      .poll(() => chat.status === 'ready' && text(chat.lastMessage), POLL)
+      .toBe('One sent, one not.');
+    expect(toolParts(chat.lastMessage).map((part) => part.state)).toEqual([
+      'output-available',
+      'output-denied',
+    ]);
+  });
+
   it('a denial reaches the conversation with its reason, and the call never runs', async () => {
     agent.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ name: 'transfer', arguments: { to: 'mallory', amount: 900 } }] },

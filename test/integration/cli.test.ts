@@ -211,6 +211,7 @@ describe('the yiem CLI', () => {
       });
       expect(run.stderr).not.toContain('Channel has been shut down');
       expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^Console http:\/\/127\.0\.0\.1:\d+\/$/m);
       expect(run.stdout).toContain('✗ getWeather');
       const warnings = run.stderr.split('\n').filter((line) => line.startsWith('worker WARN'));
       // fetch refuses port 9 outright ("bad port"): a failure that is not the network's, so the demo's

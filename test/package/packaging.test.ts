@@ -93,6 +93,9 @@ describe('the installed package', () => {
     const files = stdout.trim().split('\n');
     expect(files).toContain('node_modules/yiem-agent/dist/src/index.js');
     expect(files).toContain('node_modules/yiem-agent/bin/yiem.mjs');
+    expect(files).toContain('node_modules/yiem-agent/dist/console/index.html');
+    expect(files.filter((file) => /\/dist\/console\/assets\/.*\.js$/.test(file))).not.toEqual([]);
+    expect(files.filter((file) => file.includes('/src/console/'))).toEqual([]);
     expect(files.filter((file) => /\/(test|bench|fixtures)\/|\.test\./.test(file))).toEqual([]);
   });
 
@@ -146,6 +149,24 @@ describe('the installed package', () => {
       ]);
       expect(JSON.parse(stdout), entry).toEqual(expect.arrayContaining(documented[entry] ?? []));
     }
+  });
+
+  it("serves the console's built page from the installed package", async () => {
+    const { stdout } = await inProject(process.execPath, [
+      '--input-type=module',
+      '-e',
+      [
+        "const { AgentClient, serveConsole } = await import('yiem-agent');",
+        'const running = await serveConsole({ client: new AgentClient() });',
+        'const page = await fetch(running.url);',
+        'const script = /src="\\.\\/(assets\\/[^"]+\\.js)"/.exec(await page.text())?.[1];',
+        'const asset = await fetch(new URL(script, running.url));',
+        "console.log(page.status, asset.status, asset.headers.get('content-type'));",
+        'await running.close();',
+        'process.exit(0);',
+      ].join('\n'),
+    ]);
+    expect(stdout.trim()).toBe('200 200 text/javascript; charset=utf-8');
   });
 
   it('loads no worker code for a client', async () => {

@@ -1,9 +1,9 @@
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ExternalStorage, Payload, PayloadCodec } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { MAX_CODEC_REQUEST_BYTES } from '../../contract/limits.ts';
+import { TokenCheck } from '../httpAccess.ts';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -42,8 +42,9 @@ interface JsonPayloads {
  */
 export async function startCodecServer(options: CodecServerOptions): Promise<RunningCodecServer> {
   if (!options.token) throw new Error('The codec server needs an auth token');
+  const tokenCheck = new TokenCheck(options.token);
   const server = createServer((request, response) => {
-    handle(options, request, response).catch((error: Error) => {
+    handle(options, tokenCheck, request, response).catch((error: Error) => {
       send(response, 400, { message: error.message });
     });
   });
@@ -55,7 +56,12 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Run
   return { url: `http://${address}:${port}`, close: () => closeServer(server) };
 }
 
-async function handle(options: CodecServerOptions, request: IncomingMessage, response: ServerResponse) {
+async function handle(
+  options: CodecServerOptions,
+  tokenCheck: TokenCheck,
+  request: IncomingMessage,
+  response: ServerResponse,
+) {
   const origin = request.headers.origin;
   if (origin && options.allowedOrigins.includes(origin)) {
     response.setHeader('Access-Control-Allow-Origin', origin);
@@ -68,7 +74,7 @@ async function handle(options: CodecServerOptions, request: IncomingMessage, res
   const route = request.url?.split('?')[0]?.match(/^\/(?:([^/]+)\/)?(encode|decode)$/);
   const operation = route?.[2];
   if (request.method !== 'POST' || !operation) return send(response, 404, { message: 'Not found' });
-  if (!authorized(request.headers.authorization, route?.[1], options.token)) {
+  if (!authorized(tokenCheck, request.headers.authorization, route?.[1])) {
     return send(response, 401, { message: 'Missing or wrong Authorization: Bearer token' });
   }
   const body = parsePayloads(await readBody(request));
@@ -88,14 +94,13 @@ function retrieveStored(storage: ExternalStorage | undefined, payloads: Payload[
  * The token comes as `Authorization: Bearer <token>` (the `temporal` CLI's `--codec-auth`) or as the
  * first path segment, `/<token>/decode`: the Web UI sends no custom headers, only the endpoint URL.
  */
-function authorized(header: string | undefined, pathToken: string | undefined, token: string): boolean {
-  const same = (given: string, expected: string) => {
-    const a = Buffer.from(given);
-    const b = Buffer.from(expected);
-    return a.length === b.length && timingSafeEqual(a, b);
-  };
-  if (pathToken !== undefined) return same(decodeURIComponent(pathToken), token);
-  return same(header ?? '', `Bearer ${token}`);
+function authorized(
+  tokenCheck: TokenCheck,
+  header: string | undefined,
+  pathToken: string | undefined,
+): boolean {
+  if (pathToken !== undefined) return tokenCheck.matches(decodeURIComponent(pathToken));
+  return tokenCheck.matchesBearer(header);
 }
 
 async function readBody(request: IncomingMessage): Promise<string> {

@@ -1,0 +1,48 @@
+import type { ConversationStatus } from '../contract/types.ts';
+import type { ConsoleUiMessage } from './consoleTranscript.ts';
+
+/**
+ * What the console's JSON API (`serveConsole`, under `/api/console`) answers: types only, which the
+ * page in src/console/ imports too.
+ */
+
+/** `GET /api/console/info`: what the page needs to know of the server. */
+export interface ConsoleInfo {
+  namespace: string;
+  webUiUrl: string | null;
+  canStart: boolean;
+}
+
+/** One row of `GET /api/console/conversations`. */
+export interface ConsoleListing {
+  id: string;
+  status: string | null;
+  turns: number | null;
+  agent: string | null;
+  /** `YiemCost`, when the namespace has it. */
+  cost: number | null;
+  startTime: string;
+  executionStatus: string;
+}
+
+/** `GET /api/console/conversations/<id>`: the conversation's state and its places in the Web UI. */
+export interface ConsoleConversation {
+  id: string;
+  executionStatus: string;
+  /** Null when the conversation cannot be asked (it ended and no worker answers Queries). */
+  status: ConversationStatus | null;
+  /** The Web UI's page of the conversation, when the console knows the Web UI. */
+  webUi: string | null;
+  /** Each tool call's activity (by activity id: `tool-<turn>-<call id>`) in the Web UI's history. */
+  calls: Record<string, string>;
+  /** The sub-agent conversations its calls started, by conversation id, with their Web UI page. */
+  subAgents: Record<string, string | null>;
+}
+
+/** `GET /api/console/conversations/<id>/messages`. */
+export interface ConsoleMessages {
+  /** The finished part of the transcript; a running turn follows through the chat endpoint. */
+  messages: ConsoleUiMessage[];
+  /** Whether older messages were left out (the console shows the latest ones). */
+  truncated: boolean;
+}

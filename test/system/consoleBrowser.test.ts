@@ -1,0 +1,356 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
+import { agentTool } from '../../src/contract/agents.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+
+/** Debian's chromium; never a downloaded browser. */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+const BUILD_CONSOLE = fileURLToPath(new URL('../../scripts/buildConsole.mjs', import.meta.url));
+/** Set to a folder (docs/images) to write the README's screenshots of the console there. */
+const SCREENSHOTS = process.env.YIEM_CONSOLE_SCREENSHOTS;
+/** Links point here; the test's dev server runs headless, so nothing answers there. */
+const WEB_UI = 'http://127.0.0.1:8233';
+const WAIT = { timeout: 30_000 };
+
+let slowStarted: () => void = () => {};
+
+const lookup: AgentTool = {
+  name: 'lookup',
+  label: 'Lookup',
+  description: 'Looks a city up',
+  inputSchema: { type: 'object', properties: { city: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(`${String(args.city)}: sunny`),
+};
+
+const slowLookup: AgentTool = {
+  name: 'slowLookup',
+  label: 'Slow lookup',
+  description: 'Looks something up, slowly',
+  inputSchema: { type: 'object', properties: { topic: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: async (_id, args, signal, onPartialResult) => {
+    onPartialResult?.({ step: 'reading the archives' });
+    // Runs until the turn is cancelled.
+    const stopped = new Promise<never>((_resolve, reject) => {
+      signal?.addEventListener('abort', () => reject(new Error(`stopped looking up ${String(args.topic)}`)), {
+        once: true,
+      });
+    });
+    slowStarted();
+    return stopped;
+  },
+};
+
+const transfer: AgentTool = {
+  name: 'transfer',
+  label: 'Transfer',
+  description: 'Sends money',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' }, amount: { type: 'number' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: (_id, args) => textResult(`sent ${String(args.amount)} to ${String(args.to)}`),
+};
+
+/** A sub-agent whose transfers wait for approval on its parent conversation. */
+const cashier = agentTool({
+  name: 'cashier',
+  description: 'Pays people',
+  systemPrompt: 'You pay people.',
+  tools: ['transfer'],
+});
+
+async function say(page: Page, text: string): Promise<void> {
+  await page.fill('#input', text);
+  await page.click('#send');
+}
+
+/** The list's row of a conversation, cell by cell (empty before it is listed). */
+async function listed(page: Page, id: string) {
+  const row = page.locator(`tr[data-id="${id}"]`);
+  if ((await row.count()) === 0) return {};
+  const cell = (name: string) => row.locator(`td.${name}`).textContent();
+  return {
+    status: await cell('status'),
+    turns: await cell('turns'),
+    waiting: await cell('waiting'),
+    agent: await cell('agent'),
+    cost: await cell('cost'),
+  };
+}
+
+describe('the console in headless Chromium, against the dev server', () => {
+  let agent: TestAgent;
+  let assets: string;
+  let console_: RunningConsole;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    agent = await startTestAgent({
+      tools: [lookup, slowLookup, transfer, cashier],
+      prices: { scripted: { inputPerMillion: 3, outputPerMillion: 15 } },
+    });
+    assets = await mkdtemp(path.join(tmpdir(), 'yiem-console-'));
+    await promisify(execFile)(process.execPath, [BUILD_CONSOLE, assets]);
+    console_ = await serveConsole({
+      client: agent.client,
+      assetsDir: assets,
+      webUiUrl: WEB_UI,
+      newConversation: () => ({ systemPrompt: 'You help.', toolExecution: 'parallel' }),
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  });
+  // A test that fails leaves none of its scripted replies to the next one.
+  afterEach(() => agent?.model.reset());
+  afterAll(async () => {
+    await browser?.close();
+    await console_?.close();
+    await agent?.close();
+    if (assets) await rm(assets, { recursive: true, force: true });
+  });
+
+  it('chats with parallel tools, one call approved and one denied with a reason, the list following along', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Checking both cities, then paying.',
+        toolCalls: [
+          { name: 'lookup', arguments: { city: 'Tokyo' } },
+          { name: 'lookup', arguments: { city: 'Paris' } },
+          { name: 'transfer', arguments: { to: 'alice', amount: 5 } },
+          { name: 'transfer', arguments: { to: 'mallory', amount: 500 } },
+        ],
+      },
+      { kind: 'text', text: 'Both sunny; alice has her 5, mallory gets nothing.' },
+    );
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Weather in Tokyo and Paris, then pay alice 5 and mallory 500');
+
+    const alice = page.locator('.tool[data-tool="transfer"]', { hasText: 'alice' });
+    const mallory = page.locator('.tool[data-tool="transfer"]', { hasText: 'mallory' });
+    await alice.locator('button.approve').waitFor(WAIT);
+    await mallory.locator('button.deny').waitFor(WAIT);
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'awaitingApproval',
+        turns: '1',
+        waiting: 'approval',
+        agent: agent.taskQueue,
+      });
+    await expect.poll(() => page.locator('#conversation-state').textContent(), WAIT).toBe('running');
+
+    await mallory.locator('input.reason').fill('mallory is not a customer');
+    if (SCREENSHOTS) {
+      await mkdir(SCREENSHOTS, { recursive: true });
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-conversation.png') });
+    }
+    await alice.locator('button.approve').click();
+    await mallory.locator('button.deny').click();
+
+    await page.locator('.text', { hasText: 'mallory gets nothing' }).waitFor(WAIT);
+    const lookups = page.locator('.tool[data-tool="lookup"]');
+    expect(await lookups.locator('.input').allTextContents()).toEqual([
+      '{ "city": "Tokyo" }',
+      '{ "city": "Paris" }',
+    ]);
+    expect(await lookups.locator('.output').allTextContents()).toEqual(['Tokyo: sunny', 'Paris: sunny']);
+    expect(await alice.locator('.output').textContent()).toBe('sent 5 to alice');
+    expect(await alice.getAttribute('data-state')).toBe('output-available');
+    expect(await mallory.getAttribute('data-state')).toBe('output-denied');
+    expect(await mallory.locator('.denied').textContent()).toBe('Denied: mallory is not a customer');
+    const results = (await agent.client.getConversation(id).messages()).filter(
+      (message) => message.role === 'toolResult',
+    );
+    expect(JSON.stringify(results)).toContain('mallory is not a customer');
+    expect(JSON.stringify(results)).not.toContain('sent 500 to mallory');
+
+    // Each call links to its activity in the Web UI's history, the conversation to its page there.
+    await expect
+      .poll(
+        () =>
+          lookups
+            .locator('a.call-webui')
+            .evaluateAll((links) => links.map((link) => link.getAttribute('href'))),
+        WAIT,
+      )
+      .toEqual([
+        expect.stringMatching(
+          new RegExp(`^${WEB_UI}/namespaces/default/workflows/${id}/[^/]+/history/events/\\d+$`),
+        ),
+        expect.stringMatching(/\/history\/events\/\d+$/),
+      ]);
+    expect(await page.locator('#conversation-webui').getAttribute('href')).toBe(
+      `${WEB_UI}/namespaces/default/workflows/${id}`,
+    );
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toEqual({
+        status: 'idle',
+        turns: '1',
+        waiting: '',
+        agent: agent.taskQueue,
+        // YiemCost, from the worker's prices: the same figure the conversation's header shows.
+        cost: expect.stringMatching(/^0\.\d{4}$/),
+      });
+    const { cost } = await listed(page, id);
+    await expect
+      .poll(() => page.locator('#conversation-spend').textContent(), WAIT)
+      .toContain(`cost ${cost}`);
+    await expect.poll(() => page.locator('#chat-status').textContent(), WAIT).toBe('ready');
+
+    // Opened again, the conversation shows its transcript as it was streamed.
+    await page.reload();
+    await page.locator('.text', { hasText: 'mallory gets nothing' }).waitFor(WAIT);
+    expect(await page.locator('li[data-role="user"]').allTextContents()).toEqual([
+      'Weather in Tokyo and Paris, then pay alice 5 and mallory 500',
+    ]);
+    expect(await page.locator('.tool').count()).toBe(4);
+    expect(await page.locator('.tool[data-tool="transfer"]', { hasText: 'mallory' }).textContent()).toContain(
+      'mallory is not a customer',
+    );
+
+    await page.close();
+  });
+
+  it('a reload mid-turn picks up the running turn, its progress, and cancels it', async () => {
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      text: 'Looking into it.',
+      toolCalls: [{ name: 'slowLookup', arguments: { topic: 'Rome' } }],
+    });
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Tell me about Rome');
+    await started;
+    await page.locator('.tool[data-tool="slowLookup"] .progress').waitFor(WAIT);
+
+    await page.reload();
+    const slow = page.locator('.tool[data-tool="slowLookup"]');
+    await slow.locator('.progress', { hasText: 'reading the archives' }).waitFor(WAIT);
+    expect(await page.locator('li[data-role="assistant"] .text').allTextContents()).toEqual([
+      'Looking into it.',
+    ]);
+    expect(await page.locator('li[data-role="user"]').allTextContents()).toEqual(['Tell me about Rome']);
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'running',
+        turns: '1',
+        waiting: '',
+      });
+
+    await page.click('#cancel');
+    await slow.and(page.locator('[data-state="output-error"]')).waitFor(WAIT);
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'idle',
+        turns: '1',
+      });
+
+    agent.model.enqueue({ kind: 'text', text: 'Rome was not built in a day.' });
+    await say(page, 'Just the short version then');
+    await page.locator('.text', { hasText: 'Rome was not built in a day.' }).waitFor(WAIT);
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({
+        status: 'idle',
+        turns: '2',
+      });
+    expect(await page.locator('li[data-role="assistant"]').count()).toBe(2);
+    await page.close();
+  });
+
+  it("decides a sub-agent's approval in the console, and opens the sub-agent's conversation from its call", async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'cashier', arguments: { task: 'pay carol 3' } }] },
+      { kind: 'toolCalls', toolCalls: [{ name: 'transfer', arguments: { to: 'carol', amount: 3 } }] },
+      { kind: 'text', text: 'Paid carol.' },
+      { kind: 'text', text: 'The cashier paid carol.' },
+    );
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Have the cashier pay carol 3');
+
+    const asked = page.locator('#sub-agent-approvals .approval');
+    await asked.waitFor(WAIT);
+    expect(await asked.textContent()).toContain(
+      'cashier asks to run transfer { "to": "carol", "amount": 3 }',
+    );
+    if (SCREENSHOTS) {
+      const list = await browser.newPage({ viewport: { width: 1400, height: 500 } });
+      await list.goto(console_.url);
+      // The sub-agent's own conversation is the one that waits.
+      await list.locator('td.status', { hasText: 'awaitingApproval' }).waitFor(WAIT);
+      await list.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
+      await list.close();
+    }
+    await asked.locator('button', { hasText: 'Approve' }).click();
+    await page.locator('.text', { hasText: 'The cashier paid carol.' }).waitFor(WAIT);
+    await expect.poll(() => page.locator('#sub-agent-approvals').count(), WAIT).toBe(0);
+
+    const link = page.locator('.tool[data-tool="cashier"] a.sub-agent');
+    await link.waitFor(WAIT);
+    await link.click();
+    const child = `${id}.cashier.turn-1.`;
+    await expect.poll(() => page.locator('#conversation-id').textContent(), WAIT).toContain(child);
+    await page.locator('.tool[data-tool="transfer"] .output', { hasText: 'sent 3 to carol' }).waitFor(WAIT);
+    expect(await page.locator('li[data-role="assistant"] .text').allTextContents()).toEqual(['Paid carol.']);
+    await page.close();
+  });
+
+  it('off loopback it answers only with the token, which the page keeps from its address', async () => {
+    await expect(serveConsole({ client: agent.client, assetsDir: assets, host: '0.0.0.0' })).rejects.toThrow(
+      /give it a token/,
+    );
+    const guarded = await serveConsole({
+      client: agent.client,
+      assetsDir: assets,
+      host: '0.0.0.0',
+      token: 'sesame',
+    });
+    try {
+      const api = guarded.url.replace('0.0.0.0', '127.0.0.1');
+      const list = `${api}api/console/conversations`;
+      expect((await fetch(list)).status).toBe(401);
+      expect((await fetch(list, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+      expect((await fetch(list, { headers: { authorization: 'Bearer sesame' } })).status).toBe(200);
+      expect((await fetch(`${list}?token=sesame`)).status).toBe(200);
+      expect((await fetch(`${api}api/chat/anything/stream`)).status).toBe(401);
+      // The page's files need no token (they hold nothing private), and nothing outside its folder is served.
+      expect((await fetch(api)).status).toBe(200);
+      expect((await fetch(`${api}..%2fpackage.json`)).status).toBe(404);
+
+      const page = await browser.newPage();
+      await page.goto(api);
+      await page.locator('#console-error', { hasText: 'needs `Authorization: Bearer' }).waitFor(WAIT);
+      await page.goto(`${api}?token=sesame`);
+      await page.locator('#conversations').waitFor(WAIT);
+      expect(page.url()).toBe(api);
+      await page.reload();
+      await page.locator('#conversations').waitFor(WAIT);
+      await page.close();
+    } finally {
+      await guarded.close();
+    }
+  });
+});
