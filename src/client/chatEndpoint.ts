@@ -3,6 +3,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { MAX_CHAT_REQUEST_BYTES } from '../contract/limits.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationStatus, TurnResult } from '../contract/types.ts';
+import { utf8Bytes } from '../contract/utf8.ts';
 import { TokenCheck } from '../infrastructure/httpAccess.ts';
 import { chatStream, findTurnStart } from './chatStream.ts';
 import type { AgentClient, Conversation, StartConversationOptions } from './client.ts';
@@ -486,7 +487,7 @@ async function readLimited(request: Request, maxBytes: number): Promise<string> 
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const text = await request.text();
-  if (Buffer.byteLength(text) > maxBytes) throw tooLarge(maxBytes);
+  if (utf8Bytes(text) > maxBytes) throw tooLarge(maxBytes);
   return text;
 }
 

@@ -199,7 +199,6 @@ describe('the installed package', () => {
     const { stdout } = await inProject('bash', ['-e', '-c', commands], {
       ...NPM_FROM_CACHE,
       TEMPORAL_ADDRESS: inject('temporalAddress'),
-      YIEM_TASK_QUEUE: `package-${process.pid}-${Date.now()}`,
     });
     expect(stdout).toContain('completed: It is evening in Tokyo.');
     expect(usage.replace(/\s+/g, ' ')).toContain('It prints `completed: It is evening in Tokyo.`');
