@@ -389,6 +389,15 @@ describe('the console in headless Chromium, against the dev server', () => {
       'Stop, tell me about Paris',
     ]);
     await expect.poll(() => listed(page, id), WAIT).toMatchObject({ status: 'idle', turns: '1' });
+    const refused = await fetch(`${console_.url}api/console/conversations/${id}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Later, Venice', delivery: 'later' }),
+    });
+    expect([refused.status, await refused.text()]).toEqual([
+      400,
+      expect.stringContaining('delivery must be one of steer, followUp, interrupt; got "later"'),
+    ]);
     await page.close();
   });
 
