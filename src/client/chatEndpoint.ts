@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { MAX_CHAT_REQUEST_BYTES } from '../contract/limits.ts';
+import { deliveryOptionsProblem } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { ConversationStatus, TurnResult } from '../contract/types.ts';
+import type { ConversationStatus, MessageDelivery, TurnResult } from '../contract/types.ts';
 import { utf8Bytes } from '../contract/utf8.ts';
 import { TokenCheck } from '../infrastructure/httpAccess.ts';
 import { chatStream, findTurnStart } from './chatStream.ts';
@@ -166,7 +167,7 @@ class ChatHandler {
       );
     }
     const body = await request.body();
-    const { chatId, messages, trigger } = chatRequestBody(body);
+    const { chatId, messages, trigger, delivery } = chatRequestBody(body);
     if (trigger === 'regenerate-message') {
       throw new ChatRequestError(
         400,
@@ -177,7 +178,7 @@ class ChatHandler {
     const conversation = await this.#conversation(chatId, last.role === 'user');
     const status = await this.#status(conversation);
     const answered = await this.#decideApprovals(conversation, status, messages);
-    if (last.role === 'user') return this.#send(conversation, last, request.signal);
+    if (last.role === 'user') return this.#send(conversation, last, delivery, request.signal);
     if (last.role !== 'assistant')
       throw new ChatRequestError(400, `The last message's role is "${last.role}": send a user message`);
     if (answered === 0) {
@@ -250,7 +251,12 @@ class ChatHandler {
     return answered;
   }
 
-  async #send(conversation: Conversation, message: UiMessage, signal: AbortSignal): Promise<ChatReply> {
+  async #send(
+    conversation: Conversation,
+    message: UiMessage,
+    delivery: MessageDelivery | undefined,
+    signal: AbortSignal,
+  ): Promise<ChatReply> {
     const text = userText(message);
     // Read before the offset: every message of the turn to come is then at or after this index.
     const status = await this.#status(conversation);
@@ -287,7 +293,10 @@ class ChatHandler {
       }),
     );
     try {
-      const update = await conversation.submit(text, { updateId: `chat-${conversation.id}-${message.id}` });
+      const update = await conversation.submit(text, {
+        updateId: `chat-${conversation.id}-${message.id}`,
+        ...(delivery ? { delivery } : {}),
+      });
       answered(update.result());
     } catch (error) {
       stop();
@@ -378,10 +387,21 @@ function started<T>(chunks: AsyncGenerator<T, void, undefined>): AsyncGenerator<
 /** Turns whose transcript start an endpoint remembers, for replays that begin at the turn's start. */
 const REMEMBERED_TURNS = 1_000;
 
-function chatRequestBody(body: unknown): { chatId: string; messages: UiMessage[]; trigger: unknown } {
+/**
+ * The fields of `useChat`'s request the endpoint reads; `delivery` (how the message joins a running
+ * turn, `MessageDelivery`) is one a page adds with `sendMessage(message, { body: { delivery } })`.
+ */
+function chatRequestBody(body: unknown): {
+  chatId: string;
+  messages: UiMessage[];
+  trigger: unknown;
+  delivery?: MessageDelivery;
+} {
   if (typeof body !== 'object' || body === null)
     throw new ChatRequestError(400, 'A chat request is a JSON object');
-  const { id, messages, trigger } = body as Record<string, unknown>;
+  const { id, messages, trigger, delivery } = body as Record<string, unknown>;
+  const deliveryProblem = deliveryOptionsProblem({ delivery });
+  if (deliveryProblem) throw new ChatRequestError(400, `A chat request's ${deliveryProblem}`);
   if (typeof id !== 'string' || id.length === 0 || id.length > 1000) {
     throw new ChatRequestError(400, 'A chat request needs `id`, the chat id (1 to 1000 characters)');
   }
@@ -391,7 +411,7 @@ function chatRequestBody(body: unknown): { chatId: string; messages: UiMessage[]
       "A chat request needs `messages`, the chat's UI messages (`{ id, role, parts }`)",
     );
   }
-  return { chatId: id, messages, trigger };
+  return { chatId: id, messages, trigger, ...(delivery ? { delivery: delivery as MessageDelivery } : {}) };
 }
 
 function isUiMessage(value: unknown): value is UiMessage {

@@ -13,7 +13,7 @@ import {
 import { CONVERSATION_STATUSES, type ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
-import type { ApprovalOutcome } from '../contract/types.ts';
+import type { ApprovalOutcome, MessageDelivery } from '../contract/types.ts';
 import { namesLoopbackHost, requireTokenOffLoopback, TokenCheck } from '../infrastructure/httpAccess.ts';
 import { type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
 import type { AgentClient, Conversation } from './client.ts';
@@ -231,6 +231,7 @@ class ConsoleApi {
       await readJson(request);
       return { running: await conversation.cancel() };
     }
+    if (method === 'POST' && action === 'messages') return this.#post(conversation, await readJson(request));
     if (method === 'POST' && match[3] !== undefined) {
       return this.#decide(conversation, decodeURIComponent(match[3]), await readJson(request));
     }
@@ -339,6 +340,25 @@ class ConsoleApi {
       ),
       truncated: firstIndex > 0,
     };
+  }
+
+  /**
+   * A message posted while a turn runs, with how it joins it (`steer`, `followUp`, `interrupt`): the
+   * page follows the running turn over the chat endpoint, and a second chat request would follow it twice.
+   */
+  async #post(conversation: Conversation, body: unknown): Promise<{ posted: true }> {
+    const { text, delivery } = (typeof body === 'object' && body !== null ? body : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof text !== 'string') throw new ConsoleRequestError(400, 'A message is `{ text, delivery? }`');
+    // `post` refuses an empty or too large text and an unknown delivery, each with its reason.
+    try {
+      await conversation.post(text, delivery === undefined ? {} : { delivery: delivery as MessageDelivery });
+    } catch (error) {
+      throw new ConsoleRequestError(400, describeThrown(error));
+    }
+    return { posted: true };
   }
 
   async #decide(conversation: Conversation, approvalId: string, body: unknown): Promise<ApprovalOutcome> {

@@ -4,9 +4,9 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import type { ConsoleConversation, ConsoleInfo } from '../client/consoleApi.ts';
-import type { PendingApproval } from '../contract/types.ts';
+import type { MessageDelivery, PendingApproval } from '../contract/types.ts';
 import { ApiError, api, authHeaders } from './api.ts';
 import { formatCost, formatJson } from './format.ts';
 import { MessageView } from './MessageView.tsx';
@@ -51,13 +51,14 @@ function Chat({
       }),
     id,
   );
-  const { messages, sendMessage, addToolApprovalResponse, status, error } = useChat({
-    id,
-    messages: first.messages,
-    resume: !first.isNew,
-    transport: new DefaultChatTransport({ api: '/api/chat', headers: authHeaders }),
-    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-  });
+  const { messages, setMessages, sendMessage, resumeStream, addToolApprovalResponse, status, error } =
+    useChat({
+      id,
+      messages: first.messages,
+      resume: !first.isNew,
+      transport: new DefaultChatTransport({ api: '/api/chat', headers: authHeaders }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
   const [actionError, setActionError] = useState<string | null>(null);
   // A conversation no worker answers for (ended long ago) shows Temporal's execution status.
   const state = conversation
@@ -66,6 +67,14 @@ function Chat({
       ? 'new'
       : undefined;
   const busy = status === 'submitted' || status === 'streaming';
+  const { posted, post } = usePostedMessages(id, {
+    busy,
+    runningTurn: conversation?.status?.state === 'running' ? conversation.status.turn : null,
+    setMessages,
+    resumeStream,
+    onError: setActionError,
+  });
+  const [delivery, setDelivery] = useState<MessageDelivery>('steer');
   const subAgentApprovals =
     conversation?.status?.pendingApprovals.filter((approval) => approval.subAgent) ?? [];
   return (
@@ -120,6 +129,13 @@ function Chat({
             }
           />
         ))}
+        {posted.map((message, index) => (
+          // biome-ignore lint/suspicious/noArrayIndexKey: posted messages only ever grow, then all go
+          <li key={index} className="message user queued" data-role="queued" data-delivery={message.delivery}>
+            <p className="text">{message.text}</p>
+            <span className="badge">queued · {DELIVERY_LABELS[message.delivery]}</span>
+          </li>
+        ))}
       </ol>
       {error ? (
         <p className="error" id="chat-error">
@@ -131,7 +147,8 @@ function Chat({
         onSubmit={(event) => {
           event.preventDefault();
           if (input.trim() === '') return;
-          void sendMessage({ text: input });
+          if (busy) post(input, delivery);
+          else void sendMessage({ text: input });
           setInput('');
         }}
       >
@@ -149,7 +166,21 @@ function Chat({
             }
           }}
         />
-        <button type="submit" id="send" disabled={busy}>
+        {busy ? (
+          <select
+            id="delivery"
+            aria-label="Delivery"
+            value={delivery}
+            onChange={(event) => setDelivery(event.target.value as MessageDelivery)}
+          >
+            {(Object.keys(DELIVERY_LABELS) as MessageDelivery[]).map((choice) => (
+              <option key={choice} value={choice}>
+                {DELIVERY_LABELS[choice]}
+              </option>
+            ))}
+          </select>
+        ) : null}
+        <button type="submit" id="send" disabled={status === 'submitted'}>
           Send
         </button>
       </form>
@@ -158,6 +189,75 @@ function Chat({
       </p>
     </section>
   );
+}
+
+/** What the composer's delivery choice says, as the README's "Steering, follow-up and interrupt" does. */
+const DELIVERY_LABELS: Record<MessageDelivery, string> = {
+  steer: 'steer',
+  followUp: 'follow-up',
+  interrupt: 'interrupt',
+};
+
+/**
+ * Messages sent while the chat follows a turn. They are posted through the console's API, not
+ * `useChat`: the chat streams the running turn already, and a second chat request would follow it
+ * twice. They show as queued until the followed turn ends; then the transcript, which has them where
+ * they joined, replaces the chat's messages, and a turn that runs then (a follow-up's) is followed.
+ */
+function usePostedMessages(
+  id: string,
+  chat: {
+    busy: boolean;
+    runningTurn: number | null;
+    setMessages: (messages: UIMessage[]) => void;
+    resumeStream: () => Promise<void>;
+    onError: (message: string) => void;
+  },
+) {
+  const { busy, runningTurn, setMessages, resumeStream, onError } = chat;
+  const [posted, setPosted] = useState<{ text: string; delivery: MessageDelivery }[]>([]);
+  // The state re-runs the effect that follows a turn; the ref stops it in the pass that starts a reload.
+  const [reloading, setReloading] = useState(false);
+  const reloadingNow = useRef(false);
+  /** Set once a message was posted: from then on the page follows each turn that runs. */
+  const following = useRef(false);
+  const needsReload = useRef(false);
+  const followedTurn = useRef<number | null>(null);
+  useEffect(() => {
+    if (busy || !needsReload.current) return;
+    needsReload.current = false;
+    reloadingNow.current = true;
+    setReloading(true);
+    api
+      .messages(id)
+      .then(
+        (answer) => {
+          setMessages(answer.messages as UIMessage[]);
+          setPosted([]);
+        },
+        (failure: Error) => onError(failure.message),
+      )
+      .finally(() => {
+        reloadingNow.current = false;
+        setReloading(false);
+      });
+  }, [busy, id, setMessages, onError]);
+  useEffect(() => {
+    if (!following.current || busy || reloading || reloadingNow.current || runningTurn === null) return;
+    if (followedTurn.current === runningTurn) return;
+    followedTurn.current = runningTurn;
+    needsReload.current = true;
+    void resumeStream();
+  }, [busy, reloading, runningTurn, resumeStream]);
+  const post = (text: string, delivery: MessageDelivery): void => {
+    following.current = true;
+    needsReload.current = true;
+    // The chat follows this turn already.
+    followedTurn.current = runningTurn;
+    setPosted((before) => [...before, { text, delivery }]);
+    api.post(id, text, delivery).catch((failure: Error) => onError(failure.message));
+  };
+  return { posted, post };
 }
 
 function Spend({ conversation }: { conversation: ConsoleConversation }) {

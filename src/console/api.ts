@@ -4,6 +4,7 @@ import type {
   ConsoleListing,
   ConsoleMessages,
 } from '../client/consoleApi.ts';
+import type { MessageDelivery } from '../contract/types.ts';
 
 /**
  * The console server's JSON API, with the token the page was opened with (`?token=`), kept for the
@@ -53,6 +54,11 @@ export const api = {
   list: () => call<ConsoleListing[]>('/conversations'),
   conversation: (id: string) => call<ConsoleConversation>(conversationPath(id)),
   messages: (id: string) => call<ConsoleMessages>(`${conversationPath(id)}/messages`),
+  post: (id: string, text: string, delivery: MessageDelivery) =>
+    call<{ posted: true }>(`${conversationPath(id)}/messages`, {
+      method: 'POST',
+      body: JSON.stringify({ text, delivery }),
+    }),
   cancel: (id: string) =>
     call<{ running: boolean }>(`${conversationPath(id)}/cancel`, { method: 'POST', body: '{}' }),
   decide: (id: string, approvalId: string, approve: boolean, reason?: string) =>

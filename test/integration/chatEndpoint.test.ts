@@ -393,6 +393,11 @@ describe('the chat endpoint, through the AI SDK client', () => {
       400,
       expect.stringMatching(/cannot regenerate/),
     ]);
+    const badDelivery = await post({ id: 'x', messages: [userMessage('hi')], delivery: 'later' });
+    expect([badDelivery.status, await badDelivery.text()]).toEqual([
+      400,
+      'A chat request\'s delivery must be one of steer, followUp, interrupt; got "later"',
+    ]);
     // A new chat resumes on load before its conversation exists: nothing runs.
     const noChat = await fetch(`${served.url}/no-such-chat/stream`);
     expect(noChat.status).toBe(204);

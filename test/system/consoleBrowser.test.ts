@@ -53,6 +53,26 @@ const slowLookup: AgentTool = {
   },
 };
 
+let heldStarted: () => void = () => {};
+let releaseHeld: () => void = () => {};
+
+/** Answers once the test releases it. */
+const heldLookup: AgentTool = {
+  name: 'heldLookup',
+  label: 'Held lookup',
+  description: 'Looks something up, as long as the test says',
+  inputSchema: { type: 'object', properties: { topic: { type: 'string' } } },
+  parallelToolExecute: true,
+  execute: async (_id, args) => {
+    const released = new Promise<void>((resolve) => {
+      releaseHeld = resolve;
+    });
+    heldStarted();
+    await released;
+    return textResult(`${String(args.topic)}: found`);
+  },
+};
+
 const transfer: AgentTool = {
   name: 'transfer',
   label: 'Transfer',
@@ -74,6 +94,25 @@ const cashier = agentTool({
 async function say(page: Page, text: string): Promise<void> {
   await page.fill('#input', text);
   await page.click('#send');
+}
+
+/** Sends a message while a turn runs, as `delivery` says, and waits until the server has taken it. */
+async function sendDuringTurn(page: Page, text: string, delivery: string): Promise<void> {
+  await page.selectOption('#delivery', delivery);
+  const taken = page.waitForResponse(
+    (response) => response.url().endsWith('/messages') && response.request().method() === 'POST',
+  );
+  await say(page, text);
+  expect((await taken).status()).toBe(200);
+}
+
+/** The user messages a recorded model request carries. */
+function userTexts(request: { body: { messages: unknown[] } }): string[] {
+  return (request.body.messages as { role: string; content: unknown }[])
+    .filter((message) => message.role === 'user')
+    .map((message) =>
+      typeof message.content === 'string' ? message.content : JSON.stringify(message.content),
+    );
 }
 
 /** The list's row of a conversation, cell by cell (empty before it is listed). */
@@ -98,7 +137,7 @@ describe('the console in headless Chromium, against the dev server', () => {
 
   beforeAll(async () => {
     agent = await startTestAgent({
-      tools: [lookup, slowLookup, transfer, cashier],
+      tools: [lookup, slowLookup, heldLookup, transfer, cashier],
       prices: { scripted: { inputPerMillion: 3, outputPerMillion: 15 } },
     });
     assets = await mkdtemp(path.join(tmpdir(), 'yiem-console-'));
@@ -276,6 +315,89 @@ describe('the console in headless Chromium, against the dev server', () => {
         turns: '2',
       });
     expect(await page.locator('li[data-role="assistant"]').count()).toBe(2);
+    await page.close();
+  });
+
+  it('while a tool runs, a steered message joins the turn and a follow-up gets a turn of its own', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Planning.',
+        toolCalls: [{ name: 'heldLookup', arguments: { topic: 'Norway' } }],
+      },
+      { kind: 'text', text: 'By train, then.' },
+      { kind: 'text', text: 'Booked the first night.' },
+    );
+    const started = new Promise<void>((resolve) => {
+      heldStarted = resolve;
+    });
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Plan a week in Norway');
+    await started;
+    await page.locator('.tool[data-tool="heldLookup"]').waitFor(WAIT);
+    expect(await page.inputValue('#delivery')).toBe('steer');
+
+    await sendDuringTurn(page, 'Prefer trains to planes', 'steer');
+    await sendDuringTurn(page, 'Then book the first night', 'followUp');
+    expect(await page.locator('li[data-role="queued"]').allTextContents()).toEqual([
+      'Prefer trains to planesqueued · steer',
+      'Then book the first nightqueued · follow-up',
+    ]);
+    releaseHeld();
+
+    await page.locator('.text', { hasText: 'Booked the first night.' }).waitFor(WAIT);
+    await expect
+      .poll(() => page.locator('li[data-role="user"]').allTextContents(), WAIT)
+      .toEqual(['Plan a week in Norway', 'Prefer trains to planes', 'Then book the first night']);
+    expect(await page.locator('li[data-role="queued"]').count()).toBe(0);
+    const [, steered, followUp] = agent.model.requests;
+    // The steer joined the running turn's next model call; the follow-up waited for a turn of its own.
+    expect(userTexts(steered as never)).toEqual(['Plan a week in Norway', 'Prefer trains to planes']);
+    expect(userTexts(followUp as never).at(-1)).toBe('Then book the first night');
+    await expect.poll(() => listed(page, id), WAIT).toMatchObject({ status: 'idle', turns: '2' });
+    await page.close();
+  });
+
+  it('an interrupt sent during a long tool cuts it short, and the model reads the message next', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        text: 'Looking into it.',
+        toolCalls: [{ name: 'slowLookup', arguments: { topic: 'Rome' } }],
+      },
+      { kind: 'text', text: 'Paris it is.' },
+    );
+    const started = new Promise<void>((resolve) => {
+      slowStarted = resolve;
+    });
+    const id = `console-${randomUUID()}`;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${console_.url}#/conversations/${id}`);
+    await say(page, 'Tell me about Rome');
+    await started;
+    await page.locator('.tool[data-tool="slowLookup"] .progress').waitFor(WAIT);
+
+    await sendDuringTurn(page, 'Stop, tell me about Paris', 'interrupt');
+    await page.locator('.text', { hasText: 'Paris it is.' }).waitFor(WAIT);
+    await page
+      .locator('.tool[data-tool="slowLookup"]', { hasText: 'interrupted by a new message' })
+      .waitFor(WAIT);
+    expect(userTexts(agent.model.requests[1] as never)).toEqual([
+      'Tell me about Rome',
+      'Stop, tell me about Paris',
+    ]);
+    await expect.poll(() => listed(page, id), WAIT).toMatchObject({ status: 'idle', turns: '1' });
+    const refused = await fetch(`${console_.url}api/console/conversations/${id}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'Later, Venice', delivery: 'later' }),
+    });
+    expect([refused.status, await refused.text()]).toEqual([
+      400,
+      expect.stringContaining('delivery must be one of steer, followUp, interrupt; got "later"'),
+    ]);
     await page.close();
   });
 
