@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelContextReader } from '../../activities/modelContext.ts';
@@ -39,6 +40,8 @@ function recordingQueries(client: Client, fromIndices: number[]): () => Promise<
   return async () => recording;
 }
 
+/** How often the dev server's metrics (tally, Prometheus) publish their counters: about once a second. */
+const METRICS_FLUSH_MS = 1_000;
 describe("the worker's context cache", () => {
   let agent: TestAgent;
   beforeAll(async () => {
@@ -137,6 +140,9 @@ describe('model calls on a warm worker', () => {
     const afterStep = await queries();
     await conversation.status();
     await expect.poll(queries).toBeGreaterThan(afterStep);
+    // The counter moves in the server's metric flushes, so the one that showed a change may hold the
+    // step's query and not yet ours: two flushes later both are in.
+    await sleep(2 * METRICS_FLUSH_MS);
     return (await queries()) - before - 1;
   }
 
