@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { namesLoopbackHost, requireTokenOffLoopback } from '../infrastructure/httpAccess.ts';
+import { listen } from '../infrastructure/httpListen.ts';
 import { type ChatEndpoint, type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
 
 /** Options of {@link serveChatEndpoint}. */
@@ -47,23 +47,6 @@ export async function serveChatEndpoint(options: ServeChatEndpointOptions): Prom
     }
     endpoint.node(request, response);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${shownHost}:${address.port}${base}`,
-    server,
-    endpoint,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
+  const { origin, close } = await listen(server, port, host);
+  return { url: `${origin}${base}`, server, endpoint, close };
 }

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -15,6 +14,7 @@ import { describeThrown } from '../contract/thrown.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
 import type { ApprovalOutcome, MessageDelivery } from '../contract/types.ts';
 import { namesLoopbackHost, requireTokenOffLoopback, TokenCheck } from '../infrastructure/httpAccess.ts';
+import { listen } from '../infrastructure/httpListen.ts';
 import { type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
 import type { AgentClient, Conversation } from './client.ts';
 import type { ConsoleConversation, ConsoleInfo, ConsoleListing, ConsoleMessages } from './consoleApi.ts';
@@ -121,24 +121,8 @@ export async function serveConsole(options: ServeConsoleOptions): Promise<Runnin
     }
     void api.handle(request, url, response);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return {
-    url: `http://${shownHost}:${address.port}/`,
-    server,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
-  };
+  const { origin, close } = await listen(server, port, host);
+  return { url: `${origin}/`, server, close };
 }
 
 /**

@@ -1,9 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { ExternalStorage, Payload, PayloadCodec } from '@temporalio/common';
 import { ExternalStorageRunner } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { MAX_CODEC_REQUEST_BYTES } from '../../contract/limits.ts';
 import { TokenCheck } from '../httpAccess.ts';
+import { listen } from '../httpListen.ts';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -48,12 +48,8 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Run
       send(response, 400, { message: error.message });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 8888, options.host ?? '127.0.0.1', resolve);
-  });
-  const { address, port } = server.address() as AddressInfo;
-  return { url: `http://${address}:${port}`, close: () => closeServer(server) };
+  const { origin, close } = await listen(server, options.port ?? 8888, options.host ?? '127.0.0.1');
+  return { url: origin, close };
 }
 
 async function handle(
@@ -152,11 +148,4 @@ function send(response: ServerResponse, status: number, body?: unknown): void {
   if (response.headersSent) return;
   response.writeHead(status, body === undefined ? {} : { 'Content-Type': 'application/json' });
   response.end(body === undefined ? undefined : JSON.stringify(body));
-}
-
-function closeServer(server: Server): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.close((error) => (error ? reject(error) : resolve()));
-    server.closeAllConnections();
-  });
 }
