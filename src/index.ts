@@ -44,7 +44,9 @@ export {
 export type { TranscriptRange } from './client/transcriptReader.ts';
 export {
   type ChatFinishReason,
+  type ChatMessageDelivered,
   type ChatMessageMetadata,
+  type ChatMessageQueued,
   type ChatToolOutput,
   UI_MESSAGE_STREAM_PROTOCOL,
   type UiMessageChunk,

@@ -3,6 +3,7 @@ import type {
   AgentToolCall,
   ConversationEvent,
   Message,
+  MessageDelivery,
   ToolResultMessage,
   TurnResult,
   TurnStatus,
@@ -28,6 +29,29 @@ export interface ChatMessageMetadata {
   };
 }
 
+/**
+ * A message was queued while the followed turn ran (the `messageQueued` event); `turn` is that turn,
+ * `text` the message's first line, cut short.
+ */
+export interface ChatMessageQueued {
+  messageId: number;
+  delivery: MessageDelivery;
+  text: string;
+  turn: number;
+}
+
+/**
+ * A queued message joined turn `turn` after its `afterModelCall`-th model call (0: it opened the
+ * turn); the `messageDelivered` event.
+ */
+export interface ChatMessageDelivered {
+  messageId: number;
+  delivery: MessageDelivery;
+  turn: number;
+  afterModelCall: number;
+  interruptedCalls?: number;
+}
+
 /** How a turn's status reads as the AI SDK's finish reason. */
 export type ChatFinishReason = 'stop' | 'length' | 'content-filter' | 'error' | 'other';
 
@@ -45,6 +69,10 @@ export type UiMessageChunk =
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'error'; errorText: string }
+  // Transient data parts: `useChat` hands them to `onData` and keeps them out of the message, since
+  // the user's messages are the transcript's, not parts of the assistant's reply.
+  | { type: 'data-yiem-message-queued'; data: ChatMessageQueued; transient: true }
+  | { type: 'data-yiem-message-delivered'; data: ChatMessageDelivered; transient: true }
   | { type: 'finish'; finishReason?: ChatFinishReason; messageMetadata?: ChatMessageMetadata };
 
 /** The part of a transcript the translation reads: the model's tool calls and their results. */
@@ -133,8 +161,19 @@ export class TurnTranslator {
     if (event.type === 'approvalRequested' && event.approval.subAgent) return [];
     if (event.type === 'approvalResolved' && !this.openApprovals.has(event.outcome.approvalId)) return [];
     if (event.type === 'turnStart') return this.#startTurn(event.turn);
-    // The user's own messages are the request's, not parts of the assistant's message.
-    if (event.type === 'messageQueued' || event.type === 'messageDelivered') return [];
+    // Messages sent during a turn are told as they queue and join, for a client to show where they went.
+    if (event.type === 'messageQueued') {
+      const { messageId, delivery, text, turn } = event;
+      return [
+        { type: 'data-yiem-message-queued', data: { messageId, delivery, text, turn }, transient: true },
+      ];
+    }
+    if (event.type === 'messageDelivered') {
+      const { messageId, delivery, turn, afterModelCall, interruptedCalls } = event;
+      const data: ChatMessageDelivered = { messageId, delivery, turn, afterModelCall };
+      if (interruptedCalls !== undefined) data.interruptedCalls = interruptedCalls;
+      return [{ type: 'data-yiem-message-delivered', data, transient: true }];
+    }
     if (this.#turn === undefined) this.#turn = event.turn;
     else if (event.turn !== this.#turn) return [];
     switch (event.type) {

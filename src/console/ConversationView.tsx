@@ -6,6 +6,7 @@ import {
 } from 'ai';
 import { useEffect, useRef, useState } from 'react';
 import type { ConsoleConversation, ConsoleInfo } from '../client/consoleApi.ts';
+import type { ChatMessageDelivered, ChatMessageQueued } from '../client/uiMessageChunks.ts';
 import type { MessageDelivery, PendingApproval } from '../contract/types.ts';
 import { ApiError, api, authHeaders } from './api.ts';
 import { formatCost, formatJson } from './format.ts';
@@ -51,6 +52,8 @@ function Chat({
       }),
     id,
   );
+  // The chat is made once with its callbacks: the data parts reach the posted messages' latest state.
+  const onDeliveryPart = useRef<(part: { type: string; data: unknown }) => void>(() => {});
   const { messages, setMessages, sendMessage, resumeStream, addToolApprovalResponse, status, error } =
     useChat({
       id,
@@ -58,6 +61,7 @@ function Chat({
       resume: !first.isNew,
       transport: new DefaultChatTransport({ api: '/api/chat', headers: authHeaders }),
       sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+      onData: (part) => onDeliveryPart.current(part),
     });
   const [actionError, setActionError] = useState<string | null>(null);
   // A conversation no worker answers for (ended long ago) shows Temporal's execution status.
@@ -67,13 +71,14 @@ function Chat({
       ? 'new'
       : undefined;
   const busy = status === 'submitted' || status === 'streaming';
-  const { posted, post } = usePostedMessages(id, {
+  const { posted, post, notePart } = usePostedMessages(id, {
     busy,
     runningTurn: conversation?.status?.state === 'running' ? conversation.status.turn : null,
     setMessages,
     resumeStream,
     onError: setActionError,
   });
+  onDeliveryPart.current = notePart;
   const [delivery, setDelivery] = useState<MessageDelivery>('steer');
   const subAgentApprovals =
     conversation?.status?.pendingApprovals.filter((approval) => approval.subAgent) ?? [];
@@ -130,10 +135,16 @@ function Chat({
           />
         ))}
         {posted.map((message, index) => (
-          // biome-ignore lint/suspicious/noArrayIndexKey: posted messages only ever grow, then all go
-          <li key={index} className="message user queued" data-role="queued" data-delivery={message.delivery}>
+          <li
+            // biome-ignore lint/suspicious/noArrayIndexKey: posted messages only ever grow, then all go
+            key={index}
+            className="message user queued"
+            data-role="queued"
+            data-delivery={message.delivery}
+            data-joined={message.joined ? 'true' : undefined}
+          >
             <p className="text">{message.text}</p>
-            <span className="badge">queued · {DELIVERY_LABELS[message.delivery]}</span>
+            <span className="badge">{postedBadge(message)}</span>
           </li>
         ))}
       </ol>
@@ -198,11 +209,45 @@ const DELIVERY_LABELS: Record<MessageDelivery, string> = {
   interrupt: 'interrupt',
 };
 
+/** A message posted while a turn ran, and once the chat stream tells it, where it went. */
+interface PostedMessage {
+  text: string;
+  delivery: MessageDelivery;
+  /** The conversation's id of the message, from its `data-yiem-message-queued` part. */
+  messageId?: number;
+  /** Where it joined, from its `data-yiem-message-delivered` part. */
+  joined?: ChatMessageDelivered;
+}
+
+function postedBadge({ delivery, joined }: PostedMessage): string {
+  const label = DELIVERY_LABELS[delivery];
+  if (!joined) return `queued · ${label}`;
+  if (joined.afterModelCall === 0) return `${label} · opened turn ${joined.turn}`;
+  const cancelled = joined.interruptedCalls ? ` · cut ${joined.interruptedCalls} tool calls short` : '';
+  return `${label} · joined turn ${joined.turn} after model call ${joined.afterModelCall}${cancelled}`;
+}
+
+/**
+ * The posted message a queued part tells of: the oldest not yet told, sent the same way, whose text
+ * begins with the part's (the event's first line, cut with a trailing `…`). The console's POST
+ * answers no message id, so the text is what ties them.
+ */
+function queuedMatch(posted: PostedMessage[], queued: ChatMessageQueued): number {
+  const start = queued.text.replace(/…$/, '');
+  return posted.findIndex(
+    (message) =>
+      message.messageId === undefined &&
+      message.delivery === queued.delivery &&
+      message.text.startsWith(start),
+  );
+}
+
 /**
  * Messages sent while the chat follows a turn. They are posted through the console's API, not
  * `useChat`: the chat streams the running turn already, and a second chat request would follow it
  * twice. They show as queued until the followed turn ends; then the transcript, which has them where
  * they joined, replaces the chat's messages, and a turn that runs then (a follow-up's) is followed.
+ * Meanwhile the stream's data parts say, as they happen, that each was queued and where it joined.
  */
 function usePostedMessages(
   id: string,
@@ -215,7 +260,7 @@ function usePostedMessages(
   },
 ) {
   const { busy, runningTurn, setMessages, resumeStream, onError } = chat;
-  const [posted, setPosted] = useState<{ text: string; delivery: MessageDelivery }[]>([]);
+  const [posted, setPosted] = useState<PostedMessage[]>([]);
   // The state re-runs the effect that follows a turn; the ref stops it in the pass that starts a reload.
   const [reloading, setReloading] = useState(false);
   const reloadingNow = useRef(false);
@@ -257,7 +302,24 @@ function usePostedMessages(
     setPosted((before) => [...before, { text, delivery }]);
     api.post(id, text, delivery).catch((failure: Error) => onError(failure.message));
   };
-  return { posted, post };
+  const notePart = (part: { type: string; data: unknown }): void => {
+    if (part.type === 'data-yiem-message-queued') {
+      const queued = part.data as ChatMessageQueued;
+      setPosted((before) => {
+        const at = queuedMatch(before, queued);
+        if (at < 0) return before;
+        return before.map((message, index) =>
+          index === at ? { ...message, messageId: queued.messageId } : message,
+        );
+      });
+    } else if (part.type === 'data-yiem-message-delivered') {
+      const joined = part.data as ChatMessageDelivered;
+      setPosted((before) =>
+        before.map((message) => (message.messageId === joined.messageId ? { ...message, joined } : message)),
+      );
+    }
+  };
+  return { posted, post, notePart };
 }
 
 function Spend({ conversation }: { conversation: ConsoleConversation }) {

@@ -11,6 +11,7 @@ import { type RunningConsole, serveConsole } from '../../src/client/consoleServe
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types.ts';
+import type { ScriptedReply } from '../../src/testing/scriptedModel.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 /** Debian's chromium; never a downloaded browser. */
@@ -55,6 +56,8 @@ const slowLookup: AgentTool = {
 
 let heldStarted: () => void = () => {};
 let releaseHeld: () => void = () => {};
+/** Lets a model call a test holds answer; a test that fails leaves none held. */
+let releaseModel: () => void = () => {};
 
 /** Answers once the test releases it. */
 const heldLookup: AgentTool = {
@@ -151,7 +154,11 @@ describe('the console in headless Chromium, against the dev server', () => {
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
   });
   // A test that fails leaves none of its scripted replies to the next one.
-  afterEach(() => agent?.model.reset());
+  afterEach(() => {
+    agent?.model.reset();
+    agent?.model.respond(undefined);
+    releaseModel();
+  });
   afterAll(async () => {
     await browser?.close();
     await console_?.close();
@@ -319,15 +326,23 @@ describe('the console in headless Chromium, against the dev server', () => {
   });
 
   it('while a tool runs, a steered message joins the turn and a follow-up gets a turn of its own', async () => {
-    agent.model.enqueue(
-      {
-        kind: 'toolCalls',
-        text: 'Planning.',
-        toolCalls: [{ name: 'heldLookup', arguments: { topic: 'Norway' } }],
-      },
+    agent.model.enqueue({
+      kind: 'toolCalls',
+      text: 'Planning.',
+      toolCalls: [{ name: 'heldLookup', arguments: { topic: 'Norway' } }],
+    });
+    // The model call that reads the steer is held, so the turn is still running while the page looks.
+    const modelHeld = new Promise<void>((resolve) => {
+      releaseModel = resolve;
+    });
+    const later: ScriptedReply[] = [
       { kind: 'text', text: 'By train, then.' },
       { kind: 'text', text: 'Booked the first night.' },
-    );
+    ];
+    agent.model.respond(async () => {
+      await modelHeld;
+      return later.shift() as ScriptedReply;
+    });
     const started = new Promise<void>((resolve) => {
       heldStarted = resolve;
     });
@@ -346,6 +361,17 @@ describe('the console in headless Chromium, against the dev server', () => {
       'Then book the first nightqueued · follow-up',
     ]);
     releaseHeld();
+
+    // The steer's bubble says where it joined as soon as the model call reads it, before the turn ends.
+    await page
+      .locator('li[data-role="queued"]', { hasText: 'steer · joined turn 1 after model call 1' })
+      .waitFor(WAIT);
+    expect(await page.locator('li[data-role="queued"]').allTextContents()).toEqual([
+      'Prefer trains to planessteer · joined turn 1 after model call 1',
+      'Then book the first nightqueued · follow-up',
+    ]);
+    expect(await page.locator('.text', { hasText: 'By train, then.' }).count()).toBe(0);
+    releaseModel();
 
     await page.locator('.text', { hasText: 'Booked the first night.' }).waitFor(WAIT);
     await expect

@@ -216,4 +216,33 @@ describe('a turn as UI message chunks', () => {
     expect(chunks.at(-1)).toEqual({ type: 'error', errorText: error });
     expect(finishReason(translator.ended)).toBe('content-filter');
   });
+
+  it('tells a steered message as it queues and joins, in transient data parts the message keeps out', async () => {
+    const translator = new TurnTranslator(transcriptOf([]), 0);
+    const steer = { messageId: 4, delivery: 'steer' } as const;
+    const chunks = await translate(translator, [
+      { ...origin, type: 'turnStart' },
+      { ...origin, type: 'messageStart', model: 'm' },
+      { ...origin, type: 'messageQueued', ...steer, text: 'Prefer trains' },
+      { ...origin, type: 'textDelta', text: 'On it.' },
+      { ...origin, type: 'messageEnd', toolCalls: [] },
+      { ...origin, type: 'messageDelivered', ...steer, afterModelCall: 1 },
+    ]);
+    const data = [
+      {
+        type: 'data-yiem-message-queued',
+        data: { ...steer, text: 'Prefer trains', turn: 1 },
+        transient: true,
+      },
+      {
+        type: 'data-yiem-message-delivered',
+        data: { ...steer, turn: 1, afterModelCall: 1 },
+        transient: true,
+      },
+    ];
+    expect(chunks.filter((chunk) => chunk.type.startsWith('data-'))).toEqual(data);
+    // The AI SDK's own client reads them and leaves them out of the assistant's parts.
+    const message = await messageOf(chunks);
+    expect(message?.parts.map((part) => part.type)).toEqual(['step-start', 'text']);
+  });
 });
