@@ -80,10 +80,10 @@ module.exports = {
     {
       name: 'client-entry-loads-no-worker-code',
       comment:
-        '`yiem-agent` is what clients and tool files import. Of the worker it re-exports only currentToolCall, which depends on nothing but node:async_hooks.',
+        '`yiem-agent` is what clients and tool files import: no worker, activity or CLI code (currentToolCall lives in src/infrastructure).',
       severity: 'error',
       from: { path: '^src/index\\.ts$' },
-      to: { path: '^(activities|src/worker|src/cli)/', pathNot: '^src/worker/toolCallContext\\.ts$' },
+      to: { path: '^(activities|src/worker|src/cli)/' },
     },
     {
       name: 'cli-uses-the-worker-and-client-apis',

@@ -15,8 +15,8 @@ import type {
   InterruptedCallOutcome,
   ToolArguments,
 } from '../src/contract/types.ts';
+import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
-import { runWithToolCall } from '../src/worker/toolCallContext.ts';
 import { activityEventPublisher } from './events.ts';
 import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';

@@ -140,5 +140,5 @@ export {
   type SweepResult,
   sweepPayloads,
 } from './infrastructure/storage/sweep.ts';
+export { currentToolCall } from './infrastructure/toolCallContext.ts';
 export { TRACING_PACKAGES, type TracingOptions, tracingPlugins } from './infrastructure/tracing.ts';
-export { currentToolCall } from './worker/toolCallContext.ts';

@@ -8,7 +8,7 @@ import type {
   SpendLimits,
   ToolResultMessage,
 } from '../../src/contract/types.ts';
-import { currentToolCall } from '../../src/worker/toolCallContext.ts';
+import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
 import { runYiem } from '../support/cli.ts';

@@ -15,7 +15,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { ActivityTool, AgentEventSink, AgentTool, ReconcileAnswer } from '../../src/contract/types.ts';
-import { currentToolCall } from '../../src/worker/toolCallContext.ts';
+import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const env = (name: string): string => {
