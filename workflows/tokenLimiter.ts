@@ -2,6 +2,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  makeContinueAsNewFunc,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -16,7 +17,8 @@ import {
 /**
  * One model's tokens per minute for every worker and conversation (`rateLimit.tokensPerMinute`): a
  * sliding window of reserved tokens. The window is workflow state, so it outlives any worker; the
- * workflow continues as new when the server suggests it, carrying only the window.
+ * workflow continues as new when the server suggests it or its deployment's version changes,
+ * carrying only the window.
  */
 export async function tokenLimiterWorkflow(state: TokenLimiterState): Promise<never> {
   const { tokensPerMinute, windowMs } = state;
@@ -32,11 +34,20 @@ export async function tokenLimiterWorkflow(state: TokenLimiterState): Promise<ne
     const reservation = reservations.find((each) => each.id === id);
     if (reservation) reservation.tokens = tokens;
   });
-  await condition(() => workflowInfo().continueAsNewSuggested);
+  const newVersion = () => workflowInfo().targetWorkerDeploymentVersionChanged;
+  await condition(() => workflowInfo().continueAsNewSuggested || newVersion());
   await condition(allHandlersFinished);
-  return continueAsNew<typeof tokenLimiterWorkflow>({
+  const carried = {
     tokensPerMinute,
     windowMs,
     reservations: withinWindow(reservations, Date.now(), windowMs),
-  });
+  };
+  // A run never ends by itself: on a versioned worker it moves to the new version, as a
+  // conversation does between turns, so that the old one can drain.
+  if (newVersion()) {
+    return makeContinueAsNewFunc<typeof tokenLimiterWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(
+      carried,
+    );
+  }
+  return continueAsNew<typeof tokenLimiterWorkflow>(carried);
 }
