@@ -11,6 +11,13 @@ import type { CompactionFunction, Message } from '../src/contract/types.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
 import { classifyModelError } from '../src/worker/model/errors.ts';
 import {
+  type ModelTable,
+  modelNamed,
+  type WorkerModel,
+  wholeAttempt,
+  withFallbacks,
+} from '../src/worker/model/models.ts';
+import {
   contextWindowBytes,
   modelEndpoint,
   type ResolvedModelSettings,
@@ -20,7 +27,9 @@ import type { ModelContextReader } from './modelContext.ts';
 import type { StoredMessages } from './storedMessages.ts';
 
 export interface CompactionDependencies {
-  settings: ResolvedModelSettings;
+  models: ModelTable;
+  /** The OpenAI client of a model, one per model and worker. */
+  clientFor: (model: WorkerModel) => OpenAI;
   contexts: ModelContextReader;
   storedMessages: StoredMessages;
   /** The worker's own compaction function, used instead of the model when set. */
@@ -31,11 +40,12 @@ export interface CompactionDependencies {
  * A compaction's summary (the `compactContext` activity): reads the messages to summarise by
  * reference, as a model call does, and folds them into the previous summary, by the worker's
  * `compact` function or by model calls with the compaction prompt (several, one after another, when
- * the messages do not fit in half the model's window). A large summary goes to the payload store.
+ * the messages do not fit in half the model's window). The model is one of the worker's models, by
+ * name (`input.model`, default the worker's default), and its fallbacks write the summary when it
+ * cannot. A large summary goes to the payload store.
  */
 export async function compactContext(
   deps: CompactionDependencies,
-  openai: OpenAI,
   input: CompactContextInput,
 ): Promise<CompactContextOutput> {
   const context = Context.current();
@@ -54,16 +64,26 @@ export async function compactContext(
     // What a guardrail kept from the model is kept out of its summary too.
     const messages = (await deps.contexts.messagesBetween(transcript, input.from)).filter(readByModel);
     const previous = input.previous ? await deps.contexts.summaryText(input.previous) : undefined;
-    const model = input.model ?? deps.settings.model;
+    const named = modelNamed(deps.models, input.model, 'The compaction');
+    const model = named.name;
     const prompt = input.prompt ?? DEFAULT_COMPACTION_PROMPT;
-    const summarise = (toSummarise: Message[], earlier: string | undefined) =>
-      summariseByModel(
-        deps.settings,
-        openai,
-        { model, prompt, signal: context.cancellationSignal },
-        toSummarise,
-        earlier,
+    // The model that wrote the last summary: a fallback's name when the one named could not.
+    let wrote = model;
+    const summarise = async (toSummarise: Message[], earlier: string | undefined) => {
+      const written = await withFallbacks(deps.models, named, (candidate) =>
+        wholeAttempt(() =>
+          summariseByModel(
+            candidate.settings,
+            deps.clientFor(candidate),
+            { prompt, signal: context.cancellationSignal },
+            toSummarise,
+            earlier,
+          ),
+        ),
       );
+      wrote = written.model.name;
+      return written.reply;
+    };
     const summary = deps.compact
       ? await deps.compact(messages, {
           conversationId: input.conversationId,
@@ -82,7 +102,7 @@ export async function compactContext(
     }
     deps.contexts.rememberSummary(transcript, input.id, summary);
     const kept = await deps.storedMessages.keep({ role: 'user', content: summary, timestamp: Date.now() });
-    const written = deps.compact ? 'custom' : model;
+    const written = deps.compact ? 'custom' : wrote;
     return kept.stored ? { summary: '', stored: kept.stored, model: written } : { summary, model: written };
   } finally {
     stopHeartbeats();
@@ -90,7 +110,6 @@ export async function compactContext(
 }
 
 interface SummaryCall {
-  model: string;
   prompt: string;
   signal: AbortSignal;
 }
@@ -103,7 +122,7 @@ async function summariseByModel(
   messages: Message[],
   earlier: string | undefined,
 ): Promise<string> {
-  const budget = Math.max(1, Math.floor(contextWindowBytes(settings, call.model) / 2));
+  const budget = Math.max(1, Math.floor(contextWindowBytes(settings, settings.model) / 2));
   let summary = earlier;
   let chunk: string[] = [];
   let bytes = 0;
@@ -136,7 +155,7 @@ async function summaryCall(
   try {
     const completion = await openai.chat.completions.create(
       {
-        model: call.model,
+        model: settings.model,
         messages: [
           { role: 'system', content: call.prompt },
           { role: 'user', content: parts.filter((part) => part !== '').join('\n\n') },
@@ -147,7 +166,7 @@ async function summaryCall(
     const content = completion.choices[0]?.message?.content;
     return typeof content === 'string' ? content.trim() : '';
   } catch (error) {
-    throw classifyModelError(error, { endpoint: modelEndpoint(settings), model: call.model });
+    throw classifyModelError(error, { endpoint: modelEndpoint(settings), model: settings.model });
   }
 }
 

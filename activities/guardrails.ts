@@ -14,24 +14,32 @@ import type {
   WorkerGuardrails,
 } from '../src/contract/types.ts';
 import { classifyModelError } from '../src/worker/model/errors.ts';
+import {
+  type ModelTable,
+  modelNamed,
+  type WorkerModel,
+  wholeAttempt,
+  withFallbacks,
+} from '../src/worker/model/models.ts';
 import { modelEndpoint, type ResolvedModelSettings } from '../src/worker/model/settings.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { StoredMessages } from './storedMessages.ts';
 
 export interface GuardrailDependencies {
   guardrails: WorkerGuardrails;
-  settings: ResolvedModelSettings;
+  models: ModelTable;
+  /** The OpenAI client of a model, one per model and worker. */
+  clientFor: (model: WorkerModel) => OpenAI;
   storedMessages: StoredMessages;
 }
 
 /**
  * The `runGuardrails` activity. An unknown name or a verdict of the wrong shape fails it for good
  * (no retry mends a configuration); a guardrail that throws fails the attempt, retried as the
- * workflow's policy says, with an error naming the guardrail.
+ * workflow's policy says (unless it threw a non-retryable failure), with an error naming the guardrail.
  */
 export async function runGuardrails(
   deps: GuardrailDependencies,
-  openai: OpenAI,
   input: RunGuardrailsInput,
 ): Promise<GuardrailOutcome[]> {
   const { stage } = input;
@@ -47,8 +55,15 @@ export async function runGuardrails(
   });
   const context = Context.current();
   const stopHeartbeats = heartbeatWhileRunning(context);
-  const complete = (request: GuardrailModelRequest) =>
-    completion(deps.settings, openai, request, context.cancellationSignal);
+  const complete = async (request: GuardrailModelRequest) => {
+    const named = modelNamed(deps.models, request.model, `The ${stage} guardrail's complete()`);
+    const { reply } = await withFallbacks(deps.models, named, (model) =>
+      wholeAttempt(() =>
+        completion(model.settings, deps.clientFor(model), request, context.cancellationSignal),
+      ),
+    );
+    return reply;
+  };
   try {
     const outcomes: GuardrailOutcome[] = [];
     for (const entry of input.messages) {
@@ -99,10 +114,12 @@ async function verdictOf(
   try {
     verdict = await guardrail.execute(text, context);
   } catch (error) {
-    throw ApplicationFailure.retryable(
-      guardrailFailedMessage(context.stage, guardrail.name, describeThrown(error)),
-      'GuardrailFailed',
-    );
+    // A failure no retry mends (a model the worker does not serve, a rejected request) stays so.
+    throw ApplicationFailure.create({
+      message: guardrailFailedMessage(context.stage, guardrail.name, describeThrown(error)),
+      type: 'GuardrailFailed',
+      nonRetryable: error instanceof ApplicationFailure && error.nonRetryable === true,
+    });
   }
   if (isVerdict(verdict)) return verdict;
   const shown = truncate(JSON.stringify(verdict) ?? String(verdict), SHOWN_OPTION_CHARS);
@@ -131,14 +148,14 @@ function isVerdict(value: unknown): value is GuardrailVerdict {
   }
 }
 
-/** `GuardrailContext.complete`: one call to the worker's model, its reply's text. */
+/** `GuardrailContext.complete` on one of the worker's models: its reply's text. */
 async function completion(
   settings: ResolvedModelSettings,
   openai: OpenAI,
   request: GuardrailModelRequest,
   signal: AbortSignal,
 ): Promise<string> {
-  const model = request.model ?? settings.model;
+  const { model } = settings;
   try {
     const reply = await openai.chat.completions.create(
       {

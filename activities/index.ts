@@ -15,7 +15,6 @@ import type {
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import {
   type ModelTable,
-  modelNamed,
   modelTableOf,
   routedModel,
   routingInfo,
@@ -144,12 +143,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         [YIEM.turn]: input.turn,
         [YIEM.model]: input.model ?? models.defaultModel,
       });
-      const model = modelNamed(models, input.model, 'The compaction');
-      return compactContext(
-        { settings: model.settings, contexts, storedMessages, compact: deps.compact },
-        clientFor(model),
-        { ...input, model: model.settings.model },
-      );
+      return compactContext({ models, clientFor, contexts, storedMessages, compact: deps.compact }, input);
     },
     executeTool: async (input) => {
       annotateActivitySpan(input.conversationId, {
@@ -190,12 +184,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     },
     runGuardrails: async (input) => {
       annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
-      const model = modelNamed(models, undefined);
-      return runGuardrails(
-        { guardrails: deps.guardrails ?? {}, settings: model.settings, storedMessages },
-        clientFor(model),
-        input,
-      );
+      return runGuardrails({ guardrails: deps.guardrails ?? {}, models, clientFor, storedMessages }, input);
     },
     defaultModel: async () => models.defaultModel,
     modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),

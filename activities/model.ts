@@ -9,11 +9,15 @@ import type {
   PreparedToolCall,
   PrepareToolCallsInput,
 } from '../src/contract/protocol.ts';
-import { describeThrown } from '../src/contract/thrown.ts';
-import type { ModelFallback } from '../src/contract/types.ts';
-import { classifyModelError, worthAFallback } from '../src/worker/model/errors.ts';
+import { classifyModelError } from '../src/worker/model/errors.ts';
 import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
-import { type ModelTable, modelNamed, modelsToTry, type WorkerModel } from '../src/worker/model/models.ts';
+import {
+  type ModelAttempt,
+  type ModelTable,
+  modelNamed,
+  type WorkerModel,
+  withFallbacks,
+} from '../src/worker/model/models.ts';
 import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
 import { withCost } from '../src/worker/model/prices.ts';
 import {
@@ -78,43 +82,35 @@ export async function callModel(deps: ModelDependencies, input: CallModelInput):
 }
 
 /**
- * The call to the model asked for, then to each of its fallbacks in turn while the one before could
- * not answer at all (unreachable, timed out, 5xx, a 429 asking for a long wait): each switch is a
- * `modelFallback` event and is recorded on the reply. A model that began to answer is not left; when
- * the last one fails too, its error fails the attempt and Temporal's retry starts again at the first.
+ * The call to the model asked for and its fallbacks (`withFallbacks`): each switch is a
+ * `modelFallback` event and is recorded on the reply. When the last model fails too, its error fails
+ * the attempt and Temporal's retry starts again at the first.
  */
 async function callWithFallbacks(
   deps: ModelDependencies,
   input: CallModelInput,
   context: Context,
 ): Promise<CallModelOutput> {
-  const candidates = modelsToTry(deps.models, modelNamed(deps.models, input.model));
+  const first = modelNamed(deps.models, input.model);
   const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
-  const fallbacks: ModelFallback[] = [];
-  for (let index = 0; ; index++) {
-    const model = candidates[index] as WorkerModel;
-    const next = candidates[index + 1];
-    const attempt = await streamModelCall(deps, model, input, context, events);
-    if (attempt.reply) {
-      const heldBack = await events.finish();
-      return {
-        ...attempt.reply,
-        ...(fallbacks.length > 0 ? { fallbacks } : {}),
-        ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
-      };
-    }
-    if (!next || attempt.answered || !worthAFallback(attempt.failure, deps.models.maxRateLimitWaitMs)) {
-      await events.abandon();
-      throw attempt.failure;
-    }
-    const fallback = { from: model.name, to: next.name, cause: describeThrown(attempt.failure) };
-    fallbacks.push(fallback);
-    events.publish({ type: 'modelFallback', ...fallback }, { now: true });
+  try {
+    const { reply, fallbacks } = await withFallbacks(
+      deps.models,
+      first,
+      (model) => streamModelCall(deps, model, input, context, events),
+      (fallback) => events.publish({ type: 'modelFallback', ...fallback }, { now: true }),
+    );
+    const heldBack = await events.finish();
+    return {
+      ...reply,
+      ...(fallbacks.length > 0 ? { fallbacks } : {}),
+      ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
+    };
+  } catch (error) {
+    await events.abandon();
+    throw error;
   }
 }
-
-/** One model's answer, or its classified failure and whether it had begun to answer. */
-type ModelAttempt = { reply: CallModelOutput } | { reply?: undefined; failure: unknown; answered: boolean };
 
 async function streamModelCall(
   deps: ModelDependencies,
@@ -122,7 +118,7 @@ async function streamModelCall(
   input: CallModelInput,
   context: Context,
   events: ActivityEventPublisher,
-): Promise<ModelAttempt> {
+): Promise<ModelAttempt<CallModelOutput>> {
   const execution = context.info.workflowExecution;
   if (!execution) throw ApplicationFailure.nonRetryable('callModel runs only inside a conversation workflow');
   const { settings } = target;

@@ -667,7 +667,10 @@ export interface ConversationOptions {
 
 /** How a conversation compacts its context (`ConversationOptions.compaction`). */
 export interface CompactionOptions {
-  /** The model that writes the summary. Default: the conversation's model. */
+  /**
+   * The model that writes the summary: one the worker serves, by name, called at its endpoint with
+   * its key and settings, and its fallbacks when it cannot answer. Default: the conversation's model.
+   */
   model?: string;
   /** The system prompt of the summarising call. Default `DEFAULT_COMPACTION_PROMPT`. */
   prompt?: string;
@@ -1297,8 +1300,9 @@ export interface GuardrailContext {
   /** Aborts when the turn is cancelled or the activity times out. */
   signal: AbortSignal;
   /**
-   * One call to the worker's model (its endpoint and key, `AgentWorkerOptions.model`): a guardrail
-   * that asks a model to judge the text. Returns the reply's text.
+   * One call to one of the worker's models (`request.model`, by name as conversations name them;
+   * its endpoint, key and settings, and its `AgentWorkerOptions.fallbacks` when it cannot answer):
+   * a guardrail that asks a model to judge the text. Returns the reply's text.
    */
   complete(request: GuardrailModelRequest): Promise<string>;
 }
@@ -1309,7 +1313,10 @@ export interface GuardrailModelRequest {
   instructions: string;
   /** The user message of the call, typically the text being checked. */
   input: string;
-  /** Default: the worker's default model. */
+  /**
+   * A model the worker serves, by name (`AgentWorkerOptions.models`); another name fails the turn,
+   * naming the ones it serves. Default: the worker's default model.
+   */
   model?: string;
 }
 

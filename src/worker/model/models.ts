@@ -1,6 +1,14 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelRoutingInfo, RouteModelInput } from '../../contract/protocol.ts';
-import type { ModelDefinition, ModelRateLimit, ModelRoute, ModelSettings } from '../../contract/types.ts';
+import { describeThrown } from '../../contract/thrown.ts';
+import type {
+  ModelDefinition,
+  ModelFallback,
+  ModelRateLimit,
+  ModelRoute,
+  ModelSettings,
+} from '../../contract/types.ts';
+import { worthAFallback } from './errors.ts';
 import {
   describeModel,
   modelEndpoint,
@@ -193,6 +201,46 @@ export async function routedModel(table: ModelTable, input: RouteModelInput): Pr
 export function modelsToTry(table: ModelTable, first: WorkerModel): WorkerModel[] {
   const rest = (table.fallbacks[first.name] ?? []).map((name) => table.models.get(name) as WorkerModel);
   return [first, ...rest];
+}
+
+/** One model's answer, or its classified failure and whether it had begun to answer. */
+export type ModelAttempt<T> = { reply: T } | { reply?: undefined; failure: unknown; answered: boolean };
+
+/**
+ * A call to `first`, then to each of its fallbacks in turn while the one before could not answer at
+ * all (`worthAFallback`: unreachable, timed out, 5xx, a 429 asking for a long wait); every model call
+ * of a worker (the turn's, a compaction's, a guardrail's) tries its models here. A model that began
+ * to answer is not left; when the last one fails too, its failure is thrown.
+ */
+export async function withFallbacks<T>(
+  table: ModelTable,
+  first: WorkerModel,
+  attempt: (model: WorkerModel) => Promise<ModelAttempt<T>>,
+  onFallback: (fallback: ModelFallback) => void = () => {},
+): Promise<{ reply: T; model: WorkerModel; fallbacks: ModelFallback[] }> {
+  const candidates = modelsToTry(table, first);
+  const fallbacks: ModelFallback[] = [];
+  for (let index = 0; ; index++) {
+    const model = candidates[index] as WorkerModel;
+    const next = candidates[index + 1];
+    const result = await attempt(model);
+    if (!('failure' in result)) return { reply: result.reply, model, fallbacks };
+    if (!next || result.answered || !worthAFallback(result.failure, table.maxRateLimitWaitMs)) {
+      throw result.failure;
+    }
+    const fallback = { from: model.name, to: next.name, cause: describeThrown(result.failure) };
+    fallbacks.push(fallback);
+    onFallback(fallback);
+  }
+}
+
+/** A call that answers whole or not at all (no stream): its failure, classified, is worth a fallback or not. */
+export async function wholeAttempt<T>(call: () => Promise<T>): Promise<ModelAttempt<T>> {
+  try {
+    return { reply: await call() };
+  } catch (failure) {
+    return { failure, answered: false };
+  }
 }
 
 /** What the workflow learns once per run: the default, the rate-limited models' queues, whether a route decides. */
