@@ -119,7 +119,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       };
       return inGenAiSpan(chat, async (span) => {
         const output = await callModel(
-          { models, clientFor, registry: deps.registry, contexts, warn, prepare },
+          { models, clientFor, registry: deps.registry, contexts, warn, prepare, getClient },
           input,
         );
         span?.setAttributes(chatReplyAttributes(output));

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type {
@@ -30,6 +31,7 @@ import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
 import { StreamedContent } from './streamedContent.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
+import { reserveTokens } from './tokenLimit.ts';
 
 export interface ModelDependencies {
   models: ModelTable;
@@ -40,6 +42,8 @@ export interface ModelDependencies {
   warn: (message: string) => void;
   /** PREPARE of the reply's tool calls. */
   prepare: (input: PrepareToolCallsInput) => Promise<PreparedToolCall[]>;
+  /** A client on the worker's cluster, for the limiter of a model with `rateLimit.tokensPerMinute`. */
+  getClient: () => Promise<Client>;
 }
 
 /** Creates the OpenAI client once per worker and model; Temporal's retry policy is the only retry. */
@@ -153,16 +157,17 @@ async function streamModelCall(
     announce();
     events.publish({ type: 'textDelta', text: delta });
   });
+  const request = {
+    model,
+    messages: formatMessages(systemPrompt, messages),
+    ...(tools.length > 0 ? { tools: formatTools(tools) } : {}),
+    stream_options: { include_usage: true },
+  };
+  const reservation = await reserveTokens(await deps.getClient(), context, target, request);
   try {
-    const stream = deps.clientFor(target).chat.completions.stream(
-      {
-        model,
-        messages: formatMessages(systemPrompt, messages),
-        ...(tools.length > 0 ? { tools: formatTools(tools) } : {}),
-        stream_options: { include_usage: true },
-      },
-      { signal: context.cancellationSignal },
-    );
+    const stream = deps.clientFor(target).chat.completions.stream(request, {
+      signal: context.cancellationSignal,
+    });
     const content = new StreamedContent();
     for await (const chunk of stream) {
       const delta: unknown = chunk.choices[0]?.delta?.content;
@@ -182,6 +187,8 @@ async function streamModelCall(
       toolCalls: message.toolCalls.map((call) => ({ id: call.id, name: call.name })),
     });
     const usage = withCost(message.usage, settings.prices ?? {}, [target.name, model, parsed.model]);
+    // An endpoint that reports no usage leaves the estimate in the window.
+    if (usage) await reservation?.settle(usage.totalTokens);
     return {
       reply: {
         ...message,

@@ -1124,19 +1124,32 @@ export interface ModelDefinition extends ModelSettings {
   /**
    * The provider's limit for this model, held by every worker together: calls to a model with
    * `requestsPerMinute` go through a task queue of their own (`<taskQueue>-model-<name>`) whose
-   * dispatch rate the Temporal server enforces for the whole fleet.
+   * dispatch rate the Temporal server enforces for the whole fleet; `tokensPerMinute` is held by
+   * a limiter workflow per model.
    */
   rateLimit?: ModelRateLimit;
 }
 
 /**
- * A provider's rate limit for one model (`ModelDefinition.rateLimit`). Tokens per minute are not
- * limited ahead of time (a call's tokens are known only after it): a provider's 429 is retried after
- * its Retry-After.
+ * A provider's rate limit for one model (`ModelDefinition.rateLimit`), held across every worker and
+ * conversation. A provider's 429 is still retried after its Retry-After.
  */
 export interface ModelRateLimit {
   /** Model calls per minute across every worker and conversation: enforced by the task queue's rate. */
   requestsPerMinute: number;
+  /**
+   * Tokens per minute across every worker and conversation: each call reserves its estimated input
+   * tokens (its request's bytes / 4) in a sliding window kept by one limiter workflow per model
+   * (`yiem-token-limiter-<taskQueue>-<model>`), waits while the window is full, and corrects the
+   * reservation with the usage the provider reports. A single call estimated above the whole
+   * limit fails. Default: not limited.
+   */
+  tokensPerMinute?: number;
+  /**
+   * The token window's length in milliseconds. Default 60 000 (what "per minute" means): a
+   * shorter window is for tests only, which need not wait a minute.
+   */
+  windowMs?: number;
 }
 
 /** What a worker's `route` function decides a model call by. */

@@ -57,6 +57,15 @@ export function modelQueueName(taskQueue: string, model: string): string {
 }
 
 /**
+ * The worker's main task queue, from the queue a model call runs on (its model's own queue, or the
+ * main queue itself for a worker of plain Temporal with only the plugin).
+ */
+export function mainQueueOf(activityQueue: string, model: string): string {
+  const suffix = modelQueueName('', model);
+  return activityQueue.endsWith(suffix) ? activityQueue.slice(0, -suffix.length) : activityQueue;
+}
+
+/**
  * The worker's models from its options and the environment, checked when the worker starts: an
  * unknown default or fallback, a bad rate limit, or a fallback onto a rate-limited model fails here
  * rather than in every turn.
@@ -145,10 +154,15 @@ function workerModel(name: string, definition: ModelDefinition, env: NodeJS.Proc
 }
 
 function checkRateLimit(name: string, limit: ModelRateLimit): void {
-  const perMinute: unknown = limit?.requestsPerMinute;
-  if (typeof perMinute !== 'number' || !Number.isFinite(perMinute) || perMinute <= 0) {
+  checkAboveZero(name, 'requestsPerMinute', limit?.requestsPerMinute);
+  if (limit.tokensPerMinute !== undefined) checkAboveZero(name, 'tokensPerMinute', limit.tokensPerMinute);
+  if (limit.windowMs !== undefined) checkAboveZero(name, 'windowMs', limit.windowMs);
+}
+
+function checkAboveZero(name: string, field: keyof ModelRateLimit, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
     throw new Error(
-      `models.${name}.rateLimit.requestsPerMinute must be a number above 0, got ${JSON.stringify(perMinute)}`,
+      `models.${name}.rateLimit.${field} must be a number above 0, got ${JSON.stringify(value)}`,
     );
   }
 }
