@@ -120,14 +120,17 @@ describe('yiem chat with sub-agents and the readUserFile callback tool', () => {
     await terminal.waitFor(lastPrompt, 'the prompt');
     ask = { kind: 'toolCalls', toolCalls: [{ name: 'banker', arguments: { task: 'pay 5' } }] };
     await say('pay five');
-    const asking = await terminal.waitFor(
+    // The question ends as the last line, as typed: a line printed while it is open goes above it and
+    // the question is drawn again (two writes to the terminal, so the screen is read once both landed).
+    const questionLast = (text: string) =>
+      text.trimEnd().split('\n').at(-1) === 'Approve transferMoney? [y/n]';
+    await terminal.waitFor(
       (text) =>
         text.includes('? transferMoney({"amount":5}) (asked by sub-agent banker) needs your approval') &&
-        text.includes('[banker] ? transferMoney waits for approval'),
-      'the approval question and the sub-agent line',
+        text.includes('[banker] ? transferMoney waits for approval') &&
+        questionLast(text),
+      'the approval question and the sub-agent line, the question last',
     );
-    // The question stays the last line, as typed: no spinner drawn onto it, no line printed after it.
-    expect(asking.trimEnd().split('\n').at(-1)).toBe('Approve transferMoney? [y/n]');
     await say('y');
     const screen = await terminal.waitFor(
       (text) => text.includes('agent> Got: Paid 5.') && lastPrompt(text),
