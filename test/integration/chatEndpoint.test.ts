@@ -154,7 +154,14 @@ describe('the chat endpoint, through the AI SDK client', () => {
     const message = chat.lastMessage;
     expect(message?.parts.filter((part) => part.type === 'step-start')).toHaveLength(2);
     expect(text(message)).toBe('Let me look.Both are sunny.');
-    const [tokyo, paris, unknown] = toolParts(message);
+    // Parallel calls show as each starts running, so find each by what it was asked.
+    const parts = toolParts(message);
+    const byCity = (city: string) => parts.find((part) => (part.input as { city?: string })?.city === city);
+    const [tokyo, paris, unknown] = [
+      byCity('Tokyo'),
+      byCity('Paris'),
+      parts.find((part) => part.type === 'tool-nonexistent'),
+    ];
     expect(tokyo).toMatchObject({
       type: 'tool-lookup',
       state: 'output-available',
