@@ -124,7 +124,21 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       'text turn 4 against 2; tool turn 7 against 5',
       '2 over on the text turn, 2 on the tool turn',
     ]);
-    expect(goalRow(report, 'A plain text turn no slower')[3]).toBe('1.33 × (1.25–1.40)');
+    expect(goalRow(report, 'A plain text turn no slower').slice(2)).toEqual([
+      '15 ms over',
+      '1.33 × (1.25–1.40)',
+      '**missed**',
+    ]);
+    // Faster than the peer's activity configuration says nothing about its local-activity one.
+    const faster = render(run, {
+      ...run.results,
+      peer: { ...peer, plainTurnMs: { ours: summary(40), peer: summary(45) } },
+    });
+    expect(goalRow(faster, 'A plain text turn no slower').slice(2)).toEqual([
+      'unknown',
+      '1.33 × (1.25–1.40)',
+      'not judged',
+    ]);
   });
 
   it('calls 10,000 idle conversations measured only when that many ran, and extrapolated otherwise', async () => {
