@@ -5,10 +5,10 @@
  *
  *   npx tsx bench/cpuPerStep.ts [--rounds=8] [--calls=20] [--text-turns=20] [--worker-options=JSON]
  */
-import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startEnvironment } from './environment.ts';
+import { processCpuMs } from './machine.ts';
 import { sendOk } from './scenarios/overhead.ts';
 import { callDirective } from './scriptedReplies.ts';
 import { formatSummary, summarize, timed } from './stats.ts';
@@ -24,12 +24,6 @@ const { values } = parseArgs({
 const calls = Number(values.calls);
 const textTurns = Number(values['text-turns']);
 
-/** User + system CPU time of a process in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 const loadBefore = os.loadavg();
 const env = await startEnvironment();
 try {
@@ -37,7 +31,7 @@ try {
     values['worker-options'] ? { workerOptions: JSON.parse(values['worker-options']) } : {},
   );
   const pids = { server: env.server.pid, worker: worker.child.pid as number };
-  const cpu = () => ({ server: cpuMs(pids.server), worker: cpuMs(pids.worker) });
+  const cpu = () => ({ server: processCpuMs(pids.server), worker: processCpuMs(pids.worker) });
   const conversation = await agents.startConversation({
     systemPrompt: '',
     toolExecution: 'sequential',
