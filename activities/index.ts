@@ -143,7 +143,10 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         [YIEM.turn]: input.turn,
         [YIEM.model]: input.model ?? models.defaultModel,
       });
-      return compactContext({ models, clientFor, contexts, storedMessages, compact: deps.compact }, input);
+      return compactContext(
+        { models, clientFor, getClient, contexts, storedMessages, warn, compact: deps.compact },
+        input,
+      );
     },
     executeTool: async (input) => {
       annotateActivitySpan(input.conversationId, {
@@ -184,7 +187,10 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     },
     runGuardrails: async (input) => {
       annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
-      return runGuardrails({ guardrails: deps.guardrails ?? {}, models, clientFor, storedMessages }, input);
+      return runGuardrails(
+        { guardrails: deps.guardrails ?? {}, models, clientFor, getClient, storedMessages, warn },
+        input,
+      );
     },
     defaultModel: async () => models.defaultModel,
     modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),

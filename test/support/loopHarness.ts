@@ -315,7 +315,9 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         return await Promise.all(
           input.messages.map(
             async (message) =>
-              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? { action: 'pass' },
+              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? {
+                action: 'pass' as const,
+              },
           ),
         );
       } finally {
