@@ -5,6 +5,7 @@ import type OpenAI from 'openai';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
+import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type {
   AgentEventSink,
@@ -184,6 +185,18 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       if (output.terminate) return endToolActivity(output);
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
+    },
+    keepToolResult: async ({ conversationId, turn, message }) => {
+      annotateActivitySpan(conversationId, {
+        [YIEM.turn]: turn,
+        [YIEM.toolName]: message.toolName,
+        [YIEM.toolCallId]: message.toolCallId,
+      });
+      const { content, details } = limitToolResult(
+        { content: message.content, details: message.details, usage: null, terminate: false },
+        maxToolResultBytes,
+      );
+      return storedMessages.keep({ ...message, content, details });
     },
     runGuardrails: async (input) => {
       annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });

@@ -251,6 +251,17 @@ export interface ResolvedToolPolicy {
   retry: Required<NonNullable<ActivityPolicy['retry']>>;
 }
 
+/**
+ * A large result the workflow itself received (a Nexus operation's output), to be kept as an
+ * activity's tool result is: cut at the worker's `maxToolResultBytes`, and stored by reference when
+ * above the inline size.
+ */
+export interface KeepToolResultInput {
+  conversationId: string;
+  turn: number;
+  message: ToolResultMessage;
+}
+
 export interface ExecuteToolInput {
   conversationId: string;
   turn: number;
@@ -319,6 +330,8 @@ export interface AgentActivities {
   /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** A result the workflow received, cut and stored as `executeTool` keeps its own (its outline when stored). */
+  keepToolResult(input: KeepToolResultInput): Promise<ToolResultMessage & { stored?: StoredContent }>;
   /** The worker's guardrails on messages: one outcome per message, in order (bare for an input without `followed`). */
   runGuardrails(input: RunGuardrailsInput): Promise<RunGuardrailsOutput | GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
