@@ -1,6 +1,5 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
 import { DEFAULT_COMPACTION_PROMPT } from '../src/contract/compaction.ts';
 import { readByModel } from '../src/contract/guardrails.ts';
 import { COMPACTED_MESSAGE_CHARS } from '../src/contract/limits.ts';
@@ -9,28 +8,17 @@ import { resultText } from '../src/contract/toolResult.ts';
 import { truncate } from '../src/contract/truncate.ts';
 import type { CompactionFunction, Message } from '../src/contract/types.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
-import { classifyModelError } from '../src/worker/model/errors.ts';
-import {
-  type ModelTable,
-  modelNamed,
-  type WorkerModel,
-  wholeAttempt,
-  withFallbacks,
-} from '../src/worker/model/models.ts';
-import {
-  contextWindowBytes,
-  modelEndpoint,
-  type ResolvedModelSettings,
-} from '../src/worker/model/settings.ts';
+import { modelNamed, type WorkerModel } from '../src/worker/model/models.ts';
+import { contextWindowBytes } from '../src/worker/model/settings.ts';
+import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
 import type { StoredMessages } from './storedMessages.ts';
+import { type WholeModelCallDependencies, WholeModelCalls } from './wholeModelCall.ts';
 
-export interface CompactionDependencies {
-  models: ModelTable;
-  /** The OpenAI client of a model, one per model and worker. */
-  clientFor: (model: WorkerModel) => OpenAI;
+export interface CompactionDependencies extends WholeModelCallDependencies {
   contexts: ModelContextReader;
+  warn: (message: string) => void;
   storedMessages: StoredMessages;
   /** The worker's own compaction function, used instead of the model when set. */
   compact: CompactionFunction | undefined;
@@ -42,7 +30,8 @@ export interface CompactionDependencies {
  * `compact` function or by model calls with the compaction prompt (several, one after another, when
  * the messages do not fit in half the model's window). The model is one of the worker's models, by
  * name (`input.model`, default the worker's default), and its fallbacks write the summary when it
- * cannot. A large summary goes to the payload store.
+ * cannot, each switch a `modelFallback` event; its requests count in the model's token window
+ * (`WholeModelCalls`). A large summary goes to the payload store.
  */
 export async function compactContext(
   deps: CompactionDependencies,
@@ -54,6 +43,8 @@ export async function compactContext(
     throw ApplicationFailure.nonRetryable('compactContext runs only inside a conversation workflow');
   }
   const stopHeartbeats = heartbeatWhileRunning(context);
+  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const calls = new WholeModelCalls(deps, context, events);
   try {
     const transcript = {
       workflowId: execution.workflowId,
@@ -70,19 +61,9 @@ export async function compactContext(
     // The model that wrote the last summary: a fallback's name when the one named could not.
     let wrote = model;
     const summarise = async (toSummarise: Message[], earlier: string | undefined) => {
-      const written = await withFallbacks(deps.models, named, (candidate) =>
-        wholeAttempt(() =>
-          summariseByModel(
-            candidate.settings,
-            deps.clientFor(candidate),
-            { prompt, signal: context.cancellationSignal },
-            toSummarise,
-            earlier,
-          ),
-        ),
-      );
+      const written = await summariseByModel(calls, named, prompt, toSummarise, earlier);
       wrote = written.model.name;
-      return written.reply;
+      return written.summary;
     };
     const summary = deps.compact
       ? await deps.compact(messages, {
@@ -103,71 +84,55 @@ export async function compactContext(
     deps.contexts.rememberSummary(transcript, input.id, summary);
     const kept = await deps.storedMessages.keep({ role: 'user', content: summary, timestamp: Date.now() });
     const written = deps.compact ? 'custom' : wrote;
-    return kept.stored ? { summary: '', stored: kept.stored, model: written } : { summary, model: written };
+    const heldBack = await events.finish();
+    return {
+      ...(kept.stored ? { summary: '', stored: kept.stored } : { summary }),
+      model: written,
+      ...(heldBack.length > 0 ? { events: heldBack } : {}),
+    };
+  } catch (error) {
+    await events.abandon();
+    throw error;
   } finally {
     stopHeartbeats();
   }
 }
 
-interface SummaryCall {
-  prompt: string;
-  signal: AbortSignal;
-}
-
 /** Folds `messages` into `earlier` with the model, in as many calls as half its window needs. */
 async function summariseByModel(
-  settings: ResolvedModelSettings,
-  openai: OpenAI,
-  call: SummaryCall,
+  calls: WholeModelCalls,
+  named: WorkerModel,
+  prompt: string,
   messages: Message[],
   earlier: string | undefined,
-): Promise<string> {
-  const budget = Math.max(1, Math.floor(contextWindowBytes(settings, settings.model) / 2));
+): Promise<{ summary: string; model: WorkerModel }> {
+  let model = named;
   let summary = earlier;
+  // Each call starts from the model named; `model` is the one that wrote the latest summary.
+  const fold = async (lines: string[]) => {
+    const parts = [
+      summary === undefined ? '' : `The summary of the conversation so far:\n${summary}`,
+      `The messages to fold into it:\n${lines.join('\n')}`,
+    ];
+    const written = await calls.complete(named, prompt, parts.filter((part) => part !== '').join('\n\n'));
+    model = written.model;
+    summary = written.text.trim();
+  };
+  const budget = Math.max(1, Math.floor(contextWindowBytes(named.settings, named.settings.model) / 2));
   let chunk: string[] = [];
   let bytes = 0;
   for (const line of messages.map(messageLine)) {
     const lineBytes = utf8Bytes(line);
     if (chunk.length > 0 && bytes + lineBytes > budget) {
-      summary = await summaryCall(settings, openai, call, chunk, summary);
+      await fold(chunk);
       chunk = [];
       bytes = 0;
     }
     chunk.push(line);
     bytes += lineBytes;
   }
-  if (chunk.length > 0 || summary === undefined)
-    summary = await summaryCall(settings, openai, call, chunk, summary);
-  return summary;
-}
-
-async function summaryCall(
-  settings: ResolvedModelSettings,
-  openai: OpenAI,
-  call: SummaryCall,
-  lines: string[],
-  earlier: string | undefined,
-): Promise<string> {
-  const parts = [
-    earlier === undefined ? '' : `The summary of the conversation so far:\n${earlier}`,
-    `The messages to fold into it:\n${lines.join('\n')}`,
-  ];
-  try {
-    const completion = await openai.chat.completions.create(
-      {
-        model: settings.model,
-        messages: [
-          { role: 'system', content: call.prompt },
-          { role: 'user', content: parts.filter((part) => part !== '').join('\n\n') },
-        ],
-      },
-      { signal: call.signal },
-    );
-    const content = completion.choices[0]?.message?.content;
-    return typeof content === 'string' ? content.trim() : '';
-  } catch (error) {
-    throw classifyModelError(error, { endpoint: modelEndpoint(settings), model: settings.model });
-  }
+  if (chunk.length > 0 || summary === undefined) await fold(chunk);
+  return { summary: summary as string, model };
 }
 
 /** One message as the compaction model reads it: who said it, and its text (cut when long). */

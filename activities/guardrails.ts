@@ -1,9 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type OpenAI from 'openai';
 import { guardrailFailedMessage, guardrailText } from '../src/contract/guardrails.ts';
 import { SHOWN_OPTION_CHARS } from '../src/contract/limits.ts';
-import type { GuardrailOutcome, RunGuardrailsInput } from '../src/contract/protocol.ts';
+import type { GuardrailOutcome, RunGuardrailsInput, RunGuardrailsOutput } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { truncate } from '../src/contract/truncate.ts';
 import type {
@@ -13,35 +12,29 @@ import type {
   GuardrailVerdict,
   WorkerGuardrails,
 } from '../src/contract/types.ts';
-import { classifyModelError } from '../src/worker/model/errors.ts';
-import {
-  type ModelTable,
-  modelNamed,
-  type WorkerModel,
-  wholeAttempt,
-  withFallbacks,
-} from '../src/worker/model/models.ts';
-import { modelEndpoint, type ResolvedModelSettings } from '../src/worker/model/settings.ts';
+import { modelNamed } from '../src/worker/model/models.ts';
+import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { StoredMessages } from './storedMessages.ts';
+import { type WholeModelCallDependencies, WholeModelCalls } from './wholeModelCall.ts';
 
-export interface GuardrailDependencies {
+export interface GuardrailDependencies extends WholeModelCallDependencies {
   guardrails: WorkerGuardrails;
-  models: ModelTable;
-  /** The OpenAI client of a model, one per model and worker. */
-  clientFor: (model: WorkerModel) => OpenAI;
   storedMessages: StoredMessages;
+  warn: (message: string) => void;
 }
 
 /**
  * The `runGuardrails` activity. An unknown name or a verdict of the wrong shape fails it for good
  * (no retry mends a configuration); a guardrail that throws fails the attempt, retried as the
  * workflow's policy says (unless it threw a non-retryable failure), with an error naming the guardrail.
+ * A guardrail's `complete()` is a model call like the turn's (`WholeModelCalls`): its fallbacks are
+ * `modelFallback` events, its tokens count in the model's window.
  */
 export async function runGuardrails(
   deps: GuardrailDependencies,
   input: RunGuardrailsInput,
-): Promise<GuardrailOutcome[]> {
+): Promise<RunGuardrailsOutput | GuardrailOutcome[]> {
   const { stage } = input;
   const registered = deps.guardrails[stage] ?? [];
   const chosen = input.guardrails.map((name) => {
@@ -55,14 +48,11 @@ export async function runGuardrails(
   });
   const context = Context.current();
   const stopHeartbeats = heartbeatWhileRunning(context);
+  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const calls = new WholeModelCalls(deps, context, events);
   const complete = async (request: GuardrailModelRequest) => {
     const named = modelNamed(deps.models, request.model, `The ${stage} guardrail's complete()`);
-    const { reply } = await withFallbacks(deps.models, named, (model) =>
-      wholeAttempt(() =>
-        completion(model.settings, deps.clientFor(model), request, context.cancellationSignal),
-      ),
-    );
-    return reply;
+    return (await calls.complete(named, request.instructions, request.input)).text;
   };
   try {
     const outcomes: GuardrailOutcome[] = [];
@@ -78,7 +68,13 @@ export async function runGuardrails(
       };
       outcomes.push(await checkText(chosen, guardrailText(message), checkContext));
     }
-    return outcomes;
+    const heldBack = await events.finish();
+    // Workflow code from before these events reads the outcomes alone.
+    if (input.followed === undefined) return outcomes;
+    return { outcomes, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
+  } catch (error) {
+    await events.abandon();
+    throw error;
   } finally {
     stopHeartbeats();
   }
@@ -145,32 +141,6 @@ function isVerdict(value: unknown): value is GuardrailVerdict {
       return typeof verdict.reason === 'string' && verdict.reason.trim() !== '';
     default:
       return false;
-  }
-}
-
-/** `GuardrailContext.complete` on one of the worker's models: its reply's text. */
-async function completion(
-  settings: ResolvedModelSettings,
-  openai: OpenAI,
-  request: GuardrailModelRequest,
-  signal: AbortSignal,
-): Promise<string> {
-  const { model } = settings;
-  try {
-    const reply = await openai.chat.completions.create(
-      {
-        model,
-        messages: [
-          { role: 'system', content: request.instructions },
-          { role: 'user', content: request.input },
-        ],
-      },
-      { signal },
-    );
-    const content = reply.choices[0]?.message?.content;
-    return typeof content === 'string' ? content : '';
-  } catch (error) {
-    throw classifyModelError(error, { endpoint: modelEndpoint(settings), model });
   }
 }
 

@@ -5,6 +5,7 @@ import type OpenAI from 'openai';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
+import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
 import type {
   AgentEventSink,
@@ -143,7 +144,10 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
         [YIEM.turn]: input.turn,
         [YIEM.model]: input.model ?? models.defaultModel,
       });
-      return compactContext({ models, clientFor, contexts, storedMessages, compact: deps.compact }, input);
+      return compactContext(
+        { models, clientFor, getClient, contexts, storedMessages, warn, compact: deps.compact },
+        input,
+      );
     },
     executeTool: async (input) => {
       annotateActivitySpan(input.conversationId, {
@@ -182,9 +186,24 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       const { stored } = await storedMessages.keep(output.message);
       return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
     },
+    keepToolResult: async ({ conversationId, turn, message }) => {
+      annotateActivitySpan(conversationId, {
+        [YIEM.turn]: turn,
+        [YIEM.toolName]: message.toolName,
+        [YIEM.toolCallId]: message.toolCallId,
+      });
+      const { content, details } = limitToolResult(
+        { content: message.content, details: message.details, usage: null, terminate: false },
+        maxToolResultBytes,
+      );
+      return storedMessages.keep({ ...message, content, details });
+    },
     runGuardrails: async (input) => {
       annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
-      return runGuardrails({ guardrails: deps.guardrails ?? {}, models, clientFor, storedMessages }, input);
+      return runGuardrails(
+        { guardrails: deps.guardrails ?? {}, models, clientFor, getClient, storedMessages, warn },
+        input,
+      );
     },
     defaultModel: async () => models.defaultModel,
     modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),

@@ -32,6 +32,7 @@ import type { ModelContextReader } from './modelContext.ts';
 import { StreamedContent } from './streamedContent.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';
+import { publishFallback } from './wholeModelCall.ts';
 
 export interface ModelDependencies {
   models: ModelTable;
@@ -98,7 +99,7 @@ async function callWithFallbacks(
       deps.models,
       first,
       (model) => streamModelCall(deps, model, input, context, events),
-      (fallback) => events.publish({ type: 'modelFallback', ...fallback }, { now: true }),
+      publishFallback(events),
     );
     const heldBack = await events.finish();
     return {

@@ -5,7 +5,12 @@ import type { StorageDriverTargetInfo } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
 import { withEntryMark } from '../src/contract/guardrails.ts';
 import { DEFAULT_MESSAGE_CACHE_BYTES, INLINE_MESSAGE_BYTES } from '../src/contract/limits.ts';
-import { entryBytes, storedOutline, type TranscriptEntry } from '../src/contract/transcript.ts';
+import {
+  entryBytes,
+  type StoredContent,
+  storedOutline,
+  type TranscriptEntry,
+} from '../src/contract/transcript.ts';
 import type { Message } from '../src/contract/types.ts';
 import { ContentStore, storedKey } from '../src/infrastructure/storage/contentStore.ts';
 
@@ -27,7 +32,7 @@ export class StoredMessages {
   }
 
   /** The message as the transcript should keep it: inline, or stored with its outline. */
-  async keep(message: Message): Promise<TranscriptEntry> {
+  async keep<M extends Message>(message: M): Promise<M & { stored?: StoredContent }> {
     const bytes = entryBytes(message);
     if (bytes <= INLINE_MESSAGE_BYTES) return message;
     const store = await this.#store();

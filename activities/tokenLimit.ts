@@ -22,13 +22,15 @@ export interface TokenReservationHandle {
 /**
  * Waits until the model's token window has room for a request of these bytes and reserves it
  * (`rateLimit.tokensPerMinute`; nothing to do without it). The window is the model's limiter
- * workflow, started on the worker's main task queue by the first call that needs it.
+ * workflow, started on the worker's main task queue by the first call that needs it. An attempt
+ * that sends several requests numbers them (`request`), so each has a reservation of its own.
  */
 export async function reserveTokens(
   client: Client,
   context: Context,
   model: WorkerModel,
   requestBody: unknown,
+  request?: number,
 ): Promise<TokenReservationHandle | undefined> {
   const limit = model.rateLimit?.tokensPerMinute;
   if (limit === undefined) return undefined;
@@ -42,7 +44,7 @@ export async function reserveTokens(
   const taskQueue = mainQueueOf(context.info.taskQueue, model.name);
   const workflowId = tokenLimiterWorkflowId(taskQueue, model.name);
   const { workflowExecution, activityId, attempt } = context.info;
-  const id = `${workflowExecution?.workflowId}/${workflowExecution?.runId}/${activityId}/${attempt}`;
+  const id = `${workflowExecution?.workflowId}/${workflowExecution?.runId}/${activityId}/${attempt}${request === undefined ? '' : `/${request}`}`;
   const state: TokenLimiterState = {
     tokensPerMinute: limit,
     windowMs: model.rateLimit?.windowMs ?? TOKEN_WINDOW_MS,

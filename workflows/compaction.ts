@@ -13,13 +13,16 @@ import type {
   AgentActivities,
   CallModelInput,
   CompactContextInput,
+  CompactContextOutput,
   CompactionCarryOver,
+  ModelRoutingInfo,
 } from '../src/contract/protocol.ts';
 import type { CompactionSettings, ConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
 import type { AgentDefinition, Compaction } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ConversationEvents } from './events.ts';
+import { modelCallQueue, workerModelRouting } from './workerActivities.ts';
 
 /**
  * What compaction reads of the conversation's state (`ConversationState` has it all; named here so
@@ -34,6 +37,8 @@ interface CompactingConversation {
   readonly turn: number;
   readonly agent: AgentDefinition | undefined;
   readonly workerModel: string | undefined;
+  /** The worker's models' queues, once a turn (or a compaction) asked for them. */
+  modelRouting: ModelRoutingInfo | undefined;
   /** Set while a turn runs. */
   readonly running: unknown;
   readonly compaction: ConversationCompaction;
@@ -42,6 +47,9 @@ interface CompactingConversation {
 
 /** Compaction came after recorded histories; a run that never compacts records no marker. */
 const COMPACTION_PATCH = 'yiem-compaction';
+
+/** Since this patch a compaction's model call runs on its model's queue, as the turn's calls do. */
+const COMPACTION_MODEL_QUEUE_PATCH = 'yiem-compaction-model-queue';
 
 /**
  * A conversation's compactions: the summaries that stand for its older messages in model calls, and
@@ -148,8 +156,10 @@ export class ConversationCompaction {
         : {}),
       ...(model ? { model } : {}),
       ...(settings.prompt === DEFAULT_COMPACTION_PROMPT ? {} : { prompt: settings.prompt }),
+      followed: state.events.followed,
     };
-    const output = await compactContext(settings, input, model ?? state.workerModel);
+    const output = await compactContext(state, settings, input);
+    if (output.events) state.events.publishFromResult(output.events);
     const compaction: KeptCompaction = {
       id,
       turn: state.turn,
@@ -230,10 +240,29 @@ export function registerCompactionHandlers(state: CompactingConversation): void 
   setHandler(compactionsQuery, (fromId) => state.compaction.list(fromId));
 }
 
-/** The summarising call, named in the Web UI by the messages it summarises, its model and turn. */
-function compactContext(settings: CompactionSettings, input: CompactContextInput, model: string | undefined) {
+/**
+ * The summarising call, named in the Web UI by the messages it summarises, its model and turn. Since
+ * patch `yiem-compaction-model-queue` it runs where the turn's calls to its model run (on a
+ * rate-limited model's queue); a compaction before the run's first turn asks the worker's models first.
+ */
+async function compactContext(
+  state: CompactingConversation,
+  settings: CompactionSettings,
+  input: CompactContextInput,
+): Promise<CompactContextOutput> {
   const { policy } = settings;
+  let queue = {};
+  if (patched(COMPACTION_MODEL_QUEUE_PATCH)) {
+    state.modelRouting ??= await workerModelRouting();
+    queue = modelCallQueue(
+      state.modelRouting,
+      input.model ?? state.modelRouting.defaultModel,
+      input.conversationId,
+    );
+  }
+  const model = input.model ?? state.workerModel;
   return proxyActivities<AgentActivities>({
+    ...queue,
     startToCloseTimeout: policy.startToCloseTimeout ?? '2 minutes',
     ...(policy.heartbeatTimeout ? { heartbeatTimeout: policy.heartbeatTimeout } : {}),
     ...(policy.retry ? { retry: policy.retry } : {}),

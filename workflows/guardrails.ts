@@ -128,15 +128,18 @@ async function check<Entry extends TranscriptEntry>(
   };
 }
 
-/** The activity, named in the Web UI by stage, guardrails and turn; timed and retried as model calls are. */
-function runGuardrails(
+/**
+ * The activity, named in the Web UI by stage, guardrails and turn; timed and retried as model calls
+ * are. The events of its model calls (a `modelFallback`) join the log before its outcomes are read.
+ */
+async function runGuardrails(
   state: ConversationState,
   stage: GuardrailStage,
   names: string[],
   messages: TranscriptEntry[],
 ): Promise<GuardrailOutcome[]> {
   const { modelPolicy } = state.settings;
-  return proxyActivities<AgentActivities>({
+  const output = await proxyActivities<AgentActivities>({
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
@@ -147,5 +150,10 @@ function runGuardrails(
     stage,
     guardrails: names,
     messages,
+    followed: state.events.followed,
   });
+  // Recorded histories hold the outcomes alone, from before the activity reported events.
+  if (Array.isArray(output)) return output;
+  if (output.events) state.events.publishFromResult(output.events);
+  return output.outcomes;
 }

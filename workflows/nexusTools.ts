@@ -1,14 +1,24 @@
-import { createNexusServiceClient, isCancellation, patched } from '@temporalio/workflow';
-import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
+import {
+  createNexusServiceClient,
+  isCancellation,
+  log,
+  patched,
+  proxyActivities,
+} from '@temporalio/workflow';
+import { DEFAULT_MAX_TOOL_RESULT_BYTES, INLINE_MESSAGE_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
-import type { PreparedToolCall } from '../src/contract/protocol.ts';
+import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
 import { textContent } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
+import { entryBytes } from '../src/contract/transcript.ts';
 import type { ToolResultMessage, ToolRunner } from '../src/contract/types.ts';
 import { failureMessage } from './activityFailure.ts';
 
 /** Marks the runs that scheduled a Nexus tool call, a command no earlier workflow code issued. */
 const NEXUS_TOOLS_PATCH = 'yiem-nexus-tools';
+
+/** Since this patch a large Nexus result is kept by the `keepToolResult` activity, a command of its own. */
+const NEXUS_KEPT_RESULTS_PATCH = 'yiem-nexus-kept-results';
 
 type ReadyCall = Extract<PreparedToolCall, { kind: 'ready' }>;
 type NexusRunner = Extract<ToolRunner, { kind: 'nexus' }>;
@@ -55,4 +65,35 @@ export async function runNexusOperation(call: ReadyCall, runner: NexusRunner): P
     DEFAULT_MAX_TOOL_RESULT_BYTES,
   );
   return toolResultMessage(toolCallId, toolName, result, false);
+}
+
+/**
+ * A Nexus result as the transcript keeps it. Above the inline size it goes through the
+ * `keepToolResult` activity, as an activity tool's result goes through its own activity's end: cut at
+ * the worker's `maxToolResultBytes` and stored by reference, the workflow keeping its outline. Small
+ * results stay inline (the workflow's cut above is the default cap). Should the activity fail for
+ * good, the result stays inline, as it did before.
+ */
+export async function keptNexusResult(
+  conversationId: string,
+  turn: number,
+  message: ToolResultMessage,
+): Promise<ToolResultMessage> {
+  if (entryBytes(message) <= INLINE_MESSAGE_BYTES || !patched(NEXUS_KEPT_RESULTS_PATCH)) return message;
+  const { keepToolResult } = proxyActivities<AgentActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 5 },
+    summary: `keep the result of ${message.toolName} · turn ${turn}`,
+  });
+  try {
+    return await keepToolResult({ conversationId, turn, message });
+  } catch (error) {
+    if (!isCancellation(error)) {
+      log.warn('A Nexus tool result could not be stored; the workflow keeps it inline', {
+        toolCallId: message.toolCallId,
+        error: failureMessage(error),
+      });
+    }
+    return message;
+  }
 }

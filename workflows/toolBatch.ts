@@ -33,7 +33,7 @@ import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
-import { runNexusOperation } from './nexusTools.ts';
+import { keptNexusResult, runNexusOperation } from './nexusTools.ts';
 import { toolBudget } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
@@ -328,7 +328,8 @@ async function runInWorkflow(
   const { content, details, isError } = message;
   const result = { content, details, usage: null, terminate: false };
   emitAgentEvent({ type: 'toolExecutionEnd', ...event, result, isError, willRetry: false });
-  return message;
+  // A large Nexus output arrived in the workflow: the transcript keeps it as an activity's result.
+  return runner.kind === 'nexus' ? keptNexusResult(state.conversationId, state.turn, message) : message;
 }
 
 /** Keeps the Current Details up to date while `waiting` (a call that waits for someone) runs. */

@@ -23,7 +23,7 @@ import { checkReply, checkToolResults, checkUserMessages } from './guardrails.ts
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
 import { type ConversationState, recordTurnStart } from './state.ts';
 import { runToolBatch } from './toolBatch.ts';
-import { routedModel, workerDefaultModel, workerModelRouting } from './workerActivities.ts';
+import { modelCallQueue, routedModel, workerDefaultModel, workerModelRouting } from './workerActivities.ts';
 
 /** Since this patch a run asks its worker for its models once, and calls may go to a rate-limited model's queue. */
 const MODEL_ROUTING_PATCH = 'yiem-model-routing';
@@ -100,7 +100,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     const { agent } = state;
     await compactIfDue(state);
     try {
-      const { model, taskQueue } = await chooseModel(state);
+      const model = await chooseModel(state);
       const storeIndices = largeInlineMessages(messages);
       const tail = contextTail(state);
       state.lastCallMessageCount = messages.length;
@@ -111,7 +111,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         storedMessages,
         contextWindow,
         ...reply
-      } = await callModel(state, taskQueue, {
+      } = await callModel(state, {
         conversationId: state.conversationId,
         turn,
         messageCount: messages.length,
@@ -191,16 +191,11 @@ function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
  * The model call, which also runs PREPARE of the reply's tool calls (activities/model.ts): named in
  * the Web UI by agent, model and turn.
  */
-function callModel(
-  state: ConversationState,
-  taskQueue: string | undefined,
-  input: CallModelInput,
-): Promise<CallModelOutput> {
+function callModel(state: ConversationState, input: CallModelInput): Promise<CallModelOutput> {
   const { modelPolicy } = state.settings;
   const agent = input.agent ? `agent ${input.agent.name} · ` : '';
   return proxyActivities<AgentActivities>({
-    // A rate-limited model's queue, shared fairly between conversations (Temporal fairness keys).
-    ...(taskQueue ? { taskQueue, priority: { fairnessKey: state.conversationId } } : {}),
+    ...modelCallQueue(state.modelRouting, input.model, state.conversationId),
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
@@ -209,29 +204,22 @@ function callModel(
 }
 
 /**
- * The next model call's model and, for a rate-limited model, its task queue. Before patch
- * `yiem-model-routing`: the agent's, else the conversation's model (absent: the worker's default).
- * Since: the prompt's, the agent's, the conversation's, else the worker's default, then the worker's
- * `route` when it has one.
+ * The next model call's model. Before patch `yiem-model-routing`: the agent's, else the
+ * conversation's model (absent: the worker's default). Since: the prompt's, the agent's, the
+ * conversation's, else the worker's default, then the worker's `route` when it has one.
  */
-async function chooseModel(state: ConversationState): Promise<{ model?: string; taskQueue?: string }> {
+async function chooseModel(state: ConversationState): Promise<string | undefined> {
   const { agent, settings, modelRouting } = state;
-  if (!modelRouting) {
-    const model = agent?.model ?? settings.model;
-    return model ? { model } : {};
-  }
+  if (!modelRouting) return agent?.model ?? settings.model;
   const requested = state.turnModel ?? agent?.model ?? settings.model ?? modelRouting.defaultModel;
-  const model = modelRouting.routed
-    ? await routedModel({
-        conversationId: state.conversationId,
-        turn: state.turn,
-        requested,
-        ...(agent ? { agent: agent.name } : {}),
-        messageCount: state.messages.length,
-      })
-    : requested;
-  const taskQueue = modelRouting.queues[model];
-  return { model, ...(taskQueue ? { taskQueue } : {}) };
+  if (!modelRouting.routed) return requested;
+  return routedModel({
+    conversationId: state.conversationId,
+    turn: state.turn,
+    requested,
+    ...(agent ? { agent: agent.name } : {}),
+    messageCount: state.messages.length,
+  });
 }
 
 /** Gives model calls the small entries added since the previous one (CallModelInput.tail). */

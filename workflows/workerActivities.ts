@@ -1,4 +1,4 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { AgentActivities, ModelRoutingInfo, RouteModelInput } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
 import type { ToolInfo } from '../src/contract/types.ts';
@@ -53,4 +53,19 @@ export function routedModel(input: RouteModelInput): Promise<string> {
 /** The tools the worker serves, for the `tools` Update. */
 export function workerTools(): Promise<ToolInfo[]> {
   return listTools();
+}
+
+/**
+ * Where a call to `model` runs: a rate-limited model's own task queue, whose rate the server holds
+ * for every worker, shared fairly between conversations (Temporal fairness keys); else the
+ * conversation's queue. Every model call of a conversation is scheduled here: the turn's and a
+ * compaction's.
+ */
+export function modelCallQueue(
+  routing: ModelRoutingInfo | undefined,
+  model: string | undefined,
+  conversationId: string,
+): Pick<ActivityOptions, 'taskQueue' | 'priority'> {
+  const taskQueue = model === undefined ? undefined : routing?.queues[model];
+  return taskQueue ? { taskQueue, priority: { fairnessKey: conversationId } } : {};
 }

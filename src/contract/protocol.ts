@@ -175,10 +175,15 @@ export interface CompactContextInput {
   model?: string;
   /** The conversation's own compaction prompt; absent: `DEFAULT_COMPACTION_PROMPT` (kept out of history). */
   prompt?: string;
+  /** Whether anyone followed the event log when the compaction was scheduled (as `CallModelInput.followed`). */
+  followed?: boolean;
 }
 
-/** The summary (stored when large) and the model that wrote it (`'custom'`: the worker's function). */
-export type CompactContextOutput = CompactionSummary & { model: string };
+/**
+ * The summary (stored when large) and the model that wrote it (`'custom'`: the worker's function),
+ * with the events of its model calls (a `modelFallback`) when they travel in the result.
+ */
+export type CompactContextOutput = CompactionSummary & { model: string; events?: ActivityEvents };
 
 /**
  * Events an activity attempt produced before it went live. A short attempt sends no signal: its
@@ -246,6 +251,17 @@ export interface ResolvedToolPolicy {
   retry: Required<NonNullable<ActivityPolicy['retry']>>;
 }
 
+/**
+ * A large result the workflow itself received (a Nexus operation's output), to be kept as an
+ * activity's tool result is: cut at the worker's `maxToolResultBytes`, and stored by reference when
+ * above the inline size.
+ */
+export interface KeepToolResultInput {
+  conversationId: string;
+  turn: number;
+  message: ToolResultMessage;
+}
+
 export interface ExecuteToolInput {
   conversationId: string;
   turn: number;
@@ -288,6 +304,18 @@ export interface RunGuardrailsInput {
   stage: GuardrailStage;
   guardrails: string[];
   messages: TranscriptEntry[];
+  /**
+   * Whether anyone followed the event log when the guardrails were scheduled (as
+   * `CallModelInput.followed`). Set by workflow code that reads a `RunGuardrailsOutput`; without it
+   * the activity answers with the outcomes alone, as it did before.
+   */
+  followed?: boolean;
+}
+
+/** The outcomes, one per message in order, and the events of the guardrails' model calls (a `modelFallback`). */
+export interface RunGuardrailsOutput {
+  outcomes: GuardrailOutcome[];
+  events?: ActivityEvents;
 }
 
 /** What the guardrails decided about one message of `RunGuardrailsInput.messages`. */
@@ -302,8 +330,10 @@ export interface AgentActivities {
   /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
-  /** The worker's guardrails on messages: one outcome per message, in order. */
-  runGuardrails(input: RunGuardrailsInput): Promise<GuardrailOutcome[]>;
+  /** A result the workflow received, cut and stored as `executeTool` keeps its own (its outline when stored). */
+  keepToolResult(input: KeepToolResultInput): Promise<ToolResultMessage & { stored?: StoredContent }>;
+  /** The worker's guardrails on messages: one outcome per message, in order (bare for an input without `followed`). */
+  runGuardrails(input: RunGuardrailsInput): Promise<RunGuardrailsOutput | GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */
   defaultModel(): Promise<string>;
   /** The worker's default model, its rate-limited models' task queues, and whether a route decides. */

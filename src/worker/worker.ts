@@ -213,7 +213,11 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
             connection,
             namespace,
             taskQueue: modelQueueName(taskQueue, model.name),
-            activities: { callModel: plugin.activities.callModel },
+            // Every model call of a conversation: the turn's, and a compaction's summary.
+            activities: {
+              callModel: plugin.activities.callModel,
+              compactContext: plugin.activities.compactContext,
+            },
             // Set on every poll and enforced by the server for all the queue's workers together.
             maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
             ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),

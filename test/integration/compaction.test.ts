@@ -1,6 +1,12 @@
 import { execFile } from 'node:child_process';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
 import { compactionsQuery } from '../../src/contract/definitions.ts';
+import { tokenLimiterWorkflowId } from '../../src/contract/tokenLimiter.ts';
+import type { ConversationEvent } from '../../src/contract/types.ts';
+import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import {
@@ -10,6 +16,7 @@ import {
   systemText,
   WINDOW_BYTES,
 } from '../support/compactionScenario.ts';
+import { historyText } from '../support/history.ts';
 
 const TURNS = 40;
 /** Over 4 KB: the workflow keeps it in the payload store, by reference. */
@@ -146,5 +153,112 @@ describe('compaction', () => {
     expect(kept).toMatchObject({ summary: '', stored: { bytes: expect.any(Number) } });
     await conversation.send('q3');
     expect(systemText(custom.model.lastRequest())).toContain(`<summary>\n${LONG_SUMMARY}\n</summary>`);
+  });
+});
+
+/** A port nothing listens on: taken from the system, then let go. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** How the conversation's history scheduled its (first) compaction: its activity id, task queue, priority. */
+async function scheduledCompaction(conversation: Conversation) {
+  const history = (await conversation.handle.fetchHistory()).events ?? [];
+  return history
+    .map((event) => event.activityTaskScheduledEventAttributes)
+    .find((attributes) => attributes?.activityType?.name === 'compactContext');
+}
+
+/** The conversation's events up to and including its first `compaction` event. */
+async function eventsToCompaction(conversation: Conversation): Promise<ConversationEvent[]> {
+  const events: ConversationEvent[] = [];
+  for await (const event of conversation.events({ fromOffset: 0 })) {
+    events.push(event);
+    if (event.type === 'compaction') break;
+  }
+  return events;
+}
+
+describe("a compaction's model call is held to its model's rules, as the turn's calls are", () => {
+  let limited: ScriptedModel;
+  let backup: ScriptedModel;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    [limited, backup] = await Promise.all([
+      startScriptedModel({ respond: answer }),
+      startScriptedModel({ respond: answer }),
+    ]);
+    agent = await startTestAgent({
+      worker: {
+        model: undefined,
+        models: {
+          limited: {
+            baseURL: limited.baseURL,
+            rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+          },
+          down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
+          backup: { baseURL: backup.baseURL },
+        },
+        defaultModel: 'limited',
+        fallbacks: { down: ['backup'] },
+      },
+    });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await limited?.close();
+    await backup?.close();
+  });
+
+  it("waits in the rate-limited model's task queue and counts in its token window", async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      compaction: { keepRecentTurns: 1 },
+    });
+    for (let turn = 1; turn <= 3; turn++) await conversation.send(`q${turn}`);
+    expect(await conversation.compact()).toMatchObject({
+      upTo: 4,
+      model: 'limited',
+      summary: 'summary through q2',
+    });
+    expect(limited.requests.filter(isCompaction)).toHaveLength(1);
+
+    const compaction = await scheduledCompaction(conversation);
+    expect(compaction?.taskQueue?.name).toBe(`${agent.taskQueue}-model-limited`);
+    // Shared fairly between conversations, as the turn's calls are.
+    expect(compaction?.priority?.fairnessKey).toBe(conversation.id);
+
+    // The limiter workflow of the model reserved the compaction's request, by its activity id.
+    const { runId } = await conversation.handle.describe();
+    const limiter = agent.client.client.workflow.getHandle(
+      tokenLimiterWorkflowId(agent.taskQueue, 'limited'),
+    );
+    const reservation = `${conversation.id}/${runId}/${compaction?.activityId}/1/0`;
+    expect((await historyText(limiter)).includes(reservation)).toBe(true);
+  });
+
+  it('goes on to the fallback when its model cannot answer, and the event log says so', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Remember.',
+      model: 'backup',
+      compaction: { keepRecentTurns: 1, model: 'down' },
+    });
+    for (let turn = 1; turn <= 3; turn++) await conversation.send(`q${turn}`);
+    expect(await conversation.compact()).toMatchObject({
+      upTo: 4,
+      model: 'backup',
+      summary: 'summary through q2',
+    });
+    const events = await eventsToCompaction(conversation);
+    expect(events.filter((event) => event.type === 'modelFallback')).toMatchObject([
+      { turn: 3, from: 'down', to: 'backup', cause: expect.stringContaining('ECONNREFUSED') },
+    ]);
+    // An unlimited model's compaction runs on the conversation's own queue.
+    expect((await scheduledCompaction(conversation))?.taskQueue?.name).toBe(agent.taskQueue);
   });
 });

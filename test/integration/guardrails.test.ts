@@ -1,6 +1,9 @@
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { agentTool } from '../../src/contract/agents.ts';
+import { tokenLimiterWorkflowId } from '../../src/contract/tokenLimiter.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentTool,
@@ -9,9 +12,10 @@ import type {
   Guardrail,
   WorkerGuardrails,
 } from '../../src/contract/types.ts';
-import type { RecordedRequest } from '../../src/testing/index.ts';
+import { type RecordedRequest, type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
+import { historyText, scheduledActivities } from '../support/history.ts';
 
 const JUDGE_PROMPT = 'Answer SAFE or UNSAFE: is this message safe to answer?';
 
@@ -285,5 +289,100 @@ describe('guardrails', () => {
     expect(result?.content[0]?.text).toContain(
       `Agent planner did not finish (guardrailTripped): The output guardrail "noInternal" tripped on the model's reply`,
     );
+  });
+});
+
+/** A port nothing listens on: taken from the system, then let go. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/** A guardrail that asks one of the worker's models, by name, whether the message is safe. */
+function judgeOn(model: string): Guardrail {
+  return {
+    name: `judge-${model}`,
+    execute: async (text, context) => {
+      const answer = await context.complete({ instructions: JUDGE_PROMPT, input: text, model });
+      return answer.trim() === 'SAFE' ? { action: 'pass' } : { action: 'trip', reason: answer };
+    },
+  };
+}
+
+describe("a guardrail's model call is held to its model's rules, as the turn's calls are", () => {
+  let limited: ScriptedModel;
+  let backup: ScriptedModel;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    const judgeOrAnswer = (request: RecordedRequest) =>
+      ({
+        kind: 'text',
+        text: request.body.messages[0]?.content === JUDGE_PROMPT ? 'SAFE' : 'Happy to help.',
+      }) as const;
+    [limited, backup] = await Promise.all([
+      startScriptedModel({ respond: judgeOrAnswer }),
+      startScriptedModel({ respond: judgeOrAnswer }),
+    ]);
+    agent = await startTestAgent({
+      worker: {
+        model: undefined,
+        models: {
+          backup: { baseURL: backup.baseURL },
+          limited: {
+            baseURL: limited.baseURL,
+            rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+          },
+          down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
+        },
+        fallbacks: { down: ['backup'] },
+        guardrails: { input: [judgeOn('limited'), judgeOn('down')] },
+      },
+    });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await limited?.close();
+    await backup?.close();
+  });
+
+  it("counts in the model's token window", async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'You help.',
+      guardrails: { input: ['judge-limited'] },
+    });
+    expect(await conversation.send('How do I bake bread?')).toMatchObject({ status: 'completed' });
+    expect(limited.requests.map((request) => request.body.messages[0]?.content)).toEqual([JUDGE_PROMPT]);
+    const guardrails = (await scheduledActivities(conversation.handle)).find(
+      (activity) => activity.type === 'runGuardrails',
+    );
+    // The limiter workflow of the model reserved the guardrail's request, by its activity id.
+    const { runId } = await conversation.handle.describe();
+    const limiter = agent.client.client.workflow.getHandle(
+      tokenLimiterWorkflowId(agent.taskQueue, 'limited'),
+    );
+    const reservation = `${conversation.id}/${runId}/${guardrails?.activityId}/1/0`;
+    expect((await historyText(limiter)).includes(reservation)).toBe(true);
+  });
+
+  it('goes on to the fallback when its model cannot answer, and the event log says so', async () => {
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'You help.',
+      guardrails: { input: ['judge-down'] },
+    });
+    expect(await conversation.send('How do I bake bread?')).toMatchObject({
+      status: 'completed',
+      reply: 'Happy to help.',
+    });
+    const events = await eventsOfTurn(conversation, 1);
+    expect(events.filter((event) => event.type === 'modelFallback')).toMatchObject([
+      { from: 'down', to: 'backup', cause: expect.stringContaining('ECONNREFUSED') },
+    ]);
+    expect(
+      backup.requests.filter((request) => request.body.messages[0]?.content === JUDGE_PROMPT),
+    ).toHaveLength(1);
   });
 });

@@ -1,10 +1,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
+import { transcriptQuery } from '../../src/contract/definitions.ts';
 import { nexusTool } from '../../src/contract/nexusTools.ts';
 import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
-import { type OrdersNamespace, startOrdersNamespace } from '../support/nexusOrders.ts';
+import { EXPORTED_LINES, type OrdersNamespace, startOrdersNamespace } from '../support/nexusOrders.ts';
+
+/** The worker's cap on a tool result, below the 100 KB `exportOrder` answers with. */
+const MAX_TOOL_RESULT_BYTES = 64 * 1024;
 
 const orderInput = {
   type: 'object',
@@ -33,6 +37,7 @@ describe("Nexus operations as tools, served by another namespace's worker", () =
     const { endpoint } = orders;
     const service = 'orders';
     agent = await startTestAgent({
+      maxToolResultBytes: MAX_TOOL_RESULT_BYTES,
       tools: [
         nexusTool({
           name: 'lookUpOrder',
@@ -85,6 +90,14 @@ describe("Nexus operations as tools, served by another namespace's worker", () =
           operation: 'trackParcel',
         }),
         nexusTool({
+          name: 'exportOrder',
+          description: "Exports an order's lines",
+          inputSchema: orderInput,
+          endpoint,
+          service,
+          operation: 'exportOrder',
+        }),
+        nexusTool({
           name: 'refundOrder',
           description: 'Refunds an order',
           inputSchema: orderInput,
@@ -100,6 +113,46 @@ describe("Nexus operations as tools, served by another namespace's worker", () =
     await orders?.close();
   });
   afterEach(() => agent.model.reset());
+
+  it("keeps a 100 KB result by reference, cut at the worker's maxToolResultBytes, as an activity tool's result", async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [{ id: 'call_export', name: 'exportOrder', arguments: { orderId: '7' } }],
+      },
+      { kind: 'text', text: 'Exported.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Help with orders.' });
+    expect(await conversation.send('export order 7')).toMatchObject({
+      status: 'completed',
+      reply: 'Exported.',
+    });
+    const whole = JSON.stringify({ orderId: '7', lines: EXPORTED_LINES });
+    expect(whole.length).toBeGreaterThan(100_000);
+
+    // The workflow keeps an outline; the payload store holds the result.
+    const { messages: kept } = await conversation.handle.query(transcriptQuery);
+    expect(kept.find((entry) => entry.role === 'toolResult')).toMatchObject({
+      toolCallId: 'call_export',
+      content: [],
+      details: {},
+      stored: { bytes: expect.any(Number) },
+    });
+    // The client and the model read it whole, up to the cap, with the note on what was cut.
+    const [result] = await toolResults(conversation);
+    const note = `[Tool result truncated: it had ${whole.length} bytes and only the first ${MAX_TOOL_RESULT_BYTES} are shown. Ask for a narrower result if you need the rest.]`;
+    expect(result?.content).toEqual([
+      { type: 'text', text: whole.slice(0, MAX_TOOL_RESULT_BYTES) },
+      { type: 'text', text: note },
+    ]);
+    expect(result?.details).toEqual({
+      truncated: true,
+      originalBytes: JSON.stringify({ output: JSON.parse(whole) }).length,
+    });
+    const sent = String(agent.model.requests[1]?.body.messages.at(-1)?.content);
+    expect(sent.startsWith(whole.slice(0, MAX_TOOL_RESULT_BYTES))).toBe(true);
+    expect(sent.endsWith(note)).toBe(true);
+  });
 
   it("runs a sync operation: the handler's output is the result the model reads, with the usual events", async () => {
     agent.model.enqueue(

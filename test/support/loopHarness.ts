@@ -306,6 +306,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
       if (script.compactionFails) throw ApplicationFailure.nonRetryable(script.compactionFails);
       return { summary: `summary of ${input.from}-${input.upTo}`, model: 'scripted-double' };
     },
+    // Kept inline, as a worker without a payload store keeps it (the loop tests run no Nexus tools).
+    keepToolResult: async ({ message }) => message,
     runGuardrails: async (input) => {
       const script = scriptOf(input.conversationId);
       script.guardrailChecks.push(input);
@@ -315,7 +317,9 @@ export async function startLoopHarness(): Promise<LoopHarness> {
         return await Promise.all(
           input.messages.map(
             async (message) =>
-              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? { action: 'pass' },
+              (await script.guardrailVerdict?.(message, context.cancellationSignal)) ?? {
+                action: 'pass' as const,
+              },
           ),
         );
       } finally {

@@ -18,7 +18,14 @@ export const ordersService = nexus.service('orders', {
   weighOrder: nexus.operation<{ orderId: string }, never>(),
   /** Always fails, as a handler does when the request cannot be served. */
   refundOrder: nexus.operation<{ orderId: string }, never>(),
+  /** Answers at once with the order's lines: {@link EXPORTED_LINES}, some 100 KB. */
+  exportOrder: nexus.operation<{ orderId: string }, { orderId: string; lines: string }>(),
 });
+
+/** What `exportOrder` answers with: 100 KB of lines, above any inline size. */
+export const EXPORTED_LINES = Array.from({ length: 4_000 }, (_, index) =>
+  `line ${index} `.padEnd(25, '.'),
+).join('\n');
 
 const ordersHandler = nexus.serviceHandler(ordersService, {
   lookUpOrder: async (_ctx, { orderId }) => ({ orderId, status: 'packed' }),
@@ -35,6 +42,7 @@ const ordersHandler = nexus.serviceHandler(ordersService, {
   refundOrder: async (_ctx, { orderId }) => {
     throw new nexus.OperationError('failed', `order ${orderId} has no receipt to refund`);
   },
+  exportOrder: async (_ctx, { orderId }) => ({ orderId, lines: EXPORTED_LINES }),
 });
 
 /** A namespace of its own with the orders service's worker, and an endpoint that targets it. */
