@@ -395,15 +395,11 @@ function goalsSection(results: BenchResults): string {
       "A plain text turn no slower than the peer's local-activity configuration",
       'p',
       peer && {
-        measured: `${peer.plainTurnMs.ours.median.toFixed(0)} ms against ${peer.plainTurnMs.peer.median.toFixed(0)} ms for the peer with its model call as a regular activity (its default); the local-activity configuration is not measured`,
-        gap:
-          peer.plainTurnMs.ours.median > peer.plainTurnMs.peer.median
-            ? over(peer.plainTurnMs.ours.median, peer.plainTurnMs.peer.median, 0, ' ms')
-            : 'unknown',
-        // A local model call answers faster than an activity: slower than the activity peer is a miss,
-        // faster than it says nothing about the local-activity one.
-        met: peer.plainTurnMs.ours.median > peer.plainTurnMs.peer.median ? false : undefined,
-        peer: ratioRange(peer.ratios.plainTurnMs),
+        measured: `${peer.plainTurnMs.ours.median.toFixed(0)} ms against ${peer.plainTurnMs.peerLocalActivity.median.toFixed(0)} ms for the peer with its model call as a local activity`,
+        // Judged run by run, as the per-tool goal against the peer is: the two sides ran moments apart.
+        gap: over(peer.ratios.plainTurnMsOverLocalActivity.median, 1, 2, ' ×'),
+        met: peer.ratios.plainTurnMsOverLocalActivity.median <= 1,
+        peer: ratioRange(peer.ratios.plainTurnMsOverLocalActivity),
       },
     ),
   );
@@ -800,10 +796,16 @@ function peerSection(result: PeerResult): string {
       ratioRange(result.ratios.perToolMs),
     ],
     [
-      'plain text turn',
+      "plain text turn, the peer's model call an activity",
       ms(result.plainTurnMs.ours),
       ms(result.plainTurnMs.peer),
       ratioRange(result.ratios.plainTurnMs),
+    ],
+    [
+      "plain text turn, the peer's model call a local activity",
+      ms(result.plainTurnMs.ours),
+      ms(result.plainTurnMs.peerLocalActivity),
+      ratioRange(result.ratios.plainTurnMsOverLocalActivity),
     ],
     [
       'parallel efficiency, 8 × 200 ms',
@@ -845,7 +847,7 @@ function peerSection(result: PeerResult): string {
   return [
     "## (p) Side by side with Temporal's own agent integration",
     '',
-    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server), on the same dev server in the same run, the two sides alternating; ${result.runs} runs. The peer's worker runs in the bench process, ours in a worker process of its own. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. The peer's worker runs in the bench process, ours in a worker process of its own. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
     '',
     table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
   ].join('\n');

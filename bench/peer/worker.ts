@@ -1,6 +1,7 @@
 /**
- * The peer's worker and client: `OpenAIAgentsPlugin` with a Chat Completions model pointed at the
- * benchmarks' scripted model server, as `@temporalio/openai-agents`'s README sets it up.
+ * The peer's worker and clients: `OpenAIAgentsPlugin` with a Chat Completions model pointed at the
+ * benchmarks' scripted model server, as `@temporalio/openai-agents`'s README sets it up, in both of
+ * its model-call configurations.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -19,17 +20,23 @@ export interface PeerChat {
   end(): Promise<void>;
 }
 
+/**
+ * How the peer schedules its model call: a regular activity (the plugin's default) or a local one
+ * (`useLocalActivity: true` in the plugin's `modelParams`, as its README's feature table says).
+ */
+export type PeerModelCall = 'activity' | 'localActivity';
+
 export interface Peer {
   taskQueue: string;
-  startChat(options?: { parallelToolCalls?: boolean }): Promise<PeerChat>;
+  startChat(options?: { parallelToolCalls?: boolean; modelCall?: PeerModelCall }): Promise<PeerChat>;
   close(): Promise<void>;
 }
 
-function plugin(modelBaseURL: string): OpenAIAgentsPlugin {
+function plugin(modelBaseURL: string, modelCall: PeerModelCall): OpenAIAgentsPlugin {
   const openAIClient = new OpenAI({ baseURL: modelBaseURL, apiKey: 'bench', maxRetries: 0 });
   return new OpenAIAgentsPlugin({
     modelProvider: new OpenAIProvider({ openAIClient, useResponses: false }),
-    modelParams: { startToCloseTimeout: '30s' },
+    modelParams: { startToCloseTimeout: '30s', useLocalActivity: modelCall === 'localActivity' },
   });
 }
 
@@ -44,7 +51,9 @@ export async function startPeer(options: { address: string; modelBaseURL: string
     taskQueue,
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
     activities,
-    plugins: [plugin(options.modelBaseURL)],
+    // The workflow takes its model params from the header of the client that started it, so one
+    // worker serves both configurations; the worker's own only registers the model activity.
+    plugins: [plugin(options.modelBaseURL, 'activity')],
     // The agents SDK's ESM build has dynamic imports, which webpack would split into chunks that a
     // workflow sandbox cannot load ("Automatic publicPath", "self is not defined"): bundle them eagerly.
     bundlerOptions: {
@@ -59,11 +68,14 @@ export async function startPeer(options: { address: string; modelBaseURL: string
   });
   const running = worker.run();
   const connection = await Connection.connect({ address: options.address });
-  const client = new Client({ connection, plugins: [plugin(options.modelBaseURL)] });
+  const clients: Record<PeerModelCall, Client> = {
+    activity: new Client({ connection, plugins: [plugin(options.modelBaseURL, 'activity')] }),
+    localActivity: new Client({ connection, plugins: [plugin(options.modelBaseURL, 'localActivity')] }),
+  };
   return {
     taskQueue,
     async startChat(chat = {}) {
-      const handle = await client.workflow.start(peerChatWorkflow, {
+      const handle = await clients[chat.modelCall ?? 'activity'].workflow.start(peerChatWorkflow, {
         taskQueue,
         workflowId: `peer-chat-${randomUUID()}`,
         args: [{ parallelToolCalls: chat.parallelToolCalls ?? true }],

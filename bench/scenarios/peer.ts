@@ -28,14 +28,24 @@ export interface HistoryGrowth {
 export interface PeerResult {
   runs: number;
   perToolMs: SideBySide<Summary>;
-  plainTurnMs: SideBySide<Summary>;
+  /**
+   * `peer` with its model call as a regular activity (the plugin's default), `peerLocalActivity` as a
+   * local activity (`useLocalActivity`), each chat after the same turns.
+   */
+  plainTurnMs: SideBySide<Summary> & { peerLocalActivity: Summary };
   /** 8 × 200 ms in parallel: 200 ms over the batch's wall time. */
   parallelEfficiency: SideBySide<Summary>;
   /**
    * Ours over the peer's, run by run: the sides alternate, so each run's two figures were measured
    * moments apart on the same machine.
    */
-  ratios: { perToolMs: Summary; plainTurnMs: Summary; parallelEfficiency: Summary };
+  ratios: {
+    perToolMs: Summary;
+    plainTurnMs: Summary;
+    /** Ours over the peer's local-activity configuration. */
+    plainTurnMsOverLocalActivity: Summary;
+    parallelEfficiency: Summary;
+  };
   history: HistoryGrowth[];
   /** Per text turn and per turn with two tool calls; absent without the server's metrics. */
   actions?: { textTurn: SideBySide<number>; toolTurn: SideBySide<number> };
@@ -72,8 +82,9 @@ const PEER_ACTIVITIES = {
 /**
  * (p) Temporal's own agent integration, `@temporalio/openai-agents` 1.23.0 on `@openai/agents-core`
  * 0.11 (bench/peer/), against ours on the same dev server, scripted model and tools, alternating run
- * by run: overhead per sequential tool call, parallel efficiency, history growth per text turn at
- * turn 1 and at `lateTurn`, and Actions per turn.
+ * by run: overhead per sequential tool call, the plain text turn (also against the peer with its model
+ * call as a local activity), parallel efficiency, history growth per text turn at turn 1 and at
+ * `lateTurn`, and Actions per turn.
  */
 export async function measurePeer(
   env: BenchEnvironment,
@@ -90,10 +101,15 @@ export async function measurePeer(
       peer: peerSide(await peer.startChat({ parallelToolCalls: mode === 'parallel' })),
     });
 
-    const sequential = await sides('sequential');
-    const overhead = { ours: [] as number[][], peer: [] as number[][] };
+    const sequential = {
+      ...(await sides('sequential')),
+      peerLocalActivity: peerSide(
+        await peer.startChat({ parallelToolCalls: false, modelCall: 'localActivity' }),
+      ),
+    };
+    const overhead = { ours: [] as number[][], peer: [] as number[][], peerLocalActivity: [] as number[][] };
     for (let run = -2; run < runs; run++) {
-      for (const side of ['ours', 'peer'] as const) {
+      for (const side of ['ours', 'peer', 'peerLocalActivity'] as const) {
         const tools = await timed(() => sequential[side].send(callDirective('noop', SEQUENTIAL_CALLS)));
         const plain = await timed(() => sequential[side].send('hello'));
         if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
@@ -121,6 +137,7 @@ export async function measurePeer(
       await pair.ours.end();
       await pair.peer.end();
     }
+    await sequential.peerLocalActivity.end();
     const perTool = (pairs: number[][]) =>
       pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS);
     const plainTurn = (pairs: number[][]) => pairs.map(([, plain = 0]) => plain);
@@ -129,11 +146,19 @@ export async function measurePeer(
     return {
       runs,
       perToolMs: { ours: summarize(perTool(overhead.ours)), peer: summarize(perTool(overhead.peer)) },
-      plainTurnMs: { ours: summarize(plainTurn(overhead.ours)), peer: summarize(plainTurn(overhead.peer)) },
+      plainTurnMs: {
+        ours: summarize(plainTurn(overhead.ours)),
+        peer: summarize(plainTurn(overhead.peer)),
+        peerLocalActivity: summarize(plainTurn(overhead.peerLocalActivity)),
+      },
       parallelEfficiency: { ours: summarize(efficiency.ours), peer: summarize(efficiency.peer) },
       ratios: {
         perToolMs: runByRun(perTool(overhead.ours), perTool(overhead.peer)),
         plainTurnMs: runByRun(plainTurn(overhead.ours), plainTurn(overhead.peer)),
+        plainTurnMsOverLocalActivity: runByRun(
+          plainTurn(overhead.ours),
+          plainTurn(overhead.peerLocalActivity),
+        ),
         parallelEfficiency: runByRun(efficiency.ours, efficiency.peer),
       },
       history,
