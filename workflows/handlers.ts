@@ -79,6 +79,7 @@ export function registerHandlers(state: ConversationState): void {
       lastTurn: state.lastTurn,
       pendingApprovals: [...approvals.list(), ...forwarded.list()],
       pendingCallbacks: callbacks.list(),
+      answeredInPrepare: state.toolBatch?.answeredInPrepare ?? [],
       agent: state.agent?.name ?? null,
       ...safePointStatus(state),
     }),

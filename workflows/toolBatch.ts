@@ -89,7 +89,13 @@ export async function runToolBatch(
   }
   const terminated: boolean[] = prepared.map(() => false);
   const turnScope = CancellationScope.current();
-  const batch = { scope: new CancellationScope(), interrupted: false };
+  const batch = {
+    scope: new CancellationScope(),
+    interrupted: false,
+    answeredInPrepare: prepared.flatMap((call) =>
+      call.kind === 'immediate' ? [call.message.toolCallId] : [],
+    ),
+  };
   state.toolBatch = batch;
   // An interrupt that came while the model was called: the calls it asked for do not start.
   if (interruptWaiting(state)) interruptToolBatch(state);

@@ -607,6 +607,12 @@ export interface ConversationStatus {
   pendingApprovals: PendingApproval[];
   /** Callback tool calls waiting for a client's result, oldest first. */
   pendingCallbacks: PendingCallback[];
+  /**
+   * The running tool batch's calls answered in PREPARE (an unknown tool, arguments that are not
+   * valid, a `beforeToolCall` block), by tool call id: they never start, and their results join the
+   * transcript with the batch's. Absent from workers older than it.
+   */
+  answeredInPrepare?: string[];
   /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
   agent: string | null;
   /** Spent so far by the conversation and by the running (or last) turn, sub-agents included. */
