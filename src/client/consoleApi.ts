@@ -1,4 +1,4 @@
-import type { ConversationStatus } from '../contract/types.ts';
+import type { ApprovalWait, ConversationStatus } from '../contract/types.ts';
 import type { ConsoleUiMessage } from './consoleTranscript.ts';
 
 /**
@@ -23,6 +23,8 @@ export interface ConsoleListing {
   cost: number | null;
   startTime: string;
   executionStatus: string;
+  /** For a row that waits for approval: whose (`ConversationStatus.awaitingApproval`), when it answered. */
+  awaitingApproval: ApprovalWait | null;
 }
 
 /** `GET /api/console/conversations/<id>`: the conversation's state and its places in the Web UI. */

@@ -238,15 +238,28 @@ class ConsoleApi {
       ...(status ? { status: status as ConversationSearchStatus } : {}),
       limit: CONSOLE_LISTED_CONVERSATIONS,
     });
-    return rows.map((row) => ({
-      id: row.id,
-      status: row.status ?? null,
-      turns: row.turns ?? null,
-      agent: row.agent ?? null,
-      cost: row.cost ?? null,
-      startTime: row.startTime.toISOString(),
-      executionStatus: row.executionStatus,
-    }));
+    return Promise.all(
+      rows.map(async (row) => ({
+        id: row.id,
+        status: row.status ?? null,
+        turns: row.turns ?? null,
+        agent: row.agent ?? null,
+        cost: row.cost ?? null,
+        startTime: row.startTime.toISOString(),
+        executionStatus: row.executionStatus,
+        // Asked only of the rows that wait, which are few: whose approval, its own or a sub-agent's.
+        awaitingApproval:
+          row.status === 'awaitingApproval'
+            ? await this.#options.client
+                .getConversation(row.id)
+                .status()
+                .then(
+                  (answer) => answer.awaitingApproval ?? null,
+                  () => null,
+                )
+            : null,
+      })),
+    );
   }
 
   async #conversation(conversation: Conversation): Promise<ConsoleConversation> {
