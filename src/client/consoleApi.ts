@@ -47,4 +47,9 @@ export interface ConsoleMessages {
   messages: ConsoleUiMessage[];
   /** Whether older messages were left out (the console shows the latest ones). */
   truncated: boolean;
+  /**
+   * How many of the last `messages` are the user messages the running turn began with (0 when no
+   * turn runs): a page that shows one of them as a posted message keeps that one instead.
+   */
+  openingMessages: number;
 }

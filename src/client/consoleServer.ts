@@ -324,18 +324,22 @@ class ConsoleApi {
     );
     const firstIndex = Math.max(0, status.messageCount - CONSOLE_TRANSCRIPT_MESSAGES);
     const messages = await conversation.messages({ fromIndex: firstIndex });
-    const end =
-      status.state === 'running'
-        ? finishedLength(messages, firstIndex, runningTurnStart(starts, status.turn))
-        : firstIndex + messages.length;
+    const running = status.state === 'running';
+    const runningStart = running ? runningTurnStart(starts, status.turn) : undefined;
+    const end = running ? finishedLength(messages, firstIndex, runningStart) : firstIndex + messages.length;
+    const shown = messages.slice(0, end - firstIndex);
+    // Each user message is a UI message of its own; the running turn's are the last ones.
+    let openingMessages = 0;
+    while (
+      running &&
+      shown[shown.length - 1 - openingMessages]?.role === 'user' &&
+      end - 1 - openingMessages >= (runningStart ?? firstIndex)
+    )
+      openingMessages += 1;
     return {
-      messages: transcriptUiMessages(
-        conversation.id,
-        messages.slice(0, end - firstIndex),
-        starts,
-        firstIndex,
-      ),
+      messages: transcriptUiMessages(conversation.id, shown, starts, firstIndex),
       truncated: firstIndex > 0,
+      openingMessages,
     };
   }
 
