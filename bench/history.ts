@@ -122,3 +122,44 @@ export async function lastToolBatch(
     executionsMs: lastCompletion - firstExecution,
   };
 }
+
+/** What a turn is about in the Web UI: these rows are not counted as its overhead. */
+export interface TurnContent {
+  /** Updates that carry the user's messages and approvals. */
+  updates: ReadonlySet<string>;
+  /** Signals that carry them. */
+  signals: ReadonlySet<string>;
+}
+
+/** `EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES` → `UpsertWorkflowSearchAttributes`. */
+const eventTypeName = (type: number): string =>
+  String(temporal.api.enums.v1.EventType[type] ?? type)
+    .replace(/^EVENT_TYPE_/, '')
+    .toLowerCase()
+    .replace(/(^|_)([a-z])/g, (_, __, letter: string) => letter.toUpperCase());
+
+/**
+ * The rows the Web UI's compact view shows for these events besides `content`, activities and child
+ * workflows, by kind: workflow tasks are hidden there, an Update is one row (its acceptance), a
+ * timer one (its start), every other event one.
+ */
+export function uiRowsBesides(events: readonly HistoryEvent[], content: TurnContent): Record<string, number> {
+  const rows: Record<string, number> = {};
+  const hidden =
+    /^(WorkflowTask|ActivityTask|ChildWorkflow|StartChildWorkflow|WorkflowExecutionUpdate(Completed|Admitted)|Timer(Fired|Canceled))/;
+  for (const event of events) {
+    let kind = eventTypeName(event.eventType ?? 0);
+    if (hidden.test(kind)) continue;
+    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    if (update != null) {
+      if (content.updates.has(update)) continue;
+      kind = `Update ${update}`;
+    } else if (signal != null) {
+      if (content.signals.has(signal)) continue;
+      kind = `signal ${signal}`;
+    }
+    rows[kind] = (rows[kind] ?? 0) + 1;
+  }
+  return rows;
+}

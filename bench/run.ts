@@ -9,8 +9,8 @@ import os from 'node:os';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { readConfig } from './config.ts';
 import { startEnvironment } from './environment.ts';
-import { machineInfo } from './machine.ts';
-import { type BenchResults, renderReport } from './report.ts';
+import { machineInfo, startSectionMeter } from './machine.ts';
+import { type BenchResults, renderReport, type SectionKey } from './report.ts';
 import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureFeatureCost } from './scenarios/featureCost.ts';
@@ -38,95 +38,107 @@ const env = await startEnvironment({
   ...(config.dynamicConfig ? { dynamicConfig: config.dynamicConfig } : {}),
   metrics: ['g', 'k', 'p'].some((id) => config.only.has(id)),
 });
+/** Runs one section's measurement and records the machine's load and the CPU each process used during it. */
+async function section<K extends SectionKey>(
+  key: K,
+  name: string,
+  measure: () => Promise<NonNullable<BenchResults[K]>>,
+): Promise<void> {
+  step(name);
+  const meter = startSectionMeter(env.server.pid);
+  results[key] = await measure();
+  results.sectionLoad = { ...results.sectionLoad, [key]: meter.stop() };
+}
+
 try {
   const workerOptions = config.workerOptions ? { workerOptions: config.workerOptions } : {};
   if (['a', 'b', 'c', 'd'].some((id) => config.only.has(id))) {
     const main = await env.startWorker({ ...workerOptions, baseline: true });
     if (config.only.has('a')) {
-      step('a: overhead per tool call');
-      results.overhead = await measureOverhead(env, main.agents, config.overheadRuns);
+      await section('overhead', 'a: overhead per tool call', () =>
+        measureOverhead(env, main.agents, config.overheadRuns),
+      );
     }
     if (config.only.has('b')) {
-      step('b: parallel vs sequential');
-      results.parallel = await measureParallel(env, main.agents, config.parallelRuns);
+      await section('parallel', 'b: parallel vs sequential', () =>
+        measureParallel(env, main.agents, config.parallelRuns),
+      );
     }
     if (config.only.has('c')) {
-      step('c: turn latency vs conversation length');
-      results.turnLatency = await measureTurnLatency(main.agents, config.latencyRuns, config.latencyTurns);
+      await section('turnLatency', 'c: turn latency vs conversation length', () =>
+        measureTurnLatency(main.agents, config.latencyRuns, config.latencyTurns),
+      );
     }
     if (config.only.has('d')) {
-      step('d: history bytes per turn');
-      results.historyBytes = await measureHistoryBytes(
-        env,
-        main.agents,
-        main.taskQueue,
-        config.historyCheckpoints,
+      await section('historyBytes', 'd: history bytes per turn', () =>
+        measureHistoryBytes(env, main.agents, main.taskQueue, config.historyCheckpoints),
       );
     }
     await main.worker.stop();
   }
   if (config.only.has('e')) {
-    step('e: throughput');
     const busy = await env.startWorker(workerOptions);
-    results.throughput = await measureThroughput(
-      busy.agents,
-      busy.worker,
-      config.throughputLevels,
-      config.throughputRuns,
-      config.throughputSeconds,
-      { serverPid: env.server.pid, workerPid: busy.worker.child.pid as number },
+    await section('throughput', 'e: throughput', () =>
+      measureThroughput(
+        busy.agents,
+        busy.worker,
+        config.throughputLevels,
+        config.throughputRuns,
+        config.throughputSeconds,
+        { serverPid: env.server.pid, workerPid: busy.worker.child.pid as number },
+      ),
     );
     await busy.worker.stop();
-    step('e: idle conversations');
     const idle = await env.startWorker(workerOptions);
-    results.idleMemory = await measureIdleMemory(idle.agents, idle.worker, config.idleConversations);
+    await section('idleMemory', 'e: idle conversations', () =>
+      measureIdleMemory(idle.agents, idle.worker, config.idleConversations),
+    );
     await idle.worker.stop();
   }
   if (config.only.has('f')) {
-    step('f: crash recovery');
-    results.crashRecovery = await measureCrashRecovery(env, config.crashRuns, config.workerOptions);
+    await section('crashRecovery', 'f: crash recovery', () =>
+      measureCrashRecovery(env, config.crashRuns, config.workerOptions),
+    );
   }
   if (config.only.has('g')) {
-    step('g: Temporal Cloud Actions per turn');
-    results.actions = await measureActionsPerTurn(env, config.idleChatSeconds, config.longToolSeconds);
+    await section('actions', 'g: Temporal Cloud Actions per turn', () =>
+      measureActionsPerTurn(env, config.idleChatSeconds, config.longToolSeconds),
+    );
   }
   if (config.only.has('k')) {
-    step('k: what each control of a running agent adds to a turn');
     const controls = await env.startWorker(workerOptions);
-    results.featureCost = await measureFeatureCost(env, controls.agents);
+    await section('featureCost', 'k: what each control of a running agent adds to a turn', () =>
+      measureFeatureCost(env, controls.agents),
+    );
     await controls.worker.stop();
   }
   if (config.only.has('h')) {
-    step('h: token delay for a follower');
-    results.tokenDelay = await measureTokenDelay(env, config.tokenDelayTurns);
+    await section('tokenDelay', 'h: token delay for a follower', () =>
+      measureTokenDelay(env, config.tokenDelayTurns),
+    );
   }
   if (config.only.has('i')) {
-    step('i: large content');
     const large = await env.startWorker(workerOptions);
-    results.largeContent = await measureLargeContent(
-      large.agents,
-      large.worker,
-      config.largeContentCheckpoints,
+    await section('largeContent', 'i: large content', () =>
+      measureLargeContent(large.agents, large.worker, config.largeContentCheckpoints),
     );
     await large.worker.stop();
   }
   if (config.only.has('p')) {
-    step("p: side by side with Temporal's own agent integration");
     const ours = await env.startWorker(workerOptions);
-    results.peer = await measurePeer(env, ours.agents, config.peerRuns, config.peerLateTurn);
+    await section('peer', "p: side by side with Temporal's own agent integration", () =>
+      measurePeer(env, ours.agents, config.peerRuns, config.peerLateTurn),
+    );
     await ours.worker.stop();
   }
   if (config.only.has('j')) {
-    step('j: a 12 MB tool result beside a bystander conversation');
-    results.largeResults = await measureLargeResults(env);
+    await section('largeResults', 'j: a 12 MB tool result beside a bystander conversation', () =>
+      measureLargeResults(env),
+    );
   }
   if (config.only.has('r')) {
-    step('r: a rate-limited provider shared by 100 conversations');
-    results.rateLimits = await measureRateLimits(
-      env,
-      config.rateLimitConversations,
-      config.rateLimitTurns,
-      config.rateLimitPerSecond,
+    await section('rateLimits', 'r: a rate-limited provider shared by 100 conversations', () =>
+      measureRateLimits(env, config.rateLimitConversations, config.rateLimitTurns, config.rateLimitPerSecond),
     );
   }
 } finally {

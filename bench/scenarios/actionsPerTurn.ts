@@ -1,14 +1,25 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Conversation } from '../../src/client/client.ts';
+import {
+  callbackResultUpdate,
+  decideToolCallUpdate,
+  forwardedDecisionSignal,
+  postSignal,
+  promptUpdate,
+  subAgentApprovalSignal,
+} from '../../src/contract/definitions.ts';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';
+import { storedHistory, type TurnContent, uiRowsBesides } from '../history.ts';
 import { benchReply } from '../scriptedReplies.ts';
 
 /** A streamed reply lasts about this long, as a real model's would: long enough to stream live. */
 const STREAM_PIECE_DELAY_MS = 400;
 /** A model deciding on tool calls takes a while too. */
 const TOOL_DECISION_DELAY_MS = 800;
+/** Issue 25's goal for a 60 s tool that reports progress (a quick run's shorter tool is held to it too). */
+const LONG_TOOL_ACTIONS_GOAL = 8;
 /** Trailing workflow tasks (the search-attribute update after a turn) land within this. */
 const SETTLE_MS = 1_000;
 
@@ -16,9 +27,19 @@ export interface ActionRow {
   label: string;
   /** What the design cannot do without. */
   minimum: number;
+  /** Issue 25's goal for this step, where it sets one: at most this many. */
+  goal?: number;
   actions: number;
   byType: ActionCounts;
+  /** The Web UI rows the step added besides the user's messages, approvals, activities and children. */
+  uiRows?: Record<string, number>;
 }
+
+/** The user's messages, approvals and callback answers: what a turn is about in the Web UI. */
+const TURN_CONTENT: TurnContent = {
+  updates: new Set([promptUpdate.name, decideToolCallUpdate.name, callbackResultUpdate.name]),
+  signals: new Set([postSignal.name, subAgentApprovalSignal.name, forwardedDecisionSignal.name]),
+};
 
 export interface ActionsResult {
   rows: ActionRow[];
@@ -71,12 +92,34 @@ export async function measureActionsPerTurn(
   const { worker, agents } = await env.startWorker();
   env.model.respond(costReply);
   const rows: ActionRow[] = [];
-  const count = async (label: string, minimum: number, step: () => Promise<unknown>) => {
+  /** Counts one step's Actions and, given the conversation, the Web UI rows it added to its history. */
+  const count = async (
+    label: string,
+    minimum: number,
+    step: () => Promise<unknown>,
+    options: { goal?: number; history?: Conversation } = {},
+  ) => {
+    const eventsBefore = options.history
+      ? ((await storedHistory(options.history.handle)).events?.length ?? 0)
+      : 0;
     const before = await readActions(metricsUrl);
     await step();
     await sleep(SETTLE_MS);
     const byType = actionsBetween(before, await readActions(metricsUrl));
-    rows.push({ label, minimum, actions: totalActions(byType), byType });
+    const uiRows = options.history
+      ? uiRowsBesides(
+          (await storedHistory(options.history.handle)).events?.slice(eventsBefore) ?? [],
+          TURN_CONTENT,
+        )
+      : undefined;
+    rows.push({
+      label,
+      minimum,
+      ...(options.goal === undefined ? {} : { goal: options.goal }),
+      actions: totalActions(byType),
+      byType,
+      ...(uiRows ? { uiRows } : {}),
+    });
     return byType;
   };
   const sendOk = async (conversation: Conversation, text: string) => {
@@ -92,13 +135,17 @@ export async function measureActionsPerTurn(
     const chat = conversation as Conversation;
     // The first turn also asks the worker for its default model (one activity per conversation).
     await count('First text turn', 3, () => sendOk(chat, 'cost text'));
-    await count('Text turn: one model call', 2, () => sendOk(chat, 'cost text'));
-    await count('Tool turn: model, two parallel tools, model', 5, () => sendOk(chat, 'cost tools'));
+    await count('Text turn: one model call', 2, () => sendOk(chat, 'cost text'), { goal: 2 });
+    await count('Tool turn: model, two parallel tools, model', 5, () => sendOk(chat, 'cost tools'), {
+      goal: 5,
+      history: chat,
+    });
     // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
     await count(
       `Tool turn with one ${longToolSeconds} s tool reporting progress every 100 ms`,
       4 + Math.floor(longToolSeconds / 30),
       () => sendOk(chat, `cost long ${longToolSeconds * 1000}`),
+      { goal: LONG_TOOL_ACTIONS_GOAL },
     );
 
     const following = new AbortController();
@@ -114,10 +161,15 @@ export async function measureActionsPerTurn(
         }
       })();
     });
-    await count('Tool turn with `yiem chat` following', 6, async () => {
-      await sendOk(chat, 'cost tools');
-      while (turnsSeen < 1) await sleep(20);
-    });
+    await count(
+      'Tool turn with `yiem chat` following',
+      6,
+      async () => {
+        await sendOk(chat, 'cost tools');
+        while (turnsSeen < 1) await sleep(20);
+      },
+      { goal: 7, history: chat },
+    );
     const idle = await count('Idle open chat, measured', 0, () => sleep(idleSeconds * 1000));
     rows.pop();
     const perHour = Object.fromEntries(
@@ -126,6 +178,7 @@ export async function measureActionsPerTurn(
     rows.push({
       label: 'Idle open chat, per hour',
       minimum: 0,
+      goal: 0,
       actions: totalActions(perHour),
       byType: perHour,
     });

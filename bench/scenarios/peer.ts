@@ -31,6 +31,11 @@ export interface PeerResult {
   plainTurnMs: SideBySide<Summary>;
   /** 8 × 200 ms in parallel: 200 ms over the batch's wall time. */
   parallelEfficiency: SideBySide<Summary>;
+  /**
+   * Ours over the peer's, run by run: the sides alternate, so each run's two figures were measured
+   * moments apart on the same machine.
+   */
+  ratios: { perToolMs: Summary; plainTurnMs: Summary; parallelEfficiency: Summary };
   history: HistoryGrowth[];
   /** Per text turn and per turn with two tool calls; absent without the server's metrics. */
   actions?: { textTurn: SideBySide<number>; toolTurn: SideBySide<number> };
@@ -117,13 +122,20 @@ export async function measurePeer(
       await pair.peer.end();
     }
     const perTool = (pairs: number[][]) =>
-      summarize(pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS));
-    const plainTurn = (pairs: number[][]) => summarize(pairs.map(([, plain = 0]) => plain));
+      pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS);
+    const plainTurn = (pairs: number[][]) => pairs.map(([, plain = 0]) => plain);
+    const runByRun = (ours: number[], peer: number[]) =>
+      summarize(ours.map((value, run) => value / (peer[run] ?? Number.NaN)));
     return {
       runs,
-      perToolMs: { ours: perTool(overhead.ours), peer: perTool(overhead.peer) },
-      plainTurnMs: { ours: plainTurn(overhead.ours), peer: plainTurn(overhead.peer) },
+      perToolMs: { ours: summarize(perTool(overhead.ours)), peer: summarize(perTool(overhead.peer)) },
+      plainTurnMs: { ours: summarize(plainTurn(overhead.ours)), peer: summarize(plainTurn(overhead.peer)) },
       parallelEfficiency: { ours: summarize(efficiency.ours), peer: summarize(efficiency.peer) },
+      ratios: {
+        perToolMs: runByRun(perTool(overhead.ours), perTool(overhead.peer)),
+        plainTurnMs: runByRun(plainTurn(overhead.ours), plainTurn(overhead.peer)),
+        parallelEfficiency: runByRun(efficiency.ours, efficiency.peer),
+      },
       history,
       ...(actions ? { actions } : {}),
     };

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
+import { processCpuMs } from '../machine.ts';
 import { MB, type Summary, summarize } from '../stats.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';
@@ -19,12 +19,6 @@ export interface ThroughputLevel {
 export interface ThroughputProcesses {
   serverPid: number;
   workerPid: number;
-}
-
-/** User + system CPU time of a process in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export interface ThroughputResult {
@@ -57,9 +51,9 @@ export async function measureThroughput(
       const conversations = await startWarm(agents, n);
       const perTurn: number[] = [];
       const cpuBefore = {
-        server: cpuMs(processes.serverPid),
-        worker: cpuMs(processes.workerPid),
-        driver: cpuMs(process.pid),
+        server: processCpuMs(processes.serverPid),
+        worker: processCpuMs(processes.workerPid),
+        driver: processCpuMs(process.pid),
       };
       const start = performance.now();
       const deadline = start + seconds * 1000;
@@ -77,9 +71,9 @@ export async function measureThroughput(
           }
         }),
       );
-      cpu.server.push((cpuMs(processes.serverPid) - cpuBefore.server) / turns);
-      cpu.worker.push((cpuMs(processes.workerPid) - cpuBefore.worker) / turns);
-      cpu.driver.push((cpuMs(process.pid) - cpuBefore.driver) / turns);
+      cpu.server.push((processCpuMs(processes.serverPid) - cpuBefore.server) / turns);
+      cpu.worker.push((processCpuMs(processes.workerPid) - cpuBefore.worker) / turns);
+      cpu.driver.push((processCpuMs(process.pid) - cpuBefore.driver) / turns);
       rates.push(turns / seconds);
       latencies.push(summarize(perTurn).median);
       rss.push((await worker.memory()).rss / MB);

@@ -1,9 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
+import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { workflowBundle } from './agentHarness.ts';
 import { TSX_LOADER } from './cli.ts';
 import { SOURCE_CONDITION_FLAG } from './sourceCondition.ts';
@@ -99,4 +103,105 @@ export async function startWorkerProcess(options: {
     await exited;
   };
   return { name: options.name, process: child, kill: () => signal('SIGKILL'), stop: () => signal('SIGTERM') };
+}
+
+/** What a crash test's cases share: one model server and client, and per case a bench and task queue. */
+export interface CrashScene {
+  readonly model: ScriptedModel;
+  readonly client: AgentClient;
+  /** The current case's bench, made by `startConversation`. */
+  readonly bench: CrashBench;
+  /** The current case's task queue, made by `startConversation`. */
+  readonly taskQueue: string;
+  /** The current case's workers, in the order they were started. */
+  readonly workers: readonly WorkerProcess[];
+  /** A worker process on the current case's task queue; killed after the case. */
+  startWorker(
+    name: string,
+    options?: { entry?: string; env?: Record<string, string> },
+  ): Promise<WorkerProcess>;
+  /**
+   * A fresh bench and task queue, then a conversation on it whose model calls are retried within
+   * seconds of their worker's death (heartbeats) rather than after the start-to-close timeout.
+   * `prepare` runs between the two, for files the case's workers read.
+   */
+  startConversation(
+    id: string,
+    options: { systemPrompt: string; prepare?: (bench: CrashBench) => Promise<void> },
+  ): Promise<Conversation>;
+}
+
+/**
+ * Registers the hooks of a crash test (call it in a `describe`): the model server and client for
+ * the file, and after each case its workers killed, its bench removed and the model's script reset.
+ */
+export function useCrashScene(queuePrefix: string): CrashScene {
+  const address = inject('temporalAddress');
+  let model: ScriptedModel | undefined;
+  let client: AgentClient | undefined;
+  let bench: CrashBench | undefined;
+  let taskQueue: string | undefined;
+  const workers: WorkerProcess[] = [];
+  const defined = <T>(value: T | undefined, what: string): T => {
+    if (value === undefined) throw new Error(`the crash scene has no ${what} yet`);
+    return value;
+  };
+
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    client = new AgentClient({ address });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await model?.close();
+  });
+  afterEach(async () => {
+    for (const worker of workers.splice(0)) await worker.kill();
+    await bench?.remove();
+    model?.reset();
+  });
+
+  const scene: CrashScene = {
+    get model() {
+      return defined(model, 'model server');
+    },
+    get client() {
+      return defined(client, 'client');
+    },
+    get bench() {
+      return defined(bench, 'bench');
+    },
+    get taskQueue() {
+      return defined(taskQueue, 'task queue');
+    },
+    workers,
+    startWorker: async (name, options = {}) => {
+      const worker = await startWorkerProcess({
+        name,
+        bench: scene.bench,
+        address,
+        taskQueue: scene.taskQueue,
+        modelBaseURL: scene.model.baseURL,
+        ...options,
+      });
+      workers.push(worker);
+      return worker;
+    },
+    startConversation: async (id, { systemPrompt, prepare }) => {
+      taskQueue = `${queuePrefix}-${randomUUID()}`;
+      bench = await createCrashBench();
+      await prepare?.(bench);
+      const scoped = new AgentClient({ client: scene.client.client, taskQueue });
+      return scoped.startConversation({
+        id: `${id}-${randomUUID()}`,
+        systemPrompt,
+        modelPolicy: {
+          startToCloseTimeout: '2 minutes',
+          heartbeatTimeout: '2 seconds',
+          retry: { initialInterval: '100 milliseconds' },
+        },
+      });
+    },
+  };
+  return scene;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
@@ -11,6 +11,7 @@ import {
   type CrashBench,
   createCrashBench,
   startWorkerProcess,
+  useCrashScene,
   type WorkerProcess,
 } from '../support/workerProcess.ts';
 
@@ -20,20 +21,11 @@ import {
  * The ledger is the payment service: one file per payment.
  */
 describe('an at-most-once tool whose worker is killed', () => {
-  const address = inject('temporalAddress');
-  let model: ScriptedModel;
-  let client: AgentClient;
-  let bench: CrashBench;
-  let taskQueue: string;
-  const workers: WorkerProcess[] = [];
-
-  const startWorker = async (name: string): Promise<WorkerProcess> => {
-    const worker = await startWorkerProcess({ name, bench, address, taskQueue, modelBaseURL: model.baseURL });
-    workers.push(worker);
-    return worker;
-  };
+  const scene = useCrashScene('at-most-once');
+  const { startWorker } = scene;
+  const startConversation = (id: string) => scene.startConversation(id, { systemPrompt: 'Pay once.' });
   const ledger = async (): Promise<{ amount: number; by: string }[]> => {
-    const dir = path.join(bench.markerDir, 'ledger');
+    const dir = path.join(scene.bench.markerDir, 'ledger');
     const files = (await readdir(dir)).filter((file) => file.endsWith('.json'));
     return Promise.all(files.map(async (file) => JSON.parse(await readFile(path.join(dir, file), 'utf8'))));
   };
@@ -51,48 +43,19 @@ describe('an at-most-once tool whose worker is killed', () => {
     return ends;
   };
 
-  beforeAll(async () => {
-    model = await startScriptedModel();
-    client = new AgentClient({ address });
-  });
-  afterAll(async () => {
-    await client?.close();
-    await model?.close();
-  });
-  afterEach(async () => {
-    for (const worker of workers.splice(0)) await worker.kill();
-    await bench?.remove();
-    model.reset();
-  });
-
-  const startConversation = async (id: string) => {
-    taskQueue = `at-most-once-${randomUUID()}`;
-    bench = await createCrashBench();
-    const scoped = new AgentClient({ client: client.client, taskQueue });
-    return scoped.startConversation({
-      id: `${id}-${randomUUID()}`,
-      systemPrompt: 'Pay once.',
-      modelPolicy: {
-        startToCloseTimeout: '2 minutes',
-        heartbeatTimeout: '2 seconds',
-        retry: { initialInterval: '100 milliseconds' },
-      },
-    });
-  };
-
   /** The model asks for one payment; the first worker dies in it; a second worker takes over. */
   const killMidPayment = async (tool: string) => {
     const conversation = await startConversation(`kill-${tool}`);
-    model.enqueue(
+    scene.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ id: 'call_pay', name: tool, arguments: { amount: 5 } }] },
       { kind: 'text', text: 'Payment handled.' },
     );
     const first = await startWorker('first');
     const reply = conversation.send('pay 5');
-    await expect.poll(bench.markers, { timeout: 30_000 }).toEqual(['call_pay.1.first.json']);
+    await expect.poll(scene.bench.markers, { timeout: 30_000 }).toEqual(['call_pay.1.first.json']);
     const killed = Date.now();
     await first.kill();
-    await bench.release();
+    await scene.bench.release();
     await startWorker('second');
     const restarted = Date.now();
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Payment handled.' });
@@ -101,9 +64,9 @@ describe('an at-most-once tool whose worker is killed', () => {
       `recovery, ${tool}: turn ended ${ended - killed} ms after the kill, ${ended - restarted} ms after the second worker was ready`,
     );
     // The payment ran on the first attempt only, and took effect once.
-    expect(await bench.markers()).toEqual(['call_pay.1.first.json']);
+    expect(await scene.bench.markers()).toEqual(['call_pay.1.first.json']);
     expect(await ledger()).toEqual([{ amount: 5, by: 'first' }]);
-    expect(model.requestCount).toBe(2);
+    expect(scene.model.requestCount).toBe(2);
     return conversation;
   };
 
@@ -120,7 +83,7 @@ describe('an at-most-once tool whose worker is killed', () => {
     const result = await toolResult(conversation);
     expect(result).toMatchObject({ isError: true, details: { outcome: 'unknown' } });
     expect(result.content[0]?.text).toContain('outcome unknown: the call may or may not have taken effect');
-    expect(model.requests[1]?.body.messages.at(-1)).toMatchObject({
+    expect(scene.model.requests[1]?.body.messages.at(-1)).toMatchObject({
       role: 'tool',
       content: result.content[0]?.text,
     });
@@ -133,20 +96,20 @@ describe('an at-most-once tool whose worker is killed', () => {
 
   it('never repeats a completed payment when the worker dies in the model call after it', async () => {
     const conversation = await startConversation('kill-after-payment');
-    model.enqueue(
+    scene.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ id: 'call_pay', name: 'payBlind', arguments: { amount: 7 } }] },
       { kind: 'text', text: 'never delivered', delayMs: 60_000 },
       { kind: 'text', text: 'Paid, and answered after the crash.' },
     );
     const first = await startWorker('first');
-    await bench.release();
+    await scene.bench.release();
     const reply = conversation.send('pay 7');
-    await expect.poll(() => model.requestCount, { timeout: 30_000 }).toBe(2);
+    await expect.poll(() => scene.model.requestCount, { timeout: 30_000 }).toBe(2);
     await first.kill();
     await startWorker('second');
 
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Paid, and answered after the crash.' });
-    expect(await bench.markers()).toEqual(['call_pay.1.first.json']);
+    expect(await scene.bench.markers()).toEqual(['call_pay.1.first.json']);
     expect(await ledger()).toEqual([{ amount: 7, by: 'first' }]);
     const result = await toolResult(conversation);
     expect(result).toMatchObject({ isError: false, content: [{ text: 'paid 7 by first' }] });

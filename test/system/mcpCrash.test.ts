@@ -1,18 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import { describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
 import type { McpServerConfig, ToolResultMessage } from '../../src/contract/types.ts';
-import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { everythingServer, startHttpCounter } from '../support/mcpServers.ts';
-import {
-  type CrashBench,
-  createCrashBench,
-  startWorkerProcess,
-  type WorkerProcess,
-} from '../support/workerProcess.ts';
+import { useCrashScene } from '../support/workerProcess.ts';
 
 const MCP_WORKER = fileURLToPath(new URL('../support/mcpWorker.ts', import.meta.url));
 /** Short timeouts, so a lost worker is noticed in seconds. */
@@ -29,63 +22,21 @@ const toolResults = async (conversation: Conversation): Promise<ToolResultMessag
  * too), as when a machine dies. Their MCP servers come from a config file, as with `yiem worker --mcp`.
  */
 describe('MCP tool calls when a worker is killed', () => {
-  const address = inject('temporalAddress');
-  let model: ScriptedModel;
-  let client: AgentClient;
-  let bench: CrashBench;
-  let taskQueue: string;
-  let configFile: string;
-  const workers: WorkerProcess[] = [];
-
-  const startWorker = async (name: string): Promise<WorkerProcess> => {
-    const worker = await startWorkerProcess({
-      name,
-      bench,
-      address,
-      taskQueue,
-      modelBaseURL: model.baseURL,
-      entry: MCP_WORKER,
-      env: { MCP_CONFIG: configFile },
-    });
-    workers.push(worker);
-    return worker;
-  };
-  const startConversation = async (id: string, servers: Record<string, McpServerConfig>) => {
-    taskQueue = `mcp-crash-${randomUUID()}`;
-    bench = await createCrashBench();
-    configFile = path.join(bench.markerDir, 'mcp.json');
-    await writeFile(configFile, JSON.stringify({ mcpServers: servers }));
-    const scoped = new AgentClient({ client: client.client, taskQueue });
-    return scoped.startConversation({
-      id: `${id}-${randomUUID()}`,
+  const scene = useCrashScene('mcp-crash');
+  const configFile = () => path.join(scene.bench.markerDir, 'mcp.json');
+  const startWorker = (name: string) =>
+    scene.startWorker(name, { entry: MCP_WORKER, env: { MCP_CONFIG: configFile() } });
+  const startConversation = (id: string, servers: Record<string, McpServerConfig>) =>
+    scene.startConversation(id, {
       systemPrompt: 'Survive.',
-      modelPolicy: {
-        startToCloseTimeout: '2 minutes',
-        heartbeatTimeout: '2 seconds',
-        retry: { initialInterval: '100 milliseconds' },
-      },
+      prepare: () => writeFile(configFile(), JSON.stringify({ mcpServers: servers })),
     });
-  };
-
-  beforeAll(async () => {
-    model = await startScriptedModel();
-    client = new AgentClient({ address });
-  });
-  afterAll(async () => {
-    await client?.close();
-    await model?.close();
-  });
-  afterEach(async () => {
-    for (const worker of workers.splice(0)) await worker.kill();
-    await bench?.remove();
-    model.reset();
-  });
 
   it('finishes a call to server-everything on another worker, repeating no completed call', async () => {
     const conversation = await startConversation('mcp-crash-mid-call', {
       everything: { ...everythingServer(), policy: FAST_POLICY },
     });
-    model.enqueue(
+    scene.model.enqueue(
       {
         kind: 'toolCalls',
         toolCalls: [
@@ -123,7 +74,7 @@ describe('MCP tool calls when a worker is killed', () => {
     expect(long).toMatchObject({ toolName: 'everything__trigger-long-running-operation', isError: false });
     expect(long?.content[0]?.text).toContain('Long running operation completed');
     // Three model calls, none repeated; the echo ran once, the long call once per worker.
-    expect(model.requestCount).toBe(3);
+    expect(scene.model.requestCount).toBe(3);
     const starts: string[] = [];
     for await (const event of conversation.events({ fromOffset: 0 })) {
       if (event.type === 'toolStart') starts.push(`${event.toolCallId}#${event.attempt}`);
@@ -144,7 +95,7 @@ describe('MCP tool calls when a worker is killed', () => {
       });
       await Promise.all([startWorker('alpha'), startWorker('beta')]);
       const increment = async (id: string): Promise<ToolResultMessage> => {
-        model.enqueue(
+        scene.model.enqueue(
           { kind: 'toolCalls', toolCalls: [{ id, name: 'counter__increment', arguments: {} }] },
           { kind: 'text', text: `after ${id}` },
         );
@@ -166,7 +117,7 @@ describe('MCP tool calls when a worker is killed', () => {
         'count 3',
       ]);
       const pinned = sessionQueue(first);
-      expect(pinned).toMatch(new RegExp(`^${taskQueue}@mcp-`));
+      expect(pinned).toMatch(new RegExp(`^${scene.taskQueue}@mcp-`));
       expect([sessionQueue(second), sessionQueue(third)]).toEqual([pinned, pinned]);
       // Every call was scheduled on the holder's own session queue, whichever worker PREPAREd it.
       const events = (await conversation.handle.fetchHistory()).events ?? [];
@@ -175,8 +126,8 @@ describe('MCP tool calls when a worker is killed', () => {
         return scheduled?.activityType?.name === 'executeTool' ? [scheduled.taskQueue?.name] : [];
       });
       expect(queues).toEqual([pinned, pinned, pinned]);
-      const holder = workers.find((worker) => pinned?.includes(`-${worker.process.pid}-`));
-      const survivor = workers.find((worker) => worker !== holder);
+      const holder = scene.workers.find((worker) => pinned?.includes(`-${worker.process.pid}-`));
+      const survivor = scene.workers.find((worker) => worker !== holder);
       if (!holder || !survivor) throw new Error(`no worker holds ${pinned}`);
 
       await holder.kill();

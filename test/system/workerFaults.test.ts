@@ -1,15 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { AgentClient } from '../../src/client/client.ts';
+import { describe, expect, it } from 'vitest';
 import type { PendingCallback, ToolResultMessage } from '../../src/contract/types.ts';
-import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { scriptAgents, systemPromptOf } from '../support/agentScript.ts';
-import {
-  type CrashBench,
-  createCrashBench,
-  startWorkerProcess,
-  type WorkerProcess,
-} from '../support/workerProcess.ts';
+import { useCrashScene } from '../support/workerProcess.ts';
 
 const PARENT = 'You delegate.';
 /** The system prompt of markerWorker.ts's `helper` sub-agent. */
@@ -21,58 +13,15 @@ const HELPER = 'You help.';
  * for its client. Each test prints how long recovery took; nothing asserts on it.
  */
 describe('a worker killed', () => {
-  const address = inject('temporalAddress');
-  let model: ScriptedModel;
-  let client: AgentClient;
-  let bench: CrashBench;
-  let taskQueue: string;
-  const workers: WorkerProcess[] = [];
-
-  const startWorker = async (name: string, env?: Record<string, string>): Promise<WorkerProcess> => {
-    const worker = await startWorkerProcess({
-      name,
-      bench,
-      address,
-      taskQueue,
-      modelBaseURL: model.baseURL,
-      ...(env ? { env } : {}),
-    });
-    workers.push(worker);
-    return worker;
-  };
-
-  beforeAll(async () => {
-    model = await startScriptedModel();
-    client = new AgentClient({ address });
-  });
-  afterAll(async () => {
-    await client?.close();
-    await model?.close();
-  });
-  afterEach(async () => {
-    for (const worker of workers.splice(0)) await worker.kill();
-    await bench?.remove();
-    model.reset();
-  });
-
-  const startConversation = async (id: string, systemPrompt: string) => {
-    taskQueue = `faults-${randomUUID()}`;
-    bench = await createCrashBench();
-    const scoped = new AgentClient({ client: client.client, taskQueue });
-    return scoped.startConversation({
-      id: `${id}-${randomUUID()}`,
-      systemPrompt,
-      modelPolicy: {
-        startToCloseTimeout: '2 minutes',
-        heartbeatTimeout: '2 seconds',
-        retry: { initialInterval: '100 milliseconds' },
-      },
-    });
-  };
+  const scene = useCrashScene('faults');
+  const startWorker = (name: string, env?: Record<string, string>) =>
+    scene.startWorker(name, env ? { env } : {});
+  const startConversation = (id: string, systemPrompt: string) =>
+    scene.startConversation(id, { systemPrompt });
 
   it('while it holds a workflow task: the task runs again elsewhere, and nothing completed is repeated', async () => {
     const conversation = await startConversation('kill-in-workflow-task', PARENT);
-    scriptAgents(model, {
+    scriptAgents(scene.model, {
       [PARENT]: (_request, results) =>
         results === 0
           ? {
@@ -85,7 +34,7 @@ describe('a worker killed', () => {
           ? { kind: 'toolCalls', toolCalls: [{ id: 'call_step', name: 'step', arguments: {} }] }
           : { kind: 'text', text: 'Stepped.' },
     });
-    await bench.release();
+    await scene.bench.release();
     // It kills itself in the workflow task that acts on the model's reply (starts the sub-agent),
     // after the workflow code ran and before the task's completion is sent.
     const first = await startWorker('first', { KILL_ON_TOOL_START: 'helper' });
@@ -101,11 +50,11 @@ describe('a worker killed', () => {
       `recovery, workflow task: turn ended ${ended - killed} ms after the kill, ${ended - restarted} ms after the second worker was ready`,
     );
     // The parent's model call whose reply the lost task held was not made again.
-    const prompts = model.requests.map(systemPromptOf);
+    const prompts = scene.model.requests.map(systemPromptOf);
     expect(prompts.filter((prompt) => prompt === PARENT)).toHaveLength(2);
     expect(prompts.filter((prompt) => prompt === HELPER)).toHaveLength(2);
     // The sub-agent started once and its tool ran once, on the second worker.
-    expect(await bench.markers()).toEqual(['call_step.1.second.json']);
+    expect(await scene.bench.markers()).toEqual(['call_step.1.second.json']);
     const history = (await conversation.handle.fetchHistory()).events ?? [];
     expect(history.filter((event) => event.startChildWorkflowExecutionInitiatedEventAttributes)).toHaveLength(
       1,
@@ -119,7 +68,7 @@ describe('a worker killed', () => {
 
   it("while a callback tool waits for its client: the client's answer reaches the turn once", async () => {
     const conversation = await startConversation('kill-in-callback', 'Ask the client.');
-    model.enqueue(
+    scene.model.enqueue(
       {
         kind: 'toolCalls',
         toolCalls: [{ id: 'call_ask', name: 'askClient', arguments: { question: 'ok?' } }],
@@ -164,7 +113,7 @@ describe('a worker killed', () => {
     await served;
     expect(errors).toEqual([]);
     expect(asked).toHaveLength(1);
-    expect(model.requestCount).toBe(2);
+    expect(scene.model.requestCount).toBe(2);
     const messages = await conversation.messages();
     expect(messages.map((message) => message.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant']);
     expect(messages[2]).toMatchObject({ toolCallId: 'call_ask', isError: false, content: [{ text: 'yes' }] });
