@@ -268,8 +268,8 @@ describe('the chat endpoint, through the AI SDK client', () => {
     // In the model's order, whether the approval was asked or the lookup started first.
     const parts = toolParts(chat.lastMessage);
     expect(parts.map((part) => [part.type, part.state])).toEqual([
-      ['tool-lookup', 'output-available'],
       ['tool-transfer', 'output-available'],
+      ['tool-lookup', 'output-available'],
     ]);
     expect(parts.find((part) => part.type === 'tool-transfer')).toMatchObject({
       output: { text: 'sent 5 to alice' },
