@@ -17,11 +17,18 @@ import {
 } from '../src/contract/definitions.ts';
 import { deliveryOptionsProblem, promptOptionsProblem, userTextProblem } from '../src/contract/settings.ts';
 import { transcriptPage } from '../src/contract/transcript.ts';
-import type { ApprovalDecision, ApprovalOutcome, ConversationStatus } from '../src/contract/types.ts';
+import type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalWait,
+  ConversationStatus,
+  PendingApproval,
+} from '../src/contract/types.ts';
 import { registerCompactionHandlers } from './compaction.ts';
 import { answerTo, takeMessage } from './delivery.ts';
 import { promptRefusal, registerSafePointHandlers, safePointStatus } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
+import { showForwardedApprovals } from './toolBatch.ts';
 import { workerTools } from './workerActivities.ts';
 
 /**
@@ -68,21 +75,23 @@ export function registerHandlers(state: ConversationState): void {
   setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>
     transcriptPage(state.messages, fromIndex, maxBytes),
   );
-  setHandler(
-    statusQuery,
-    (): ConversationStatus => ({
+  setHandler(statusQuery, (): ConversationStatus => {
+    const pendingApprovals = [...approvals.list(), ...forwarded.list()];
+    return {
       state: conversationState(state),
       turn: state.turn,
       messageCount: state.messages.length,
       pendingMessages: state.pending.length,
       toolExecution: settings.toolExecution,
       lastTurn: state.lastTurn,
-      pendingApprovals: [...approvals.list(), ...forwarded.list()],
+      pendingApprovals,
+      awaitingApproval: approvalWait(pendingApprovals),
       pendingCallbacks: callbacks.list(),
+      answeredInPrepare: state.toolBatch?.answeredInPrepare ?? [],
       agent: state.agent?.name ?? null,
       ...safePointStatus(state),
-    }),
-  );
+    };
+  });
   setHandler(turnStartsQuery, () => state.turnStarts);
   registerSafePointHandlers(state);
   setHandler(toolsUpdate, () => workerTools());
@@ -108,7 +117,10 @@ export function registerHandlers(state: ConversationState): void {
     if (problem) log.warn('Ignored a decision passed down by the parent', { problem });
     else await decide(decision);
   });
-  setHandler(subAgentApprovalSignal, (message) => forwarded.receive(message));
+  setHandler(subAgentApprovalSignal, (message) => {
+    forwarded.receive(message);
+    showForwardedApprovals(state);
+  });
 
   registerCompactionHandlers(state);
 
@@ -128,4 +140,16 @@ function conversationState(state: ConversationState): ConversationStatus['state'
   if (state.running) return 'running';
   if (state.control.pause) return 'paused';
   return state.ending && state.pending.length === 0 ? 'ended' : 'idle';
+}
+
+/** The approval wait that `pending` (a status's `pendingApprovals`) makes, or null when none waits. */
+export function approvalWait(pending: readonly PendingApproval[]): ApprovalWait | null {
+  if (pending.length === 0) return null;
+  const subAgents = pending.flatMap((approval) =>
+    approval.subAgent ? [approval.subAgent.conversationId] : [],
+  );
+  return {
+    ownCalls: pending.filter((approval) => !approval.subAgent).length,
+    subAgents: [...new Set(subAgents)],
+  };
 }

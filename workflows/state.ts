@@ -105,6 +105,8 @@ export interface RunningBatch {
   readonly scope: CancellationScope;
   /** Set once a message sent with delivery `'interrupt'` cancelled it. */
   interrupted: boolean;
+  /** The ids of its calls answered in PREPARE, which never start (`ConversationStatus.answeredInPrepare`). */
+  readonly answeredInPrepare: string[];
 }
 
 /** The state of a new run: a fresh conversation, or the one `carried` over from the last run. */

@@ -3,6 +3,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
 } from '@temporalio/workflow';
 import {
@@ -89,7 +90,13 @@ export async function runToolBatch(
   }
   const terminated: boolean[] = prepared.map(() => false);
   const turnScope = CancellationScope.current();
-  const batch = { scope: new CancellationScope(), interrupted: false };
+  const batch = {
+    scope: new CancellationScope(),
+    interrupted: false,
+    answeredInPrepare: prepared.flatMap((call) =>
+      call.kind === 'immediate' ? [call.message.toolCallId] : [],
+    ),
+  };
   state.toolBatch = batch;
   // An interrupt that came while the model was called: the calls it asked for do not start.
   if (interruptWaiting(state)) interruptToolBatch(state);
@@ -211,6 +218,22 @@ async function approvalGate(
   return toolErrorMessage(call.toolCallId, call.toolName, text);
 }
 
+/**
+ * Since this patch a sub-agent's approval shows on its parent too: `awaitingApproval` while any waits,
+ * the parent's own or a sub-agent's, and `running` only once none does.
+ */
+export const SUB_AGENT_APPROVAL_STATUS_PATCH = 'yiem-sub-agent-approval-status';
+
+/**
+ * A sub-agent's approval was asked or settled (`ForwardedApprovals`): the running turn's
+ * `YiemStatus` says whether any approval waits.
+ */
+export function showForwardedApprovals(state: ConversationState): void {
+  if (!state.running || !patched(SUB_AGENT_APPROVAL_STATUS_PATCH)) return;
+  const waiting = state.approvals.list().length + state.forwarded.list().length > 0;
+  state.updateSearchAttributes(waiting ? 'awaitingApproval' : 'running', state.turn);
+}
+
 /** Waits for the decision, shown as `awaitingApproval` in search attributes and told to a parent. */
 async function requestApproval(
   state: ConversationState,
@@ -226,7 +249,9 @@ async function requestApproval(
   try {
     const outcome = await waiting;
     parentLink?.resolved(outcome);
-    if (approvals.list().length === 0) state.updateSearchAttributes('running', turn);
+    // A sub-agent's approval that still waits keeps the status (`showForwardedApprovals`).
+    const subAgentsWait = state.forwarded.list().length > 0 && patched(SUB_AGENT_APPROVAL_STATUS_PATCH);
+    if (approvals.list().length === 0 && !subAgentsWait) state.updateSearchAttributes('running', turn);
     return outcome;
   } finally {
     showCurrentDetails(state);

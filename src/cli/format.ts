@@ -91,7 +91,9 @@ export function formatStatus(id: string, status: ConversationStatus): string {
     );
   }
   for (const approval of status.pendingApprovals) {
-    const asker = approval.subAgent ? ` (asked by sub-agent ${approval.subAgent.agent})` : '';
+    const asker = approval.subAgent
+      ? ` (asked by sub-agent ${approval.subAgent.agent}, ${approval.subAgent.conversationId})`
+      : '';
     lines.push(
       `  approval ${approval.approvalId}: ${approval.toolName}(${JSON.stringify(approval.args)})${asker}: ${approval.reason}`,
       `    yiem approve ${id} ${approval.approvalId}   |   yiem deny ${id} ${approval.approvalId}`,

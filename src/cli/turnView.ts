@@ -381,12 +381,22 @@ export class TurnView {
       return;
     }
     this.#timer ??= setInterval(() => this.#drawSpinner(), SPIN_INTERVAL_MS);
-    const tools = [...this.#tools.values()]
+    const tools = this.#runningInModelOrder()
       .map((tool) => (tool.progress ? `${tool.summary} · ${tool.progress}` : tool.summary))
       .join('  |  ');
     const frame = SPINNER[this.#frame++ % SPINNER.length];
     this.#write(`\r\x1b[2K${frame} ${tools}`);
     this.#spinnerShown = true;
+  }
+
+  /** The running tools in the order the model asked for them, not the order they started in. */
+  #runningInModelOrder(): RunningTool[] {
+    const order = (this.#batch?.calls ?? []).map((call) => call.id);
+    const rank = (id: string): number => {
+      const at = order.indexOf(id);
+      return at < 0 ? order.length : at;
+    };
+    return [...this.#tools.entries()].sort(([a], [b]) => rank(a) - rank(b)).map(([, tool]) => tool);
   }
 
   #clearSpinner(): void {

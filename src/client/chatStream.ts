@@ -150,11 +150,14 @@ function done(
 /**
  * Whether the turn now waits only for a person: approvals asked and still pending (asked of the
  * conversation, since the log may already hold their answer), every approval of the turn that waits
- * already in the stream (a batch asks several at once, one event each), and none of its calls running.
+ * already in the stream (a batch asks several at once, one event each), none of its calls running,
+ * and none shown that has yet to run (a call shown before its own events, whose start comes later).
  */
 async function waitsForPerson(conversation: Conversation, translator: TurnTranslator): Promise<boolean> {
   if (translator.openApprovals.size === 0 || translator.running.size > 0 || translator.ended) return false;
-  const waiting = (await conversation.status()).pendingApprovals.filter(
+  const status = await conversation.status();
+  if (translator.callsToCome(status.answeredInPrepare ?? []) > 0) return false;
+  const waiting = status.pendingApprovals.filter(
     (approval) => !approval.subAgent && approval.turn === translator.turn,
   );
   const pending = new Set(waiting.map((approval) => approval.approvalId));

@@ -1,4 +1,4 @@
-import type { ConversationStatus } from '../contract/types.ts';
+import type { ApprovalWait, ConversationStatus } from '../contract/types.ts';
 import type { ConsoleUiMessage } from './consoleTranscript.ts';
 
 /**
@@ -23,6 +23,8 @@ export interface ConsoleListing {
   cost: number | null;
   startTime: string;
   executionStatus: string;
+  /** For a row that waits for approval: whose (`ConversationStatus.awaitingApproval`), when it answered. */
+  awaitingApproval: ApprovalWait | null;
 }
 
 /** `GET /api/console/conversations/<id>`: the conversation's state and its places in the Web UI. */
@@ -45,4 +47,9 @@ export interface ConsoleMessages {
   messages: ConsoleUiMessage[];
   /** Whether older messages were left out (the console shows the latest ones). */
   truncated: boolean;
+  /**
+   * How many of the last `messages` are the user messages the running turn began with (0 when no
+   * turn runs): a page that shows one of them as a posted message keeps that one instead.
+   */
+  openingMessages: number;
 }

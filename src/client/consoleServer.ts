@@ -238,15 +238,28 @@ class ConsoleApi {
       ...(status ? { status: status as ConversationSearchStatus } : {}),
       limit: CONSOLE_LISTED_CONVERSATIONS,
     });
-    return rows.map((row) => ({
-      id: row.id,
-      status: row.status ?? null,
-      turns: row.turns ?? null,
-      agent: row.agent ?? null,
-      cost: row.cost ?? null,
-      startTime: row.startTime.toISOString(),
-      executionStatus: row.executionStatus,
-    }));
+    return Promise.all(
+      rows.map(async (row) => ({
+        id: row.id,
+        status: row.status ?? null,
+        turns: row.turns ?? null,
+        agent: row.agent ?? null,
+        cost: row.cost ?? null,
+        startTime: row.startTime.toISOString(),
+        executionStatus: row.executionStatus,
+        // Asked only of the rows that wait, which are few: whose approval, its own or a sub-agent's.
+        awaitingApproval:
+          row.status === 'awaitingApproval'
+            ? await this.#options.client
+                .getConversation(row.id)
+                .status()
+                .then(
+                  (answer) => answer.awaitingApproval ?? null,
+                  () => null,
+                )
+            : null,
+      })),
+    );
   }
 
   async #conversation(conversation: Conversation): Promise<ConsoleConversation> {
@@ -311,18 +324,22 @@ class ConsoleApi {
     );
     const firstIndex = Math.max(0, status.messageCount - CONSOLE_TRANSCRIPT_MESSAGES);
     const messages = await conversation.messages({ fromIndex: firstIndex });
-    const end =
-      status.state === 'running'
-        ? finishedLength(messages, firstIndex, runningTurnStart(starts, status.turn))
-        : firstIndex + messages.length;
+    const running = status.state === 'running';
+    const runningStart = running ? runningTurnStart(starts, status.turn) : undefined;
+    const end = running ? finishedLength(messages, firstIndex, runningStart) : firstIndex + messages.length;
+    const shown = messages.slice(0, end - firstIndex);
+    // Each user message is a UI message of its own; the running turn's are the last ones.
+    let openingMessages = 0;
+    while (
+      running &&
+      shown[shown.length - 1 - openingMessages]?.role === 'user' &&
+      end - 1 - openingMessages >= (runningStart ?? firstIndex)
+    )
+      openingMessages += 1;
     return {
-      messages: transcriptUiMessages(
-        conversation.id,
-        messages.slice(0, end - firstIndex),
-        starts,
-        firstIndex,
-      ),
+      messages: transcriptUiMessages(conversation.id, shown, starts, firstIndex),
       truncated: firstIndex > 0,
+      openingMessages,
     };
   }
 

@@ -63,7 +63,7 @@ export type UiMessageChunk =
   | { type: 'text-start'; id: string }
   | { type: 'text-delta'; id: string; delta: string }
   | { type: 'text-end'; id: string }
-  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; title?: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
   | { type: 'tool-output-available'; toolCallId: string; output: ChatToolOutput; preliminary?: boolean }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
@@ -124,9 +124,10 @@ export function finishReason(result: TurnResult | undefined): ChatFinishReason {
 /**
  * Turns one conversation's events, in order, into UI message chunks: each model call a step, its
  * text a text part, each tool call a tool part (input, progress as preliminary output, output or
- * error, approval asked and denied). Events carry no tool arguments and only the first line of a
- * result, so the model's calls and the whole results are read from the transcript when a batch's
- * first call shows and when the batch ends. The same events give the same chunks, so a replay of a
+ * error, approval asked and denied). A batch's calls show in the model's order (a call's first event
+ * shows the calls before it too); progress and outputs as they happen. Events carry no tool arguments and only
+ * the first line of a result, so the model's calls and the whole results are read from the transcript
+ * when the batch shows and when it ends. The same events give the same chunks, so a replay of a
  * turn rebuilds the message the first stream built.
  */
 export class TurnTranslator {
@@ -196,14 +197,14 @@ export class TurnTranslator {
         const call = this.#call(event.toolCallId);
         if (!call) return [];
         this.running.add(call.partId);
-        return this.#show(call, event.summary);
+        return this.#showThrough(call);
       }
       case 'toolProgress': {
         const call = this.#call(event.toolCallId);
         if (!call) return [];
         const output: ChatToolOutput = { progress: event.partialResult };
         return [
-          ...(await this.#show(call)),
+          ...(await this.#showThrough(call)),
           { type: 'tool-output-available', toolCallId: call.partId, output, preliminary: true },
         ];
       }
@@ -212,14 +213,14 @@ export class TurnTranslator {
         if (!call) return [];
         this.running.delete(call.partId);
         if (event.willRetry) return [];
-        return [...(await this.#show(call)), ...this.#settle(call, event.text, event.isError)];
+        return [...(await this.#showThrough(call)), ...this.#settle(call, event.text, event.isError)];
       }
       case 'approvalRequested': {
         const call = this.#call(event.approval.toolCallId);
         if (!call) return [];
         this.openApprovals.set(event.approval.approvalId, call);
         return [
-          ...(await this.#show(call)),
+          ...(await this.#showThrough(call)),
           { type: 'tool-approval-request', approvalId: event.approval.approvalId, toolCallId: call.partId },
         ];
       }
@@ -233,7 +234,7 @@ export class TurnTranslator {
       }
       case 'callbackRequested': {
         const call = this.#call(event.callback.toolCallId);
-        return call ? this.#show(call) : [];
+        return call ? this.#showThrough(call) : [];
       }
       case 'handoff':
       case 'compaction':
@@ -322,19 +323,47 @@ export class TurnTranslator {
     );
   }
 
-  async #show(call: BatchCall, title?: string): Promise<UiMessageChunk[]> {
-    if (call.shown) return [];
-    await this.#readCalls();
+  /**
+   * `call` and every call the model asked for before it that is not shown yet, in the model's order:
+   * parallel calls keep the order the model gave them whichever starts first. Later calls wait for
+   * their own events, since one that waits behind an approval must not stand unanswered in the
+   * message the person's answer completes (`lastAssistantMessageIsCompleteWithApprovalResponses`).
+   */
+  async #showThrough(call: BatchCall): Promise<UiMessageChunk[]> {
+    const batch = this.#batch;
+    if (!batch || call.shown) return [];
+    await this.#readCalls(batch);
+    const through = batch.calls.indexOf(call);
+    return batch.calls
+      .slice(0, through + 1)
+      .filter((each) => !each.shown)
+      .map((each) => this.#inputPart(each));
+  }
+
+  /**
+   * The shown calls of the batch that have yet to run or end: neither settled, running, nor waiting
+   * for approval, nor among `answeredInPrepare` (which never start). Their events are still to come.
+   */
+  callsToCome(answeredInPrepare: readonly string[]): number {
+    const asked = new Set([...this.openApprovals.values()]);
+    return (this.#batch?.calls ?? []).filter(
+      (call) =>
+        call.shown &&
+        !call.settled &&
+        !asked.has(call) &&
+        !this.running.has(call.partId) &&
+        !answeredInPrepare.includes(call.modelId),
+    ).length;
+  }
+
+  #inputPart(call: BatchCall): UiMessageChunk {
     call.shown = true;
-    return [
-      {
-        type: 'tool-input-available',
-        toolCallId: call.partId,
-        toolName: call.name,
-        input: call.input,
-        ...(title ? { title } : {}),
-      },
-    ];
+    return {
+      type: 'tool-input-available',
+      toolCallId: call.partId,
+      toolName: call.name,
+      input: call.input,
+    };
   }
 
   #settle(call: BatchCall, text: string, isError: boolean): UiMessageChunk[] {
@@ -372,15 +401,7 @@ export class TurnTranslator {
           : results.find((message) => message.toolCallId === call.modelId);
       const text = result ? resultText(result.content) : 'The call ended without a result.';
       if (call.settled && call.text === text) return;
-      if (!call.shown) {
-        call.shown = true;
-        chunks.push({
-          type: 'tool-input-available',
-          toolCallId: call.partId,
-          toolName: call.name,
-          input: call.input,
-        });
-      }
+      if (!call.shown) chunks.push(this.#inputPart(call));
       chunks.push(...this.#settle(call, text, result?.isError ?? true));
     });
     return chunks;

@@ -1,4 +1,5 @@
 import type { ConsoleInfo, ConsoleListing } from '../client/consoleApi.ts';
+import type { ApprovalWait } from '../contract/types.ts';
 import { api } from './api.ts';
 import { formatCost, formatTime, newConversationId } from './format.ts';
 import { usePolling } from './usePolling.ts';
@@ -65,9 +66,16 @@ function Row({ row, selected }: { row: ConsoleListing; selected: boolean }) {
       </td>
       <td className="agent">{row.agent ?? '—'}</td>
       <td className="turns number">{row.turns ?? '—'}</td>
-      <td className="waiting">{row.status === WAITING_STATUS ? 'approval' : ''}</td>
+      <td className="waiting">{row.status === WAITING_STATUS ? waitingFor(row.awaitingApproval) : ''}</td>
       <td className="cost number">{formatCost(row.cost)}</td>
       <td className="started">{formatTime(row.startTime)}</td>
     </tr>
   );
+}
+
+/** `approval` for its own calls; a sub-agent's wait names the sub-agent's conversation. */
+function waitingFor(wait: ApprovalWait | null): string {
+  if (!wait) return 'approval';
+  const own = wait.ownCalls > 0 ? ['approval'] : [];
+  return [...own, ...wait.subAgents.map((id) => `sub-agent ${id}`)].join(', ');
 }

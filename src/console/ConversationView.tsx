@@ -4,8 +4,8 @@ import {
   lastAssistantMessageIsCompleteWithApprovalResponses,
   type UIMessage,
 } from 'ai';
-import { useEffect, useRef, useState } from 'react';
-import type { ConsoleConversation, ConsoleInfo } from '../client/consoleApi.ts';
+import { Fragment, useEffect, useRef, useState } from 'react';
+import type { ConsoleConversation, ConsoleInfo, ConsoleMessages } from '../client/consoleApi.ts';
 import type { ChatMessageDelivered, ChatMessageQueued } from '../client/uiMessageChunks.ts';
 import type { MessageDelivery, PendingApproval } from '../contract/types.ts';
 import { ApiError, api, authHeaders } from './api.ts';
@@ -123,30 +123,28 @@ function Chat({
         <p className="muted">Older messages are left out; the Web UI has them all.</p>
       ) : null}
       <ol className="messages" id="messages">
-        {messages.map((message) => (
-          <MessageView
-            key={message.id}
-            message={message}
-            conversationId={id}
-            places={conversation ?? undefined}
-            onApproval={(approvalId, approved, reason) =>
-              void addToolApprovalResponse({ id: approvalId, approved, ...(reason ? { reason } : {}) })
-            }
-          />
+        {messages.map((message, index) => (
+          <Fragment key={message.id}>
+            {posted.map((each, at) =>
+              // biome-ignore lint/suspicious/noArrayIndexKey: posted messages only ever grow, then all go
+              each.at === index ? <PostedView key={at} message={each} /> : null,
+            )}
+            <MessageView
+              message={message}
+              conversationId={id}
+              places={conversation ?? undefined}
+              onApproval={(approvalId, approved, reason) =>
+                void addToolApprovalResponse({ id: approvalId, approved, ...(reason ? { reason } : {}) })
+              }
+            />
+          </Fragment>
         ))}
-        {posted.map((message, index) => (
-          <li
+        {posted.map((message, index) =>
+          message.at === undefined || message.at >= messages.length ? (
             // biome-ignore lint/suspicious/noArrayIndexKey: posted messages only ever grow, then all go
-            key={index}
-            className="message user queued"
-            data-role="queued"
-            data-delivery={message.delivery}
-            data-joined={message.joined ? 'true' : undefined}
-          >
-            <p className="text">{message.text}</p>
-            <span className="badge">{postedBadge(message)}</span>
-          </li>
-        ))}
+            <PostedView key={index} message={message} />
+          ) : null,
+        )}
       </ol>
       {error ? (
         <p className="error" id="chat-error">
@@ -217,6 +215,52 @@ interface PostedMessage {
   messageId?: number;
   /** Where it joined, from its `data-yiem-message-delivered` part. */
   joined?: ChatMessageDelivered;
+  /**
+   * Set when the message opened the turn that runs now (a follow-up, say): it shows before the
+   * message at this index (the turn's reply, as it streams), until that turn ends.
+   */
+  at?: number;
+}
+
+/**
+ * The reloaded transcript, with the posted messages that opened the running turn kept as posted (in
+ * place of their transcript copy), so that the running turn's stream tells them where they went:
+ * the rest the transcript has where they joined.
+ */
+function keepOpeners(
+  answer: ConsoleMessages,
+  posted: PostedMessage[],
+): { messages: UIMessage[]; kept: PostedMessage[] } {
+  const messages = answer.messages as UIMessage[];
+  const finished = messages.slice(0, messages.length - answer.openingMessages);
+  const openers = messages.slice(finished.length);
+  const kept: PostedMessage[] = [];
+  for (const message of posted) {
+    const at = openers.findIndex((opener) => userMessageText(opener) === message.text);
+    if (at < 0) continue;
+    openers.splice(at, 1);
+    kept.push(message);
+  }
+  const shown = [...finished, ...openers];
+  return { messages: shown, kept: kept.map((message) => ({ ...message, at: shown.length })) };
+}
+
+function userMessageText(message: UIMessage): string {
+  return message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+}
+
+function PostedView({ message }: { message: PostedMessage }) {
+  return (
+    <li
+      className="message user queued"
+      data-role="queued"
+      data-delivery={message.delivery}
+      data-joined={message.joined ? 'true' : undefined}
+    >
+      <p className="text">{message.text}</p>
+      <span className="badge">{postedBadge(message)}</span>
+    </li>
+  );
 }
 
 function postedBadge({ delivery, joined }: PostedMessage): string {
@@ -246,8 +290,9 @@ function queuedMatch(posted: PostedMessage[], queued: ChatMessageQueued): number
  * Messages sent while the chat follows a turn. They are posted through the console's API, not
  * `useChat`: the chat streams the running turn already, and a second chat request would follow it
  * twice. They show as queued until the followed turn ends; then the transcript, which has them where
- * they joined, replaces the chat's messages, and a turn that runs then (a follow-up's) is followed.
- * Meanwhile the stream's data parts say, as they happen, that each was queued and where it joined.
+ * they joined, replaces the chat's messages, and a turn that runs then (a follow-up's) is followed,
+ * its opening messages shown as posted until it ends. Meanwhile the streams' data parts say, as they
+ * happen, that each was queued and where it joined (a follow-up's, in the turn it opened).
  */
 function usePostedMessages(
   id: string,
@@ -261,6 +306,9 @@ function usePostedMessages(
 ) {
   const { busy, runningTurn, setMessages, resumeStream, onError } = chat;
   const [posted, setPosted] = useState<PostedMessage[]>([]);
+  // The reload reads the posted messages as they are when its answer comes.
+  const postedNow = useRef(posted);
+  postedNow.current = posted;
   // The state re-runs the effect that follows a turn; the ref stops it in the pass that starts a reload.
   const [reloading, setReloading] = useState(false);
   const reloadingNow = useRef(false);
@@ -277,8 +325,9 @@ function usePostedMessages(
       .messages(id)
       .then(
         (answer) => {
-          setMessages(answer.messages as UIMessage[]);
-          setPosted([]);
+          const { messages, kept } = keepOpeners(answer, postedNow.current);
+          setMessages(messages);
+          setPosted(kept);
         },
         (failure: Error) => onError(failure.message),
       )

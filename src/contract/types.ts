@@ -605,8 +605,20 @@ export interface ConversationStatus {
   lastTurn: TurnResult | null;
   /** Tool calls waiting for a person's approval, oldest first; a sub-agent's too (see `PendingApproval.subAgent`). */
   pendingApprovals: PendingApproval[];
+  /**
+   * Set while the running turn waits for a person: how many of its own calls wait for approval, and
+   * the sub-agent conversations (by id, the one that asks) whose calls wait, oldest first. A parent
+   * whose sub-agent waits is `running` in `state`, but waits for that approval all the same.
+   */
+  awaitingApproval: ApprovalWait | null;
   /** Callback tool calls waiting for a client's result, oldest first. */
   pendingCallbacks: PendingCallback[];
+  /**
+   * The running tool batch's calls answered in PREPARE (an unknown tool, arguments that are not
+   * valid, a `beforeToolCall` block), by tool call id: they never start, and their results join the
+   * transcript with the batch's. Absent from workers older than it.
+   */
+  answeredInPrepare?: string[];
   /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
   agent: string | null;
   /** Spent so far by the conversation and by the running (or last) turn, sub-agents included. */
@@ -617,6 +629,12 @@ export interface ConversationStatus {
   pause: PauseState | null;
   /** Set while the running turn stands at a safe point: why. */
   stop: TurnStop | null;
+}
+
+/** What a conversation waits for a person to approve (`ConversationStatus.awaitingApproval`). */
+export interface ApprovalWait {
+  ownCalls: number;
+  subAgents: string[];
 }
 
 /** The input a conversation workflow starts with. */

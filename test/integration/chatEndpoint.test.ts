@@ -44,6 +44,19 @@ const slowLookup: AgentTool = {
   },
 };
 
+/** Answers after `ms` milliseconds: a call that runs longer than its neighbours in a batch. */
+const timedLookup: AgentTool = {
+  name: 'timedLookup',
+  label: 'Timed lookup',
+  description: 'Looks something up, taking as long as it is told',
+  inputSchema: { type: 'object', properties: { topic: { type: 'string' }, ms: { type: 'number' } } },
+  parallelToolExecute: true,
+  execute: async (_id, args) => {
+    await new Promise((resolve) => setTimeout(resolve, Number(args.ms)));
+    return textResult(`found ${String(args.topic)}`);
+  },
+};
+
 const transfer: AgentTool = {
   name: 'transfer',
   label: 'Transfer',
@@ -104,7 +117,7 @@ describe('the chat endpoint, through the AI SDK client', () => {
   };
 
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup, slowLookup, transfer], chunkSize: 6 });
+    agent = await startTestAgent({ tools: [lookup, slowLookup, timedLookup, transfer], chunkSize: 6 });
     served = await serveChatEndpoint({
       client: agent.client,
       newConversation: () => ({ systemPrompt: 'You help.', toolExecution: 'parallel' }),
@@ -135,6 +148,49 @@ describe('the chat endpoint, through the AI SDK client', () => {
     expect((await conversation.messages()).map((message) => message.role)).toEqual(['user', 'assistant']);
   });
 
+  it("shows a batch's calls in the model's order, though a later one starts and ends first", async () => {
+    // The long call's events go live after half a second; the short one's come with its result, at
+    // once: the log has the short call's start and end before the long call's start.
+    const batch = [
+      { name: 'timedLookup', arguments: { topic: 'fjords', ms: 1500 } },
+      { name: 'lookup', arguments: { city: 'Oslo' } },
+    ];
+    agent.model.enqueue(
+      { kind: 'toolCalls', text: 'First.', toolCalls: batch },
+      // Streamed slowly, so its end travels live, before the workflow has the reply.
+      { kind: 'toolCalls', text: 'Second, slowly.', toolCalls: batch, deltaDelayMs: 150 },
+      { kind: 'text', text: 'Fjords and sun.' },
+    );
+    const { chat, responses } = newChat();
+    await chat.sendMessage({ text: 'Fjords and Oslo?' });
+
+    expect(text(chat.lastMessage)).toBe('First.Second, slowly.Fjords and sun.');
+    const chunks = responses[0] ?? [];
+    const shown = chunks.flatMap((chunk) =>
+      chunk.type === 'tool-input-available' ? [[chunk.toolName, chunk.input]] : [],
+    );
+    const modelOrder = batch.map((call) => [call.name, call.arguments]);
+    expect(shown).toEqual([...modelOrder, ...modelOrder]);
+    const names = new Map(
+      chunks.flatMap((chunk) =>
+        chunk.type === 'tool-input-available' ? [[chunk.toolCallId, chunk.toolName]] : [],
+      ),
+    );
+    const ended = chunks.flatMap((chunk) =>
+      chunk.type === 'tool-output-available' && !chunk.preliminary ? [chunk.toolCallId] : [],
+    );
+    // The short call ended first in both batches.
+    expect([...new Set(ended)].map((id) => names.get(id))).toEqual([
+      'lookup',
+      'timedLookup',
+      'lookup',
+      'timedLookup',
+    ]);
+    expect(toolParts(chat.lastMessage).map((part) => [part.type, part.state, part.input])).toEqual(
+      [...modelOrder, ...modelOrder].map(([name, input]) => [`tool-${name}`, 'output-available', input]),
+    );
+  });
+
   it('streams parallel tool calls with their inputs, progress and whole outputs', async () => {
     agent.model.enqueue(
       {
@@ -154,14 +210,8 @@ describe('the chat endpoint, through the AI SDK client', () => {
     const message = chat.lastMessage;
     expect(message?.parts.filter((part) => part.type === 'step-start')).toHaveLength(2);
     expect(text(message)).toBe('Let me look.Both are sunny.');
-    // Parallel calls show as each starts running, so find each by what it was asked.
-    const parts = toolParts(message);
-    const byCity = (city: string) => parts.find((part) => (part.input as { city?: string })?.city === city);
-    const [tokyo, paris, unknown] = [
-      byCity('Tokyo'),
-      byCity('Paris'),
-      parts.find((part) => part.type === 'tool-nonexistent'),
-    ];
+    // The calls show in the model's order, the one answered in PREPARE too.
+    const [tokyo, paris, unknown] = toolParts(message);
     expect(tokyo).toMatchObject({
       type: 'tool-lookup',
       state: 'output-available',
@@ -215,11 +265,11 @@ describe('the chat endpoint, through the AI SDK client', () => {
     await expect.poll(() => chat.status === 'ready' && text(chat.lastMessage), POLL).toBe('Sent.');
 
     expect(chat.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-    // Parts appear as their calls show: the approval asked or the lookup started, whichever came first.
+    // In the model's order, whether the approval was asked or the lookup started first.
     const parts = toolParts(chat.lastMessage);
-    expect(parts.map((part) => [part.type, part.state]).sort()).toEqual([
-      ['tool-lookup', 'output-available'],
+    expect(parts.map((part) => [part.type, part.state])).toEqual([
       ['tool-transfer', 'output-available'],
+      ['tool-lookup', 'output-available'],
     ]);
     expect(parts.find((part) => part.type === 'tool-transfer')).toMatchObject({
       output: { text: 'sent 5 to alice' },

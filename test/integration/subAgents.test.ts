@@ -279,6 +279,14 @@ describe('agents as tools and handoffs', () => {
     });
     const status = await conversation.status();
     expect(status.pendingApprovals.map((approval) => approval.approvalId)).toEqual([key]);
+    // The parent runs, but what it waits for is its sub-agent's approval, and it is listed so.
+    expect(status.awaitingApproval).toEqual({ ownCalls: 0, subAgents: [childId] });
+    const waiting = async () =>
+      (await agent.client.listConversations({ status: 'awaitingApproval' }))
+        .map((row) => row.id)
+        .filter((id) => id.startsWith(conversation.id))
+        .sort();
+    await expect.poll(waiting, { timeout: 30_000 }).toEqual([conversation.id, childId].sort());
     expect(transfers).toEqual([]);
 
     expect(await conversation.approve(key)).toMatchObject({
@@ -289,6 +297,8 @@ describe('agents as tools and handoffs', () => {
     expect(await reply).toMatchObject({ status: 'completed', reply: 'Paid.' });
     expect(transfers).toEqual(['5']);
     expect((await conversation.status()).pendingApprovals).toEqual([]);
+    expect((await conversation.status()).awaitingApproval).toBeNull();
+    await expect.poll(waiting, { timeout: 30_000 }).toEqual([]);
     const [banked] = await toolResults(conversation);
     expect(banked?.content[0]?.text).toBe('Transferred 5.');
     const childResults = await toolResults(agent.client.getConversation(childId));

@@ -331,16 +331,23 @@ describe('the console in headless Chromium, against the dev server', () => {
       text: 'Planning.',
       toolCalls: [{ name: 'heldLookup', arguments: { topic: 'Norway' } }],
     });
-    // The model call that reads the steer is held, so the turn is still running while the page looks.
-    const modelHeld = new Promise<void>((resolve) => {
-      releaseModel = resolve;
-    });
+    // The model call that reads the steer is held, and so is the follow-up's turn's: each turn is
+    // still running while the page looks.
+    let releaseFollowUp: () => void = () => {};
+    const held = [
+      new Promise<void>((resolve) => {
+        releaseModel = resolve;
+      }),
+      new Promise<void>((resolve) => {
+        releaseFollowUp = resolve;
+      }),
+    ];
     const later: ScriptedReply[] = [
       { kind: 'text', text: 'By train, then.' },
       { kind: 'text', text: 'Booked the first night.' },
     ];
     agent.model.respond(async () => {
-      await modelHeld;
+      await held.shift();
       return later.shift() as ScriptedReply;
     });
     const started = new Promise<void>((resolve) => {
@@ -371,7 +378,26 @@ describe('the console in headless Chromium, against the dev server', () => {
       'Then book the first nightqueued · follow-up',
     ]);
     expect(await page.locator('.text', { hasText: 'By train, then.' }).count()).toBe(0);
-    releaseModel();
+    const releaseSteered = releaseModel;
+    releaseModel = () => {
+      releaseSteered();
+      releaseFollowUp();
+    };
+    releaseSteered();
+
+    // The follow-up's bubble says, while the turn it opened runs, that it opened it; the steer is in
+    // the transcript where it joined.
+    await page.locator('li[data-role="queued"]', { hasText: 'follow-up · opened turn 2' }).waitFor(WAIT);
+    expect(await page.locator('li[data-role="queued"]').allTextContents()).toEqual([
+      'Then book the first nightfollow-up · opened turn 2',
+    ]);
+    expect(await page.locator('li[data-role="user"]').allTextContents()).toEqual([
+      'Plan a week in Norway',
+      'Prefer trains to planes',
+    ]);
+    await page.locator('.text', { hasText: 'By train, then.' }).waitFor(WAIT);
+    expect(await page.locator('.text', { hasText: 'Booked the first night.' }).count()).toBe(0);
+    releaseFollowUp();
 
     await page.locator('.text', { hasText: 'Booked the first night.' }).waitFor(WAIT);
     await expect
@@ -444,6 +470,12 @@ describe('the console in headless Chromium, against the dev server', () => {
     expect(await asked.textContent()).toContain(
       'cashier asks to run transfer { "to": "carol", "amount": 3 }',
     );
+    // The parent waits for its sub-agent's approval, and the list says whose.
+    const childId = (await agent.client.getConversation(id).status()).awaitingApproval?.subAgents[0];
+    expect(childId).toMatch(new RegExp(`^${id}\\.cashier\\.turn-1\\.`));
+    await expect
+      .poll(() => listed(page, id), WAIT)
+      .toMatchObject({ status: 'awaitingApproval', waiting: `sub-agent ${childId}` });
     if (SCREENSHOTS) {
       const list = await browser.newPage({ viewport: { width: 1400, height: 500 } });
       await list.goto(console_.url);

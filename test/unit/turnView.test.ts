@@ -105,6 +105,30 @@ describe('the chat view of a conversation’s events (as piped, without a termin
     );
   });
 
+  it('draws the running tools in the order the model asked for them, whichever started first', () => {
+    const { output, text } = captured();
+    const view = new TurnView({
+      output,
+      interactive: true,
+      askApproval: async () => true,
+      decide: async () => {},
+      readResults: async () => [],
+    });
+    const calls = [
+      { id: 'c1', name: 'survey' },
+      { id: 'c2', name: 'lookup' },
+    ];
+    view.show(item({ type: 'messageEnd', toolCalls: calls, ...origin(1, 0) }));
+    view.show(
+      item({ type: 'toolStart', toolCallId: 'c2', toolName: 'lookup', summary: 'lookup()', ...origin(1, 0) }),
+    );
+    view.show(
+      item({ type: 'toolStart', toolCallId: 'c1', toolName: 'survey', summary: 'survey()', ...origin(1, 0) }),
+    );
+    view.stop();
+    expect(text().split('\r\x1b[2K').filter(Boolean)).toEqual(['⠋ lookup()', '⠙ survey()  |  lookup()']);
+  });
+
   describe('approvals already waiting when the chat attached', () => {
     const waiting = (toolCallId: string, turn = 1): PendingApproval => ({
       approvalId: `tool-${turn}-${toolCallId}`,
