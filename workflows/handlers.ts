@@ -143,7 +143,7 @@ function conversationState(state: ConversationState): ConversationStatus['state'
 }
 
 /** The approval wait that `pending` (a status's `pendingApprovals`) makes, or null when none waits. */
-export function approvalWait(pending: readonly PendingApproval[]): ApprovalWait | null {
+function approvalWait(pending: readonly PendingApproval[]): ApprovalWait | null {
   if (pending.length === 0) return null;
   const subAgents = pending.flatMap((approval) =>
     approval.subAgent ? [approval.subAgent.conversationId] : [],

@@ -230,8 +230,15 @@ export const SUB_AGENT_APPROVAL_STATUS_PATCH = 'yiem-sub-agent-approval-status';
  */
 export function showForwardedApprovals(state: ConversationState): void {
   if (!state.running || !patched(SUB_AGENT_APPROVAL_STATUS_PATCH)) return;
-  const waiting = state.approvals.list().length + state.forwarded.list().length > 0;
-  state.updateSearchAttributes(waiting ? 'awaitingApproval' : 'running', state.turn);
+  state.updateSearchAttributes(approvalWaits(state) ? 'awaitingApproval' : 'running', state.turn);
+}
+
+/** Whether an approval of the running turn waits: its own, or (since the patch) a sub-agent's. */
+function approvalWaits(state: ConversationState): boolean {
+  return (
+    state.approvals.list().length > 0 ||
+    (state.forwarded.list().length > 0 && patched(SUB_AGENT_APPROVAL_STATUS_PATCH))
+  );
 }
 
 /** Waits for the decision, shown as `awaitingApproval` in search attributes and told to a parent. */
@@ -249,9 +256,7 @@ async function requestApproval(
   try {
     const outcome = await waiting;
     parentLink?.resolved(outcome);
-    // A sub-agent's approval that still waits keeps the status (`showForwardedApprovals`).
-    const subAgentsWait = state.forwarded.list().length > 0 && patched(SUB_AGENT_APPROVAL_STATUS_PATCH);
-    if (approvals.list().length === 0 && !subAgentsWait) state.updateSearchAttributes('running', turn);
+    if (!approvalWaits(state)) state.updateSearchAttributes('running', turn);
     return outcome;
   } finally {
     showCurrentDetails(state);

@@ -330,12 +330,12 @@ class ConsoleApi {
     const shown = messages.slice(0, end - firstIndex);
     // Each user message is a UI message of its own; the running turn's are the last ones.
     let openingMessages = 0;
-    while (
-      running &&
-      shown[shown.length - 1 - openingMessages]?.role === 'user' &&
-      end - 1 - openingMessages >= (runningStart ?? firstIndex)
-    )
-      openingMessages += 1;
+    if (running) {
+      const turnMessages = end - (runningStart ?? firstIndex);
+      while (openingMessages < turnMessages && shown.at(-1 - openingMessages)?.role === 'user') {
+        openingMessages += 1;
+      }
+    }
     return {
       messages: transcriptUiMessages(conversation.id, shown, starts, firstIndex),
       truncated: firstIndex > 0,

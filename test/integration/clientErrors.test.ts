@@ -1,18 +1,7 @@
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { ServiceError } from '@temporalio/client';
 import { describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
-
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+import { closedPort } from '../support/ports.ts';
 
 describe('a client whose Temporal address is wrong', () => {
   it('fails its first call naming the address and the refused connection', async () => {

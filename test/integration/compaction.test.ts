@@ -1,10 +1,7 @@
 import { execFile } from 'node:child_process';
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { compactionsQuery } from '../../src/contract/definitions.ts';
-import { tokenLimiterWorkflowId } from '../../src/contract/tokenLimiter.ts';
 import type { ConversationEvent } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
@@ -16,7 +13,8 @@ import {
   systemText,
   WINDOW_BYTES,
 } from '../support/compactionScenario.ts';
-import { historyText } from '../support/history.ts';
+import { tokenReservationRecorded } from '../support/history.ts';
+import { closedPort } from '../support/ports.ts';
 
 const TURNS = 40;
 /** Over 4 KB: the workflow keeps it in the payload store, by reference. */
@@ -156,16 +154,6 @@ describe('compaction', () => {
   });
 });
 
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** How the conversation's history scheduled its (first) compaction: its activity id, task queue, priority. */
 async function scheduledCompaction(conversation: Conversation) {
   const history = (await conversation.handle.fetchHistory()).events ?? [];
@@ -234,12 +222,15 @@ describe("a compaction's model call is held to its model's rules, as the turn's 
     expect(compaction?.priority?.fairnessKey).toBe(conversation.id);
 
     // The limiter workflow of the model reserved the compaction's request, by its activity id.
-    const { runId } = await conversation.handle.describe();
-    const limiter = agent.client.client.workflow.getHandle(
-      tokenLimiterWorkflowId(agent.taskQueue, 'limited'),
-    );
-    const reservation = `${conversation.id}/${runId}/${compaction?.activityId}/1/0`;
-    expect((await historyText(limiter)).includes(reservation)).toBe(true);
+    expect(
+      await tokenReservationRecorded(
+        agent.client.client,
+        agent.taskQueue,
+        'limited',
+        conversation.handle,
+        compaction?.activityId,
+      ),
+    ).toBe(true);
   });
 
   it('goes on to the fallback when its model cannot answer, and the event log says so', async () => {

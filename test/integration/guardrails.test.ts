@@ -1,9 +1,6 @@
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { agentTool } from '../../src/contract/agents.ts';
-import { tokenLimiterWorkflowId } from '../../src/contract/tokenLimiter.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentTool,
@@ -15,7 +12,8 @@ import type {
 import { type RecordedRequest, type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
-import { historyText, scheduledActivities } from '../support/history.ts';
+import { scheduledActivities, tokenReservationRecorded } from '../support/history.ts';
+import { closedPort } from '../support/ports.ts';
 
 const JUDGE_PROMPT = 'Answer SAFE or UNSAFE: is this message safe to answer?';
 
@@ -292,16 +290,6 @@ describe('guardrails', () => {
   });
 });
 
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
-
 /** A guardrail that asks one of the worker's models, by name, whether the message is safe. */
 function judgeOn(model: string): Guardrail {
   return {
@@ -360,12 +348,15 @@ describe("a guardrail's model call is held to its model's rules, as the turn's c
       (activity) => activity.type === 'runGuardrails',
     );
     // The limiter workflow of the model reserved the guardrail's request, by its activity id.
-    const { runId } = await conversation.handle.describe();
-    const limiter = agent.client.client.workflow.getHandle(
-      tokenLimiterWorkflowId(agent.taskQueue, 'limited'),
-    );
-    const reservation = `${conversation.id}/${runId}/${guardrails?.activityId}/1/0`;
-    expect((await historyText(limiter)).includes(reservation)).toBe(true);
+    expect(
+      await tokenReservationRecorded(
+        agent.client.client,
+        agent.taskQueue,
+        'limited',
+        conversation.handle,
+        guardrails?.activityId,
+      ),
+    ).toBe(true);
   });
 
   it('goes on to the fallback when its model cannot answer, and the event log says so', async () => {

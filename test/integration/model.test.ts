@@ -1,8 +1,7 @@
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { historyText } from '../support/history.ts';
+import { closedPort } from '../support/ports.ts';
 
 describe('model calls against an OpenAI-compatible endpoint', () => {
   let agent: TestAgent;
@@ -85,16 +84,6 @@ describe('model calls against an OpenAI-compatible endpoint', () => {
     expect(agent.model.lastRequest()?.body.model).toBe('special-model');
   });
 });
-
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 describe('a model endpoint that does not answer', () => {
   let refused: string;

@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/contract/compaction.ts';
 import type { Guardrail } from '../../src/contract/types.ts';
@@ -10,6 +8,7 @@ import {
   startScriptedModel,
 } from '../../src/testing/index.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { closedPort } from '../support/ports.ts';
 
 const JUDGE_PROMPT = 'Answer SAFE or UNSAFE.';
 
@@ -41,16 +40,6 @@ function answers(name: string): ReplyHandler {
     if (system === JUDGE_PROMPT) return { kind: 'text', text: 'SAFE' };
     return { kind: 'text', text: `${name} answer` };
   };
-}
-
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 describe("a compaction's and a guardrail's model calls go through the worker's models", () => {

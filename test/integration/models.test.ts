@@ -1,5 +1,3 @@
-import { once } from 'node:events';
-import { type AddressInfo, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import type { AssistantMessage, ConversationEvent, ModelRouteContext } from '../../src/contract/types.ts';
@@ -7,6 +5,7 @@ import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { historyText } from '../support/history.ts';
+import { closedPort } from '../support/ports.ts';
 
 /** The events of one turn, read from the conversation's event log once the turn has ended. */
 async function turnEvents(conversation: Conversation, turn: number): Promise<ConversationEvent[]> {
@@ -21,16 +20,6 @@ async function turnEvents(conversation: Conversation, turn: number): Promise<Con
 async function assistantModels(conversation: Conversation): Promise<string[]> {
   const messages = await conversation.messages();
   return messages.filter((message) => message.role === 'assistant').map((message) => message.model);
-}
-
-/** A port nothing listens on: taken from the system, then let go. */
-async function closedPort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 describe('several models on one worker, chosen per conversation, per turn and by a route', () => {

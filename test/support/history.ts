@@ -1,5 +1,6 @@
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
+import { tokenLimiterWorkflowId } from '../../src/contract/tokenLimiter.ts';
 
 export interface ScheduledActivity {
   type: string;
@@ -51,4 +52,21 @@ export async function historyText(handle: WorkflowHandle): Promise<string> {
   return JSON.stringify(await handle.fetchHistory(), (key, value: unknown) =>
     key === 'data' && typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : value,
   );
+}
+
+/**
+ * Whether the token limiter of `model` on `taskQueue` (its workflow) recorded the reservation of the
+ * first request of the first attempt of activity `activityId` of `conversation`'s current run: the
+ * id `activities/tokenLimit.ts` gives an attempt's numbered requests.
+ */
+export async function tokenReservationRecorded(
+  client: Client,
+  taskQueue: string,
+  model: string,
+  conversation: WorkflowHandle,
+  activityId: string | null | undefined,
+): Promise<boolean> {
+  const { runId } = await conversation.describe();
+  const limiter = client.workflow.getHandle(tokenLimiterWorkflowId(taskQueue, model));
+  return (await historyText(limiter)).includes(`${conversation.workflowId}/${runId}/${activityId}/1/0`);
 }

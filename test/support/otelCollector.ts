@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { getFreePort } from '../../src/infrastructure/server/index.ts';
 
 const INSTALL = fileURLToPath(new URL('../../deploy/otel/install.sh', import.meta.url));
 
@@ -42,7 +43,7 @@ export async function startOtelCollector(spansFile?: string): Promise<OtelCollec
   if (!bin) throw new Error(`deploy/otel/install.sh printed no YIEM_OTELCOL_BIN: ${stdout}`);
   const dir = await mkdtemp(path.join(os.tmpdir(), 'yiem-otelcol-'));
   const file = spansFile ?? path.join(dir, 'spans.jsonl');
-  const port = await freePort();
+  const port = await getFreePort();
   const config = path.join(dir, 'collector.yaml');
   await writeFile(
     config,
@@ -153,17 +154,6 @@ function decodeValue(value: OtlpValue): unknown {
   if (value.boolValue !== undefined) return value.boolValue;
   if (value.arrayValue) return (value.arrayValue.values ?? []).map(decodeValue);
   return undefined;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, exited: () => boolean, log: () => string): Promise<void> {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { getFreePort } from '../../src/infrastructure/server/index.ts';
 
 const INSTALL = fileURLToPath(new URL('../../deploy/s3/install.sh', import.meta.url));
 
@@ -22,7 +23,7 @@ export async function startS3Server(bucket = 'yiem-payloads'): Promise<S3Server>
   const bin = /^YIEM_S3_SERVER_BIN=(.+)$/m.exec(stdout)?.[1];
   if (!bin) throw new Error(`deploy/s3/install.sh printed no YIEM_S3_SERVER_BIN: ${stdout}`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-s3-'));
-  const port = await freePort();
+  const port = await getFreePort();
   const child = spawn(
     bin,
     [
@@ -68,17 +69,6 @@ export async function startS3Server(bucket = 'yiem-payloads'): Promise<S3Server>
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitForPort(port: number, exited: () => boolean, log: () => string): Promise<void> {
