@@ -68,20 +68,33 @@ const SECTIONS: {
 /** Other processes using this share of the machine's CPU during a section make it a busy one. */
 const BUSY_OTHERS_SHARE = 0.25;
 
-/** Why a section ran on a busy machine, in plain words; empty when it did not. */
-export function busyReasons(load: SectionLoad, cores: number): string[] {
-  const reasons: string[] = [];
+/**
+ * The 1-minute load averages above the core count, in words. The load average counts this run's own
+ * processes too, and lags a minute behind: after a section that filled both cores it is high, though
+ * nobody else used the machine.
+ */
+function highLoad(load: SectionLoad, cores: number): string[] {
   const [before = 0] = load.loadBefore;
   const [after = 0] = load.loadAfter;
-  const high = [
+  return [
     ...(before > cores ? [`${before.toFixed(2)} before it`] : []),
     ...(after > cores ? [`${after.toFixed(2)} after it`] : []),
   ];
-  if (high.length > 0)
-    reasons.push(`the 1-minute load average was above the ${cores} cores (${high.join(', ')})`);
-  if (othersShare(load, cores) >= BUSY_OTHERS_SHARE)
-    reasons.push(`other processes used ${percent(othersShare(load, cores))} of the machine's CPU during it`);
-  return reasons;
+}
+
+/**
+ * Why a section ran on a busy machine, in plain words; empty when it did not. Busy means other
+ * processes took CPU from it, which /proc measures; a high load average alone is this run's own.
+ */
+export function busyReasons(load: SectionLoad, cores: number): string[] {
+  if (othersShare(load, cores) < BUSY_OTHERS_SHARE) return [];
+  const high = highLoad(load, cores);
+  return [
+    ...(high.length > 0
+      ? [`the 1-minute load average was above the ${cores} cores (${high.join(', ')})`]
+      : []),
+    `other processes used ${percent(othersShare(load, cores))} of the machine's CPU during it`,
+  ];
 }
 
 const othersShare = (load: SectionLoad, cores: number) => load.cpuMs.others / (load.seconds * 1000 * cores);
@@ -93,12 +106,12 @@ export function sectionLoadNote(load: SectionLoad, cores: number): string {
   const { cpuMs } = load;
   const figures = `Load average (1, 5, 15 min) ${formatLoad(load.loadBefore)} before this section and ${formatLoad(load.loadAfter)} after. CPU used during its ${load.seconds.toFixed(0)} s (user + system, from /proc): dev server ${seconds(cpuMs.server)}, worker processes ${seconds(cpuMs.workers)}, bench process (driver, scripted model server and any in-process worker) ${seconds(cpuMs.driver)}; other processes on the machine ${seconds(cpuMs.others)} (${percent(othersShare(load, cores))} of its ${cores} cores).`;
   const reasons = busyReasons(load, cores);
-  if (reasons.length === 0) return figures;
-  const ownLoad =
-    othersShare(load, cores) < BUSY_OTHERS_SHARE
-      ? ' Other processes used little of the CPU, so most of that load was this section itself.'
-      : ' Its times are likely longer than on an otherwise idle machine; figures measured side by side within it (ratios) are the ones to compare.';
-  return `${figures}\n\n**Busy machine:** ${reasons.join('; ')}.${ownLoad}`;
+  if (reasons.length > 0) {
+    return `${figures}\n\n**Busy machine:** ${reasons.join('; ')}. Its times are likely longer than on an otherwise idle machine; figures measured side by side within it (ratios) are the ones to compare.`;
+  }
+  const high = highLoad(load, cores);
+  if (high.length === 0) return figures;
+  return `${figures} The 1-minute load average was above the ${cores} cores (${high.join(', ')}) from this run's own processes (this section's, or the one before it: the average lags a minute); other processes took no CPU to speak of, so the machine was not busy.`;
 }
 
 export interface ReportInput {
@@ -166,7 +179,7 @@ function machineSection(machine: MachineInfo, results: BenchResults): string {
       ['Load average (1, 5, 15 min) before', formatLoad(machine.loadBefore)],
       ['Load average (1, 5, 15 min) after', formatLoad(machine.loadAfter)],
     ],
-  )}\n\nThe Temporal dev server (SQLite, WAL), the worker process(es), the scripted model server and the benchmark driver all run on this machine; the machine is shared, so the load average above includes other people's work. Each section says under its figures what the load was and how much CPU each process used while it measured; a section is called busy when the 1-minute load average before or after it was above the core count or other processes used ${percent(BUSY_OTHERS_SHARE)} or more of the machine's CPU during it.${busyLine}`;
+  )}\n\nThe Temporal dev server (SQLite, WAL), the worker process(es), the scripted model server and the benchmark driver all run on this machine; the machine is shared, so the load average above includes other people's work. Each section says under its figures what the load was and how much CPU each process used while it measured; a section is called busy when other processes used ${percent(BUSY_OTHERS_SHARE)} or more of the machine's CPU during it (a 1-minute load average above the core count with nobody else on the CPU is this run's own work, and is said so without calling the section busy).${busyLine}`;
 }
 
 /** One goal's figure from this run; a goal without one says it was not measured. */

@@ -208,6 +208,8 @@ async function actionsPerTurn(
   metricsUrl: string,
 ): Promise<{ textTurn: SideBySide<number>; toolTurn: SideBySide<number> }> {
   const counted = async (side: Side, text: string): Promise<number> => {
+    // The counter is the whole server's: the conversations ended just before still finish theirs.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
     const before: ActionCounts = await readActions(metricsUrl);
     await side.send(text);
     // Trailing workflow tasks (search attributes after a turn) land within a second.
