@@ -7,6 +7,7 @@ import { Agent } from '@openai/agents-core';
 import {
   activityAsTool,
   TemporalOpenAIRunner,
+  type TemporalRunOptions,
   WorkflowSafeMemorySession,
 } from '@temporalio/openai-agents/workflow';
 import { condition, defineSignal, defineUpdate, setHandler } from '@temporalio/workflow';
@@ -22,8 +23,20 @@ const noParameters = {
   additionalProperties: false as const,
 };
 
+/**
+ * The runner hands `runConfig` on to agents-core's `Runner` whole, so its `toolExecution` works,
+ * though `TemporalRunOptions` does not list it; hence the cast.
+ */
+const oneToolCallAtATime = {
+  toolExecution: { maxFunctionToolConcurrency: 1 },
+} as TemporalRunOptions['runConfig'];
+
 export interface PeerChatInput {
-  /** Whether the model may ask for several tool calls at once, run side by side. */
+  /**
+   * Whether the model may ask for several tool calls at once, run side by side. The runner starts
+   * every call of a reply at once whatever the model setting says, so a sequential chat also limits
+   * it to one call at a time (`toolExecution.maxFunctionToolConcurrency`), as our sequential mode runs.
+   */
   parallelToolCalls: boolean;
 }
 
@@ -57,7 +70,11 @@ export async function peerChatWorkflow(input: PeerChatInput): Promise<void> {
     await condition(() => prompts.length > 0 || ended);
     const prompt = prompts.shift();
     if (!prompt) return;
-    const result = await runner.run(agent, prompt.text, { session, maxTurns: 50 });
+    const result = await runner.run(agent, prompt.text, {
+      session,
+      maxTurns: 50,
+      ...(input.parallelToolCalls ? {} : { runConfig: oneToolCallAtATime }),
+    });
     prompt.answer(result.finalOutput ?? '');
   }
 }
