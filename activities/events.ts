@@ -13,7 +13,8 @@ const MAX_RETRY_DURATION = '20 seconds';
  * An attempt still running after this long sends its events live. Each signal costs the workflow a
  * workflow task and history events, so attempts shorter than this (most tool calls, many model
  * calls) hand their events over with their result instead; a follower sees them when the result
- * arrives, at most this much later than it would have live.
+ * arrives, at most this much later than it would have live. Streamed text is the exception: a
+ * follower reads along, so a followed model call goes live with its first batch of text.
  */
 const LIVE_AFTER_MS = 500;
 /**
@@ -25,7 +26,12 @@ const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
-  publish(event: ConversationEventBody, options?: { now?: boolean }): void;
+  /**
+   * `now` sends a live event without waiting for the batch interval. `live` also makes a followed
+   * attempt go live for it: a follower reads along with streamed text, so holding it back for the
+   * result would show a model's first words half a second late.
+   */
+  publish(event: ConversationEventBody, options?: { now?: boolean; live?: boolean }): void;
   /**
    * The attempt succeeded: sends what is buffered and returns the events held back for the result
    * (none once the attempt went live). Call before returning, so events precede the result.
@@ -89,7 +95,7 @@ export function activityEventPublisher(
       }
       heldBack.push(full);
       heldBackBytes += JSON.stringify(full).length;
-      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) goLive();
+      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (followed && publishOptions?.live === true)) goLive();
     },
     async finish() {
       clearTimeout(liveTimer);

@@ -154,9 +154,9 @@ async function streamModelCall(
     if (!announced) events.publish({ type: 'messageStart', model: target.name }, { now: true });
     announced = true;
   };
-  const text = new TextDeltaBatcher((delta) => {
+  const text = new TextDeltaBatcher((delta, streaming) => {
     announce();
-    events.publish({ type: 'textDelta', text: delta });
+    events.publish({ type: 'textDelta', text: delta }, streaming ? { now: true, live: true } : {});
   });
   const request = {
     model,
