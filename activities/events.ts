@@ -27,9 +27,9 @@ const UNFOLLOWED_INTERVAL_MS = 5_000;
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
   /**
-   * `now` sends a live event without waiting for the batch interval. `live` also makes a followed
-   * attempt go live for it: a follower reads along with streamed text, so holding it back for the
-   * result would show a model's first words half a second late.
+   * `now` sends a live event without waiting for the batch interval. `live` is `now` that also makes
+   * a followed attempt go live for the event: a follower reads along with streamed text, so holding
+   * it back for the result would show a model's first words half a second late.
    */
   publish(event: ConversationEventBody, options?: { now?: boolean; live?: boolean }): void;
   /**
@@ -89,13 +89,14 @@ export function activityEventPublisher(
   return {
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
+      const awaited = publishOptions?.live === true;
       if (live) {
-        liveTopic().publish(full, { forceFlush: followed && publishOptions?.now === true });
+        liveTopic().publish(full, { forceFlush: followed && (awaited || publishOptions?.now === true) });
         return;
       }
       heldBack.push(full);
       heldBackBytes += JSON.stringify(full).length;
-      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (followed && publishOptions?.live === true)) goLive();
+      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (followed && awaited)) goLive();
     },
     async finish() {
       clearTimeout(liveTimer);

@@ -156,7 +156,7 @@ async function streamModelCall(
   };
   const text = new TextDeltaBatcher((delta, streaming) => {
     announce();
-    events.publish({ type: 'textDelta', text: delta }, streaming ? { now: true, live: true } : {});
+    events.publish({ type: 'textDelta', text: delta }, { live: streaming });
   });
   const request = {
     model,
