@@ -1,7 +1,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import type { WorkerProcessConfig, WorkerProcessMessage } from './workerProcess.ts';
+import type { WorkerProcessMessage } from './workerChild.ts';
+import type { WorkerProcessConfig } from './workerProcess.ts';
 
 const WORKER_SCRIPT = fileURLToPath(new URL('./workerProcess.ts', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
@@ -26,8 +27,17 @@ export interface WorkerHandle {
   kill(): Promise<void>;
 }
 
-export async function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerHandle> {
-  const child = fork(WORKER_SCRIPT, [JSON.stringify(config)], {
+/** Our agent worker in a process of its own (workerProcess.ts). */
+export function startWorkerProcess(config: WorkerProcessConfig): Promise<WorkerHandle> {
+  return forkWorkerProcess(WORKER_SCRIPT, config);
+}
+
+/**
+ * Forks `script` with `config` as its one JSON argument and waits until it says it is ready; the
+ * script answers over IPC through workerChild.ts.
+ */
+export async function forkWorkerProcess(script: string, config: unknown): Promise<WorkerHandle> {
+  const child = fork(script, [JSON.stringify(config)], {
     execArgv: [
       '--import',
       'tsx',

@@ -3,12 +3,12 @@
  * Started by `workerHandle.ts` with one JSON argument ({@link WorkerProcessConfig}); talks over IPC.
  */
 import { readFile } from 'node:fs/promises';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
 import { crashTool, largeResultTool, noopOnceTool, noopTool, slowTool, waitTool } from './tools.ts';
+import { sendToBench, serveBench } from './workerChild.ts';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -27,28 +27,9 @@ export interface WorkerProcessConfig {
   mcpServers?: Record<string, { command: string; args: string[] }>;
 }
 
-export type WorkerProcessMessage =
-  | { type: 'ready' }
-  | { type: 'toolStart' | 'toolEnd'; attempt: string; at: number }
-  | {
-      type: 'memory';
-      rss: number;
-      heapUsed: number;
-      external: number;
-      maxCachedWorkflows: number;
-      /** The longest the event loop was blocked since the previous memory report. */
-      eventLoopMaxMs: number;
-    };
-
-const send = (message: WorkerProcessMessage): void => {
-  process.send?.(message);
-};
-
 async function main(): Promise<void> {
   const config = JSON.parse(process.argv[2] ?? '{}') as WorkerProcessConfig;
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const eventLoopDelay = monitorEventLoopDelay({ resolution: 10 });
-  eventLoopDelay.enable();
   const connection = await NativeConnection.connect({ address: config.address });
   const model = {
     baseURL: config.modelBaseURL,
@@ -68,8 +49,8 @@ async function main(): Promise<void> {
       slowTool,
       largeResultTool,
       crashTool(config.crashHeartbeatTimeout, {
-        onStart: (attempt) => send({ type: 'toolStart', attempt, at: Date.now() }),
-        onEnd: (attempt) => send({ type: 'toolEnd', attempt, at: Date.now() }),
+        onStart: (attempt) => sendToBench({ type: 'toolStart', attempt, at: Date.now() }),
+        onEnd: (attempt) => sendToBench({ type: 'toolEnd', attempt, at: Date.now() }),
       }),
     ],
     model,
@@ -93,26 +74,13 @@ async function main(): Promise<void> {
     });
     workers.push(baseline.run());
   }
-  process.on('message', (message: { type: string }) => {
-    if (message.type === 'memory') {
-      const eventLoopMaxMs = eventLoopDelay.max / 1e6;
-      eventLoopDelay.reset();
-      globalThis.gc?.();
-      const usage = process.memoryUsage();
-      send({
-        type: 'memory',
-        rss: usage.rss,
-        heapUsed: usage.heapUsed,
-        external: usage.external,
-        maxCachedWorkflows: agent.worker.options.maxCachedWorkflows,
-        eventLoopMaxMs,
-      });
-    } else if (message.type === 'shutdown') {
+  serveBench({
+    maxCachedWorkflows: agent.worker.options.maxCachedWorkflows,
+    shutdown: () => {
       baseline?.shutdown();
       void agent.shutdown();
-    }
+    },
   });
-  send({ type: 'ready' });
   await Promise.all(workers);
   await connection.close();
   process.disconnect?.();

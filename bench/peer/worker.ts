@@ -1,16 +1,15 @@
 /**
- * The peer's worker and clients: `OpenAIAgentsPlugin` with a Chat Completions model pointed at the
- * benchmarks' scripted model server, as `@temporalio/openai-agents`'s README sets it up, in both of
- * its model-call configurations.
+ * The peer's worker (in a process of its own) and clients: `OpenAIAgentsPlugin` with a Chat
+ * Completions model pointed at the benchmarks' scripted model server, as `@temporalio/openai-agents`'s
+ * README sets it up, in both of its model-call configurations.
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { OpenAIProvider } from '@openai/agents-openai';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { OpenAIAgentsPlugin } from '@temporalio/openai-agents';
-import { NativeConnection, Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
-import * as activities from './activities.ts';
+import { forkWorkerProcess, type WorkerHandle } from '../workerHandle.ts';
 import { peerChatWorkflow, peerEndSignal, peerPromptUpdate } from './workflows.ts';
 
 export interface PeerChat {
@@ -28,11 +27,13 @@ export type PeerModelCall = 'activity' | 'localActivity';
 
 export interface Peer {
   taskQueue: string;
+  /** The peer's worker process: its pid for CPU readings, its memory. */
+  worker: WorkerHandle;
   startChat(options?: { parallelToolCalls?: boolean; modelCall?: PeerModelCall }): Promise<PeerChat>;
   close(): Promise<void>;
 }
 
-function plugin(modelBaseURL: string, modelCall: PeerModelCall): OpenAIAgentsPlugin {
+export function peerPlugin(modelBaseURL: string, modelCall: PeerModelCall): OpenAIAgentsPlugin {
   const openAIClient = new OpenAI({ baseURL: modelBaseURL, apiKey: 'bench', maxRetries: 0 });
   return new OpenAIAgentsPlugin({
     modelProvider: new OpenAIProvider({ openAIClient, useResponses: false }),
@@ -40,40 +41,30 @@ function plugin(modelBaseURL: string, modelCall: PeerModelCall): OpenAIAgentsPlu
   });
 }
 
+/** The one JSON argument of the peer's worker process (peer/workerProcess.ts). */
+export interface PeerWorkerConfig {
+  address: string;
+  taskQueue: string;
+  modelBaseURL: string;
+}
+
+const PEER_WORKER_SCRIPT = fileURLToPath(new URL('./workerProcess.ts', import.meta.url));
+
 export async function startPeer(options: { address: string; modelBaseURL: string }): Promise<Peer> {
-  // The agents SDK exports a trace of every run to OpenAI's platform (printing each span here, with
-  // no key): ours keeps no traces in this benchmark either.
+  // The agents SDK exports a trace of every run to OpenAI's platform (printing each span, with no
+  // key): ours keeps no traces in this benchmark either. The worker process inherits the setting.
   process.env.OPENAI_AGENTS_DISABLE_TRACING ??= '1';
   const taskQueue = `peer-${randomUUID()}`;
-  const workerConnection = await NativeConnection.connect({ address: options.address });
-  const worker = await Worker.create({
-    connection: workerConnection,
-    taskQueue,
-    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
-    activities,
-    // The workflow takes its model params from the header of the client that started it, so one
-    // worker serves both configurations; the worker's own only registers the model activity.
-    plugins: [plugin(options.modelBaseURL, 'activity')],
-    // The agents SDK's ESM build has dynamic imports, which webpack would split into chunks that a
-    // workflow sandbox cannot load ("Automatic publicPath", "self is not defined"): bundle them eagerly.
-    bundlerOptions: {
-      webpackConfigHook: (config) => ({
-        ...config,
-        module: {
-          ...config.module,
-          parser: { ...config.module?.parser, javascript: { dynamicImportMode: 'eager' } },
-        },
-      }),
-    },
-  });
-  const running = worker.run();
+  const config: PeerWorkerConfig = { ...options, taskQueue };
+  const worker = await forkWorkerProcess(PEER_WORKER_SCRIPT, config);
   const connection = await Connection.connect({ address: options.address });
   const clients: Record<PeerModelCall, Client> = {
-    activity: new Client({ connection, plugins: [plugin(options.modelBaseURL, 'activity')] }),
-    localActivity: new Client({ connection, plugins: [plugin(options.modelBaseURL, 'localActivity')] }),
+    activity: new Client({ connection, plugins: [peerPlugin(options.modelBaseURL, 'activity')] }),
+    localActivity: new Client({ connection, plugins: [peerPlugin(options.modelBaseURL, 'localActivity')] }),
   };
   return {
     taskQueue,
+    worker,
     async startChat(chat = {}) {
       const handle = await clients[chat.modelCall ?? 'activity'].workflow.start(peerChatWorkflow, {
         taskQueue,
@@ -90,10 +81,8 @@ export async function startPeer(options: { address: string; modelBaseURL: string
       };
     },
     async close() {
-      worker.shutdown();
-      await running;
+      await worker.stop();
       await connection.close();
-      await workerConnection.close();
     },
   };
 }
