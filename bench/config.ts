@@ -26,6 +26,8 @@ export interface BenchConfig {
   /** Runs of each side-by-side figure against Temporal's own integration, and its late turn. */
   peerRuns: number;
   peerLateTurn: number;
+  /** Idle conversations each side's worker holds in section (p). */
+  peerIdleConversations: number;
   /** Rate limits (r): conversations at once, turns each, and the provider's requests per second. */
   rateLimitConversations: number;
   rateLimitTurns: number;
@@ -70,6 +72,7 @@ export function readConfig(argv: string[]): BenchConfig {
     largeContentCheckpoints: quick ? [10, 20, 30] : [10, 50, 100, 200, 300],
     peerRuns: quick ? 2 : 7,
     peerLateTurn: quick ? 5 : 50,
+    peerIdleConversations: quick ? 50 : 1_000,
     rateLimitConversations: quick ? 20 : 100,
     rateLimitTurns: quick ? 1 : 2,
     rateLimitPerSecond: 10,

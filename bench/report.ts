@@ -322,6 +322,7 @@ function goalsSection(results: BenchResults): string {
             .join(', '),
           gap: over(mostCpu, 30, 1, ' ms'),
           met: mostCpu <= 30,
+          ...(peer ? { peer: `${ratioRange(peer.cpuMsPerTextTurn.ratio)} at 1 conversation` } : {}),
         },
     ),
   );
@@ -352,6 +353,11 @@ function goalsSection(results: BenchResults): string {
               : `${idleMb.toFixed(0)} MB (extrapolated from ${idle.conversations.toLocaleString('en')})`,
           gap: over(idleMb, 2048, 0, ' MB'),
           met: idleMb <= 2048,
+          ...(peer
+            ? {
+                peer: peerIdleFigure(peer.idleMemory),
+              }
+            : {}),
         },
     ),
   );
@@ -800,6 +806,94 @@ function largeResultsSection(points: LargeResultPoint[]): string {
   )}`;
 }
 
+function cpuRows(cpu: PeerResult['cpuMsPerTextTurn']): string[][] {
+  const total = (side: 'ours' | 'peer' | 'peerLocalActivity') =>
+    cpu.server[side].median + cpu.worker[side].median;
+  return [
+    [
+      'server CPU per plain text turn',
+      ms(cpu.server.ours),
+      ms(cpu.server.peer),
+      ratioOf(cpu.server.ours.median, cpu.server.peer.median),
+    ],
+    [
+      'worker CPU per plain text turn',
+      ms(cpu.worker.ours),
+      ms(cpu.worker.peer),
+      ratioOf(cpu.worker.ours.median, cpu.worker.peer.median),
+    ],
+    [
+      "server + worker CPU per plain text turn, the peer's model call an activity",
+      `${total('ours').toFixed(1)} ms`,
+      `${total('peer').toFixed(1)} ms`,
+      ratioRange(cpu.ratio),
+    ],
+    [
+      "server + worker CPU per plain text turn, the peer's model call a local activity",
+      `${total('ours').toFixed(1)} ms`,
+      `${total('peerLocalActivity').toFixed(1)} ms`,
+      ratioRange(cpu.ratioOverLocalActivity),
+    ],
+  ];
+}
+
+/** The goal row's peer cell: RSS at the same count, or per conversation when the peer stopped short. */
+function peerIdleFigure(idle: PeerResult['idleMemory']): string {
+  if (idle.reached.peer === idle.reached.ours) {
+    return `${ratioOf(idle.rssMb.ours, idle.rssMb.peer)} at ${idle.conversations.toLocaleString('en')} (one run)`;
+  }
+  const ratio = ratioOf(perIdleConversationMb(idle, 'ours'), perIdleConversationMb(idle, 'peer'));
+  return `${ratio} per conversation (one run; the peer stopped at ${idle.reached.peer.toLocaleString('en')})`;
+}
+
+/** Worker RSS each idle conversation added, in MB: a fair ratio even when the peer stopped short. */
+function perIdleConversationMb(idle: PeerResult['idleMemory'], side: 'ours' | 'peer'): number {
+  return (idle.rssMb[side] - idle.freshRssMb[side]) / idle.reached[side];
+}
+
+function idleMemoryRows(idle: PeerResult['idleMemory']): string[][] {
+  const mb = (value: number) => `${value.toFixed(0)} MB`;
+  const at = (side: 'ours' | 'peer') =>
+    idle.reached[side] === idle.conversations ? '' : ` at ${idle.reached[side].toLocaleString('en')}`;
+  const level = idle.reached.ours === idle.reached.peer;
+  const perConversation = {
+    ours: perIdleConversationMb(idle, 'ours'),
+    peer: perIdleConversationMb(idle, 'peer'),
+  };
+  return [
+    [
+      'worker RSS, fresh',
+      mb(idle.freshRssMb.ours),
+      mb(idle.freshRssMb.peer),
+      ratioOf(idle.freshRssMb.ours, idle.freshRssMb.peer),
+    ],
+    [
+      `worker RSS with ${idle.conversations.toLocaleString('en')} idle conversations`,
+      `${mb(idle.rssMb.ours)}${at('ours')}`,
+      `${mb(idle.rssMb.peer)}${at('peer')}${idle.peerStoppedBy ? ` (stopped ${idle.peerStoppedBy})` : ''}`,
+      level ? ratioOf(idle.rssMb.ours, idle.rssMb.peer) : '',
+    ],
+    [
+      'worker RSS added per idle conversation',
+      `${perConversation.ours.toFixed(2)} MB`,
+      `${perConversation.peer.toFixed(2)} MB`,
+      ratioOf(perConversation.ours, perConversation.peer),
+    ],
+    [
+      `worker heap with ${idle.conversations.toLocaleString('en')} idle conversations`,
+      `${mb(idle.heapMb.ours)}${at('ours')}`,
+      `${mb(idle.heapMb.peer)}${at('peer')}`,
+      level ? ratioOf(idle.heapMb.ours, idle.heapMb.peer) : '',
+    ],
+    [
+      "the worker's workflow cache (maxCachedWorkflows)",
+      String(idle.maxCachedWorkflows.ours),
+      String(idle.maxCachedWorkflows.peer),
+      '',
+    ],
+  ];
+}
+
 function peerSection(result: PeerResult): string {
   const rows = [
     [
@@ -826,6 +920,8 @@ function peerSection(result: PeerResult): string {
       fmt(result.parallelEfficiency.peer, 2),
       ratioRange(result.ratios.parallelEfficiency),
     ],
+    ...cpuRows(result.cpuMsPerTextTurn),
+    ...idleMemoryRows(result.idleMemory),
     ...result.history.flatMap((point) => [
       [
         `history events added by text turn ${point.turn}`,
@@ -860,7 +956,7 @@ function peerSection(result: PeerResult): string {
   return [
     "## (p) Side by side with Temporal's own agent integration",
     '',
-    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. The peer's worker runs in the bench process, ours in a worker process of its own. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
     '',
     table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
   ].join('\n');

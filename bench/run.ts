@@ -127,7 +127,11 @@ try {
   if (config.only.has('p')) {
     const ours = await env.startWorker(workerOptions);
     await section('peer', "p: side by side with Temporal's own agent integration", () =>
-      measurePeer(env, ours.agents, config.peerRuns, config.peerLateTurn),
+      measurePeer(env, ours, {
+        runs: config.peerRuns,
+        lateTurn: config.peerLateTurn,
+        idleConversations: config.peerIdleConversations,
+      }),
     );
     await ours.worker.stop();
   }

@@ -3,14 +3,28 @@ import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { encodedBytes, lastToolBatch, storedHistory } from '../history.ts';
-import { type PeerChat, startPeer } from '../peer/worker.ts';
+import { processCpuMs } from '../machine.ts';
+import { type Peer, type PeerChat, startPeer } from '../peer/worker.ts';
 import { callDirective } from '../scriptedReplies.ts';
-import { type Summary, summarize, timed } from '../stats.ts';
+import { MB, type Summary, summarize, timed } from '../stats.ts';
 import { SLOW_TOOL_MS } from '../tools.ts';
+import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
+import { startWarm } from './throughput.ts';
 
 const SEQUENTIAL_CALLS = 20;
+/** Text turns per CPU reading: /proc counts CPU time in 10 ms ticks, so one turn is too few. */
+const CPU_TURNS = 20;
+/** Conversations started at once when filling a worker with idle ones. */
+const IDLE_BATCH = 10;
+
+/**
+ * A batch of the peer's idle chats that takes longer stops its filling: past about 600 chats on two
+ * cores its workflow tasks take over 5 s each and start to fail, and a stalled batch would hold the
+ * whole run.
+ */
+const PEER_BATCH_TIMEOUT_MS = 120_000;
 
 /** One figure measured on both sides in the same run. */
 export interface SideBySide<T> {
@@ -45,6 +59,30 @@ export interface PeerResult {
     /** Ours over the peer's local-activity configuration. */
     plainTurnMsOverLocalActivity: Summary;
     parallelEfficiency: Summary;
+  };
+  /**
+   * Server and worker CPU time per plain text turn (from /proc), on the sequential chats, the sides
+   * alternating; `peerLocalActivity` as in `plainTurnMs`.
+   */
+  cpuMsPerTextTurn: {
+    turnsPerReading: number;
+    server: SideBySide<Summary> & { peerLocalActivity: Summary };
+    worker: SideBySide<Summary> & { peerLocalActivity: Summary };
+    /** Server plus worker, ours over the peer's, run by run. */
+    ratio: Summary;
+    ratioOverLocalActivity: Summary;
+  };
+  /** Each side's worker, fresh and then holding `conversations` open ones with one finished turn each. */
+  idleMemory: {
+    /** Asked for on both sides; `reached` says how many each worker held when its memory was read. */
+    conversations: number;
+    reached: SideBySide<number>;
+    /** Why the peer stopped short of `conversations`. */
+    peerStoppedBy?: string;
+    freshRssMb: SideBySide<number>;
+    rssMb: SideBySide<number>;
+    heapMb: SideBySide<number>;
+    maxCachedWorkflows: SideBySide<number>;
   };
   history: HistoryGrowth[];
   /** Per text turn and per turn with two tool calls; absent without the server's metrics. */
@@ -88,10 +126,11 @@ const PEER_ACTIVITIES = {
  */
 export async function measurePeer(
   env: BenchEnvironment,
-  agents: AgentClient,
-  runs: number,
-  lateTurn: number,
+  ourWorker: { agents: AgentClient; worker: WorkerHandle },
+  options: { runs: number; lateTurn: number; idleConversations: number },
 ): Promise<PeerResult> {
+  const { runs, lateTurn } = options;
+  const { agents } = ourWorker;
   const peer = await startPeer({ address: env.server.address, modelBaseURL: env.model.baseURL });
   try {
     const sides = async (mode: 'parallel' | 'sequential'): Promise<SideBySide<Side>> => ({
@@ -115,6 +154,27 @@ export async function measurePeer(
         if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
       }
     }
+
+    const pids = {
+      ours: ourWorker.worker.child.pid as number,
+      peer: peer.worker.child.pid as number,
+      peerLocalActivity: peer.worker.child.pid as number,
+    };
+    const cpu = {
+      server: { ours: [] as number[], peer: [] as number[], peerLocalActivity: [] as number[] },
+      worker: { ours: [] as number[], peer: [] as number[], peerLocalActivity: [] as number[] },
+    };
+    for (let run = -1; run < runs; run++) {
+      for (const side of ['ours', 'peer', 'peerLocalActivity'] as const) {
+        const before = { server: processCpuMs(env.server.pid), worker: processCpuMs(pids[side]) };
+        for (let turn = 0; turn < CPU_TURNS; turn++) await sequential[side].send('hello');
+        if (run < 0) continue;
+        cpu.server[side].push((processCpuMs(env.server.pid) - before.server) / CPU_TURNS);
+        cpu.worker[side].push((processCpuMs(pids[side]) - before.worker) / CPU_TURNS);
+      }
+    }
+    const cpuTotal = (side: 'ours' | 'peer' | 'peerLocalActivity') =>
+      cpu.server[side].map((server, run) => server + (cpu.worker[side][run] ?? Number.NaN));
 
     const parallel = await sides('parallel');
     const efficiency = { ours: [] as number[], peer: [] as number[] };
@@ -161,12 +221,92 @@ export async function measurePeer(
         ),
         parallelEfficiency: runByRun(efficiency.ours, efficiency.peer),
       },
+      cpuMsPerTextTurn: {
+        turnsPerReading: CPU_TURNS,
+        server: {
+          ours: summarize(cpu.server.ours),
+          peer: summarize(cpu.server.peer),
+          peerLocalActivity: summarize(cpu.server.peerLocalActivity),
+        },
+        worker: {
+          ours: summarize(cpu.worker.ours),
+          peer: summarize(cpu.worker.peer),
+          peerLocalActivity: summarize(cpu.worker.peerLocalActivity),
+        },
+        ratio: runByRun(cpuTotal('ours'), cpuTotal('peer')),
+        ratioOverLocalActivity: runByRun(cpuTotal('ours'), cpuTotal('peerLocalActivity')),
+      },
+      // Last: a peer worker filled to its limit would slow whatever came after it.
+      idleMemory: await idleWorkerMemory(ourWorker, peer, options.idleConversations),
       history,
       ...(actions ? { actions } : {}),
     };
   } finally {
     await peer.close();
   }
+}
+
+/**
+ * Fills each worker with `n` open conversations, each with one finished turn, and reads its memory
+ * after a forced GC, fresh and full; one side at a time, so each side's reading is its own. The
+ * peer stops at its first failed or stalled batch, and its memory is read with what it holds then.
+ * The conversations end afterwards (the peer's are terminated: a struggling worker may never finish
+ * them).
+ */
+async function idleWorkerMemory(
+  ours: { agents: AgentClient; worker: WorkerHandle },
+  peer: Peer,
+  n: number,
+): Promise<PeerResult['idleMemory']> {
+  const oursFresh = await ours.worker.memory();
+  const conversations = await startWarm(ours.agents, n, IDLE_BATCH);
+  const oursFull = await ours.worker.memory();
+  for (let offset = 0; offset < n; offset += IDLE_BATCH) {
+    await Promise.all(
+      conversations.slice(offset, offset + IDLE_BATCH).map((conversation) => conversation.end()),
+    );
+  }
+  const peerFresh = await peer.worker.memory();
+  const started: PeerChat[] = [];
+  let reached = 0;
+  let peerStoppedBy: string | undefined;
+  for (let offset = 0; offset < n && !peerStoppedBy; offset += IDLE_BATCH) {
+    const batch = Array.from({ length: Math.min(IDLE_BATCH, n - offset) }, async () => {
+      const chat = await peer.startChat();
+      started.push(chat);
+      await chat.send('hello');
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`a batch of ${IDLE_BATCH} chats took over ${PEER_BATCH_TIMEOUT_MS / 1000} s`)),
+        PEER_BATCH_TIMEOUT_MS,
+      );
+    });
+    try {
+      await Promise.race([Promise.all(batch), stalled]);
+      reached = offset + batch.length;
+    } catch (error) {
+      peerStoppedBy = `after ${reached.toLocaleString('en')}: ${error instanceof Error ? error.message : String(error)}`;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const peerFull = await peer.worker.memory();
+  for (let offset = 0; offset < started.length; offset += 50) {
+    await Promise.allSettled(
+      started.slice(offset, offset + 50).map((chat) => chat.handle.terminate('idle memory measured')),
+    );
+  }
+  return {
+    conversations: n,
+    reached: { ours: n, peer: reached },
+    ...(peerStoppedBy ? { peerStoppedBy } : {}),
+    freshRssMb: { ours: oursFresh.rss / MB, peer: peerFresh.rss / MB },
+    rssMb: { ours: oursFull.rss / MB, peer: peerFull.rss / MB },
+    heapMb: { ours: oursFull.heapUsed / MB, peer: peerFull.heapUsed / MB },
+    maxCachedWorkflows: { ours: oursFull.maxCachedWorkflows, peer: peerFull.maxCachedWorkflows },
+  };
 }
 
 /** What one text turn adds to each side's history at each of `turns` (1-based). */

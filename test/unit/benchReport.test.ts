@@ -17,6 +17,41 @@ async function recordedRun(): Promise<RecordedRun> {
   return JSON.parse(text) as RecordedRun;
 }
 
+const summary = (median: number, min = median, max = median) => ({ median, min, max, n: 3 });
+
+/** A peer section with three runs, ours ahead on some figures and behind on others. */
+function peerResult(overrides: Partial<PeerResult> = {}): PeerResult {
+  return {
+    runs: 3,
+    perToolMs: { ours: summary(14), peer: summary(21) },
+    plainTurnMs: { ours: summary(60), peer: summary(52), peerLocalActivity: summary(45) },
+    parallelEfficiency: { ours: summary(0.8), peer: summary(0.65) },
+    ratios: {
+      perToolMs: summary(0.66, 0.6, 0.71),
+      plainTurnMs: summary(1.15, 1.1, 1.2),
+      plainTurnMsOverLocalActivity: summary(1.33, 1.25, 1.4),
+      parallelEfficiency: summary(1.23, 1.2, 1.3),
+    },
+    cpuMsPerTextTurn: {
+      turnsPerReading: 20,
+      server: { ours: summary(20), peer: summary(30), peerLocalActivity: summary(25) },
+      worker: { ours: summary(25), peer: summary(40), peerLocalActivity: summary(35) },
+      ratio: summary(0.64, 0.6, 0.7),
+      ratioOverLocalActivity: summary(0.75, 0.7, 0.8),
+    },
+    idleMemory: {
+      conversations: 1_000,
+      reached: { ours: 1_000, peer: 1_000 },
+      freshRssMb: { ours: 200, peer: 400 },
+      rssMb: { ours: 550, peer: 2_200 },
+      heapMb: { ours: 300, peer: 1_800 },
+      maxCachedWorkflows: { ours: 10_000, peer: 3_000 },
+    },
+    history: [],
+    ...overrides,
+  };
+}
+
 function render(run: RecordedRun, results: BenchResults = run.results): string {
   return renderReport({
     config: { ...run.config, only: new Set(run.config.only) },
@@ -96,21 +131,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
 
   it("shows ours over the peer's, run by run, beside each figure the peer section measures", async () => {
     const run = await recordedRun();
-    const summary = (median: number, min = median, max = median) => ({ median, min, max, n: 3 });
-    const peer: PeerResult = {
-      runs: 3,
-      perToolMs: { ours: summary(14), peer: summary(21) },
-      plainTurnMs: { ours: summary(60), peer: summary(52), peerLocalActivity: summary(45) },
-      parallelEfficiency: { ours: summary(0.8), peer: summary(0.65) },
-      ratios: {
-        perToolMs: summary(0.66, 0.6, 0.71),
-        plainTurnMs: summary(1.15, 1.1, 1.2),
-        plainTurnMsOverLocalActivity: summary(1.33, 1.25, 1.4),
-        parallelEfficiency: summary(1.23, 1.2, 1.3),
-      },
-      history: [],
-      actions: { textTurn: { ours: 4, peer: 2 }, toolTurn: { ours: 7, peer: 5 } },
-    };
+    const peer = peerResult({ actions: { textTurn: { ours: 4, peer: 2 }, toolTurn: { ours: 7, peer: 5 } } });
     const report = render(run, { ...run.results, peer });
     expect(tableRow(report, '≤ 5 ms median durability')[3]).toBe('0.66 × (0.60–0.71)');
     expect(tableRow(report, "Durability per sequential tool call at most half the peer's")).toEqual([
@@ -121,6 +142,8 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '**missed**',
     ]);
     expect(tableRow(report, 'Parallel efficiency ≥ 0.95')[3]).toBe('1.23 × (1.20–1.30)');
+    expect(tableRow(report, 'CPU per text turn ≤ 30 ms')[3]).toBe('0.64 × (0.60–0.70) at 1 conversation');
+    expect(tableRow(report, '10,000 idle open conversations')[3]).toBe('0.25 × at 1,000 (one run)');
     expect(tableRow(report, "Actions never more than the peer's").slice(1, 3)).toEqual([
       'text turn 4 against 2; tool turn 7 against 5',
       '2 over on the text turn, 2 on the tool turn',
@@ -150,23 +173,18 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
 
   it("shows both of the peer's model-call configurations' plain text turn in section (p)", async () => {
     const run = await recordedRun();
-    const summary = (median: number, min = median, max = median) => ({ median, min, max, n: 3 });
+    const fixture = peerResult();
     const peer: PeerResult = {
-      runs: 3,
-      perToolMs: { ours: summary(14), peer: summary(21) },
+      ...fixture,
       plainTurnMs: {
         ours: summary(60, 58, 63),
         peer: summary(52, 50, 55),
         peerLocalActivity: summary(45, 43, 48),
       },
-      parallelEfficiency: { ours: summary(0.8), peer: summary(0.65) },
-      ratios: {
-        perToolMs: summary(0.66, 0.6, 0.71),
-        plainTurnMs: summary(1.15, 1.1, 1.2),
-        plainTurnMsOverLocalActivity: summary(1.33, 1.25, 1.4),
-        parallelEfficiency: summary(1.23, 1.2, 1.3),
+      cpuMsPerTextTurn: {
+        ...fixture.cpuMsPerTextTurn,
+        server: { ...fixture.cpuMsPerTextTurn.server, ours: summary(20, 18, 22) },
       },
-      history: [],
     };
     const report = render(run, { ...run.results, peer });
     expect(tableRow(report, "plain text turn, the peer's model call an activity").slice(1)).toEqual([
@@ -179,6 +197,56 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '45.0 ms (43.0–48.0)',
       '1.33 × (1.25–1.40)',
     ]);
+    expect(tableRow(report, 'server CPU per plain text turn').slice(1)).toEqual([
+      '20.0 ms (18.0–22.0)',
+      '30.0 ms (30.0–30.0)',
+      '0.67 ×',
+    ]);
+    expect(
+      tableRow(
+        report,
+        "server + worker CPU per plain text turn, the peer's model call a local activity",
+      ).slice(1),
+    ).toEqual(['45.0 ms', '60.0 ms', '0.75 × (0.70–0.80)']);
+    expect(tableRow(report, 'worker RSS with 1,000 idle conversations').slice(1)).toEqual([
+      '550 MB',
+      '2200 MB',
+      '0.25 ×',
+    ]);
+    expect(tableRow(report, 'worker RSS added per idle conversation').slice(1)).toEqual([
+      '0.35 MB',
+      '1.80 MB',
+      '0.19 ×',
+    ]);
+  });
+
+  it('says where and why the peer stopped filling its worker, and compares per conversation', async () => {
+    const run = await recordedRun();
+    const stopped = peerResult({
+      idleMemory: {
+        conversations: 1_000,
+        reached: { ours: 1_000, peer: 640 },
+        peerStoppedBy: 'after 640: Workflow Update failed',
+        freshRssMb: { ours: 200, peer: 400 },
+        rssMb: { ours: 550, peer: 4_240 },
+        heapMb: { ours: 300, peer: 1_800 },
+        maxCachedWorkflows: { ours: 10_000, peer: 3_000 },
+      },
+    });
+    const report = render(run, { ...run.results, peer: stopped });
+    expect(tableRow(report, 'worker RSS with 1,000 idle conversations').slice(1)).toEqual([
+      '550 MB',
+      '4240 MB at 640 (stopped after 640: Workflow Update failed)',
+      '',
+    ]);
+    expect(tableRow(report, 'worker RSS added per idle conversation').slice(1)).toEqual([
+      '0.35 MB',
+      '6.00 MB',
+      '0.06 ×',
+    ]);
+    expect(tableRow(report, '10,000 idle open conversations')[3]).toBe(
+      '0.06 × per conversation (one run; the peer stopped at 640)',
+    );
   });
 
   it('calls 10,000 idle conversations measured only when that many ran, and extrapolated otherwise', async () => {
