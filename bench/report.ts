@@ -842,12 +842,15 @@ function peerIdleFigure(idle: PeerResult['idleMemory']): string {
   if (idle.reached.peer === idle.reached.ours) {
     return `${ratioOf(idle.rssMb.ours, idle.rssMb.peer)} at ${idle.conversations.toLocaleString('en')} (one run)`;
   }
-  const ratio = ratioOf(perIdleConversationMb(idle, 'ours'), perIdleConversationMb(idle, 'peer'));
+  const peerMb = perIdleConversationMb(idle, 'peer');
+  if (peerMb === undefined) return `– (the peer stopped before its first reading: ${idle.peerStoppedBy})`;
+  const ratio = ratioOf(perIdleConversationMb(idle, 'ours') ?? 0, peerMb);
   return `${ratio} per conversation (one run; the peer stopped at ${idle.reached.peer.toLocaleString('en')})`;
 }
 
 /** Worker RSS each idle conversation added, in MB: a fair ratio even when the peer stopped short. */
-function perIdleConversationMb(idle: PeerResult['idleMemory'], side: 'ours' | 'peer'): number {
+function perIdleConversationMb(idle: PeerResult['idleMemory'], side: 'ours' | 'peer'): number | undefined {
+  if (idle.reached[side] === 0) return undefined;
   return (idle.rssMb[side] - idle.freshRssMb[side]) / idle.reached[side];
 }
 
@@ -875,9 +878,11 @@ function idleMemoryRows(idle: PeerResult['idleMemory']): string[][] {
     ],
     [
       'worker RSS added per idle conversation',
-      `${perConversation.ours.toFixed(2)} MB`,
-      `${perConversation.peer.toFixed(2)} MB`,
-      ratioOf(perConversation.ours, perConversation.peer),
+      perConversation.ours === undefined ? '–' : `${perConversation.ours.toFixed(2)} MB`,
+      perConversation.peer === undefined ? '–' : `${perConversation.peer.toFixed(2)} MB`,
+      perConversation.ours === undefined || perConversation.peer === undefined
+        ? ''
+        : ratioOf(perConversation.ours, perConversation.peer),
     ],
     [
       `worker heap with ${idle.conversations.toLocaleString('en')} idle conversations`,

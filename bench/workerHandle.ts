@@ -76,9 +76,16 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
   return {
     child,
     async memory() {
+      const gone = () => new Error(`The benchmark worker process has exited (${exitOf(child)})`);
+      if (!child.connected) throw gone();
       const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
       child.send({ type: 'memory' });
-      const { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs } = await reply;
+      const { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs } = await Promise.race([
+        reply,
+        exited.then(() => {
+          throw gone();
+        }),
+      ]);
       return { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs };
     },
     next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
@@ -95,4 +102,10 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
       await exited;
     },
   };
+}
+
+/** How a worker process ended, for error messages: its exit code or the signal that killed it. */
+export function exitOf(child: ChildProcess): string {
+  if (child.signalCode) return `killed by ${child.signalCode}`;
+  return child.exitCode === null ? 'still running' : `exit code ${child.exitCode}`;
 }

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
@@ -8,7 +9,7 @@ import { type Peer, type PeerChat, startPeer } from '../peer/worker.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { MB, type Summary, summarize, timed } from '../stats.ts';
 import { SLOW_TOOL_MS } from '../tools.ts';
-import type { WorkerHandle } from '../workerHandle.ts';
+import { exitOf, type WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 import { startWarm } from './throughput.ts';
@@ -25,6 +26,9 @@ const IDLE_BATCH = 10;
  * whole run.
  */
 const PEER_BATCH_TIMEOUT_MS = 120_000;
+
+/** The peer's memory is read every this many idle chats: its worker may die before the last. */
+const PEER_MEMORY_EVERY = 100;
 
 /** One figure measured on both sides in the same run. */
 export interface SideBySide<T> {
@@ -268,7 +272,14 @@ async function idleWorkerMemory(
   }
   const peerFresh = await peer.worker.memory();
   const started: PeerChat[] = [];
+  const { child } = peer.worker;
+  const died = once(child, 'exit').then(() => {
+    throw new Error(`its worker process died (${exitOf(child)})`);
+  });
+  died.catch(() => {});
   let reached = 0;
+  // Read now and then, so that a worker that dies later still has a reading with what it held.
+  let peerFull = { reached, memory: peerFresh };
   let peerStoppedBy: string | undefined;
   for (let offset = 0; offset < n && !peerStoppedBy; offset += IDLE_BATCH) {
     const batch = Array.from({ length: Math.min(IDLE_BATCH, n - offset) }, async () => {
@@ -284,15 +295,20 @@ async function idleWorkerMemory(
       );
     });
     try {
-      await Promise.race([Promise.all(batch), stalled]);
+      await Promise.race([Promise.all(batch), stalled, died]);
       reached = offset + batch.length;
+      if (reached % PEER_MEMORY_EVERY === 0 || reached === n) {
+        peerFull = { reached, memory: await peer.worker.memory() };
+      }
     } catch (error) {
       peerStoppedBy = `after ${reached.toLocaleString('en')}: ${error instanceof Error ? error.message : String(error)}`;
     } finally {
       clearTimeout(timer);
     }
   }
-  const peerFull = await peer.worker.memory();
+  if (peerStoppedBy && child.exitCode === null && child.signalCode === null) {
+    peerFull = { reached, memory: await peer.worker.memory() };
+  }
   for (let offset = 0; offset < started.length; offset += 50) {
     await Promise.allSettled(
       started.slice(offset, offset + 50).map((chat) => chat.handle.terminate('idle memory measured')),
@@ -300,12 +316,12 @@ async function idleWorkerMemory(
   }
   return {
     conversations: n,
-    reached: { ours: n, peer: reached },
+    reached: { ours: n, peer: peerFull.reached },
     ...(peerStoppedBy ? { peerStoppedBy } : {}),
     freshRssMb: { ours: oursFresh.rss / MB, peer: peerFresh.rss / MB },
-    rssMb: { ours: oursFull.rss / MB, peer: peerFull.rss / MB },
-    heapMb: { ours: oursFull.heapUsed / MB, peer: peerFull.heapUsed / MB },
-    maxCachedWorkflows: { ours: oursFull.maxCachedWorkflows, peer: peerFull.maxCachedWorkflows },
+    rssMb: { ours: oursFull.rss / MB, peer: peerFull.memory.rss / MB },
+    heapMb: { ours: oursFull.heapUsed / MB, peer: peerFull.memory.heapUsed / MB },
+    maxCachedWorkflows: { ours: oursFull.maxCachedWorkflows, peer: peerFull.memory.maxCachedWorkflows },
   };
 }
 
