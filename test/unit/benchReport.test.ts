@@ -249,6 +249,24 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     );
   });
 
+  it('shows no per-conversation figure for a peer whose worker died before its first reading', async () => {
+    const run = await recordedRun();
+    const fixture = peerResult();
+    const died = peerResult({
+      idleMemory: {
+        ...fixture.idleMemory,
+        reached: { ours: 1_000, peer: 0 },
+        peerStoppedBy: 'after 10: its worker process died (killed by SIGABRT)',
+        rssMb: { ours: 550, peer: 400 },
+      },
+    });
+    const report = render(run, { ...run.results, peer: died });
+    expect(tableRow(report, 'worker RSS added per idle conversation').slice(1)).toEqual(['0.35 MB', '–', '']);
+    expect(tableRow(report, '10,000 idle open conversations')[3]).toBe(
+      '– (the peer stopped before its first reading: after 10: its worker process died (killed by SIGABRT))',
+    );
+  });
+
   it('calls 10,000 idle conversations measured only when that many ran, and extrapolated otherwise', async () => {
     const run = await recordedRun();
     const idle = run.results.idleMemory;
