@@ -1,5 +1,7 @@
 import { Context } from '@temporalio/activity';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { workflowStreamPollUpdate } from '@temporalio/workflow-streams/workflow';
 import { MAX_HELD_BACK_EVENT_BYTES } from '../src/contract/limits.ts';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
@@ -18,10 +20,15 @@ const MAX_RETRY_DURATION = '20 seconds';
  */
 const LIVE_AFTER_MS = 500;
 /**
- * With nobody following, events go live only after this long and then travel once per this interval:
- * a follower who attaches during a long call sees them at most this late, and nobody pays four
- * signals a second (each one a billed Action) for a stream nobody reads.
+ * With nobody following, an attempt's events travel with its result: sent live, each batch would be a
+ * signal (a billed Action) nobody reads. So that a follower who attaches during a long call still
+ * reads along, at most this late, the attempt looks this often for a follower's poll accepted since
+ * the call was scheduled, among the last events of the history: a read, not a billed Action.
  */
+const FOLLOWER_CHECK_INTERVAL_MS = 5_000;
+/** The history events read from the end for that: a poll waiting for news is among the last few. */
+const FOLLOWER_CHECK_EVENTS = 20;
+/** Held-back events that outgrew the result go live unfollowed, a batch per this interval. */
 const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /** Publishes one activity attempt's events to its conversation's event log. */
@@ -44,7 +51,8 @@ export interface ActivityEventPublisher {
 /**
  * A publisher for the current activity attempt: events carry its turn and attempt and a sequence
  * number starting at 0, so a retried attempt visibly starts over. `followed` says whether anyone
- * followed the log when the call was scheduled; if not, events travel rarely.
+ * followed the log when the call was scheduled; if not, events travel with the result unless a
+ * follower attaches while the attempt runs.
  */
 export function activityEventPublisher(
   turn: number,
@@ -54,11 +62,12 @@ export function activityEventPublisher(
   const context = Context.current();
   const { attempt, workflowExecution } = context.info;
   if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
+  let following = followed;
   // Created when the attempt goes live: an attempt whose events travel in its result needs none.
   let stream: WorkflowStreamClient | undefined;
   const liveTopic = () => {
     stream ??= WorkflowStreamClient.create(context.client, workflowExecution.workflowId, {
-      batchInterval: followed ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
+      batchInterval: following ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
       maxRetryDuration: MAX_RETRY_DURATION,
     });
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
@@ -67,17 +76,49 @@ export function activityEventPublisher(
   let live = false;
   let seq = 0;
   let heldBackBytes = 0;
+  let liveTimer: ReturnType<typeof setTimeout> | undefined;
+  let followerCheck: ReturnType<typeof setInterval> | undefined;
+  let ended = false;
+  const stopTimers = (): void => {
+    ended = true;
+    clearTimeout(liveTimer);
+    clearInterval(followerCheck);
+  };
 
   const goLive = (): void => {
     if (live) return;
     live = true;
     clearTimeout(liveTimer);
+    // Live but unfollowed (the held-back events outgrew the result), the check goes on for a follower.
+    if (following) clearInterval(followerCheck);
     const topic = liveTopic();
     heldBack.splice(0).forEach((event, index, all) => {
       topic.publish(event, { forceFlush: index === all.length - 1 });
     });
   };
-  const liveTimer = setTimeout(goLive, followed ? LIVE_AFTER_MS : UNFOLLOWED_INTERVAL_MS);
+  if (followed) liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
+  else {
+    const scheduledAt = context.info.scheduledTimestampMs;
+    let checking = false;
+    followerCheck = setInterval(() => {
+      if (checking) return;
+      checking = true;
+      followerPolledSince(context, scheduledAt)
+        .then((attached) => {
+          if (!attached || following || ended) return;
+          // An attempt already live keeps its stream's unfollowed batches; what it sends at once
+          // (a tool's start, streamed text) is flushed at once from now on.
+          following = true;
+          clearInterval(followerCheck);
+          goLive();
+        })
+        // A check that fails costs the follower only the wait for the next one or for the result.
+        .catch(() => {})
+        .finally(() => {
+          checking = false;
+        });
+    }, FOLLOWER_CHECK_INTERVAL_MS);
+  }
   const send = async (): Promise<void> => {
     try {
       await stream?.[Symbol.asyncDispose]();
@@ -91,22 +132,42 @@ export function activityEventPublisher(
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
       const awaited = publishOptions?.live === true;
       if (live) {
-        liveTopic().publish(full, { forceFlush: followed && (awaited || publishOptions?.now === true) });
+        liveTopic().publish(full, { forceFlush: following && (awaited || publishOptions?.now === true) });
         return;
       }
       heldBack.push(full);
       heldBackBytes += JSON.stringify(full).length;
-      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (followed && awaited)) goLive();
+      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (following && awaited)) goLive();
     },
     async finish() {
-      clearTimeout(liveTimer);
+      stopTimers();
       if (!live) return heldBack.splice(0);
       await send();
       return [];
     },
     async abandon() {
+      stopTimers();
       goLive();
       await send();
     },
   };
+}
+
+/**
+ * Whether a follower's poll reached the conversation at or after `sinceMs` (server time, as the
+ * activity's scheduled time is): its Update's acceptance is among the history's last events while
+ * it waits for news.
+ */
+async function followerPolledSince(context: Context, sinceMs: number): Promise<boolean> {
+  const { workflowExecution, workflowNamespace } = context.info;
+  const page = await context.client.workflowService.getWorkflowExecutionHistoryReverse({
+    namespace: workflowNamespace,
+    execution: workflowExecution,
+    maximumPageSize: FOLLOWER_CHECK_EVENTS,
+  });
+  return (page.history?.events ?? []).some(
+    (event) =>
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ===
+        workflowStreamPollUpdate.name && (optionalTsToMs(event.eventTime) ?? 0) >= sinceMs,
+  );
 }

@@ -21,6 +21,32 @@ const survey: AgentTool = {
   },
 };
 
+/** Runs for `ms` and reports progress every 250 ms: long enough for an attempt to look for followers. */
+const longSurvey = {
+  started: 0,
+  /** When each run returned, by the test's clock. */
+  finishedAt: [] as number[],
+  tool: {
+    name: 'longSurvey',
+    label: 'Long survey',
+    description: 'Takes a while and reports progress',
+    parallelToolExecute: true,
+    inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
+    async execute(_id, args, _signal, onPartialResult) {
+      const { ms } = args as { ms: number };
+      longSurvey.started += 1;
+      for (let elapsed = 0; elapsed < ms; elapsed += 250) {
+        onPartialResult({ elapsed });
+        await sleep(250);
+      }
+      longSurvey.finishedAt.push(Date.now());
+      return textResult('4,200 answers');
+    },
+  } satisfies AgentTool,
+};
+/** Longer than an unfollowed attempt waits before it first looks for a follower (5 s). */
+const LONG_SURVEY_MS = 7_000;
+
 const REPLY = 'Forty-two people answered the survey.';
 /** The turn's events apart from tool progress (text deltas merged). */
 const TURN_EVENTS = [
@@ -68,7 +94,7 @@ function userView(seen: { event: ConversationEventItem }[]) {
 describe('event stream cost: nobody pays for live events nobody reads', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [survey] });
+    agent = await startTestAgent({ tools: [survey, longSurvey.tool] });
   });
   afterAll(async () => agent?.close());
 
@@ -114,5 +140,45 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     expect(view.types).toContain('toolProgress');
     expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
     expect(view.text).toBe(REPLY);
+  });
+
+  const scriptLong = () =>
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'longSurvey', arguments: { ms: LONG_SURVEY_MS } }] },
+      { kind: 'text', text: REPLY },
+    );
+  const progressCount = LONG_SURVEY_MS / 250;
+
+  it('sends no signal for a tool that runs for seconds when nobody follows, and its progress is all in the log', async () => {
+    scriptLong();
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    expect(await conversation.send('How many answered?')).toMatchObject({
+      status: 'completed',
+      reply: REPLY,
+    });
+    expect(await publishSignals(conversation)).toBe(0);
+
+    const view = userView(await collectTurn(conversation));
+    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(progressCount);
+    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+  });
+
+  it('shows a follower who attaches during such a tool its progress while the tool still runs', async () => {
+    scriptLong();
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const runs = longSurvey.finishedAt.length;
+    const turn = conversation.send('How many answered?');
+    // Attach once the tool runs unfollowed, as `yiem chat` opened mid-call would.
+    while (longSurvey.started === runs) await sleep(50);
+    await sleep(500);
+    const seen = await collectTurn(conversation);
+    expect(await turn).toMatchObject({ status: 'completed', reply: REPLY });
+
+    const toolFinishedAt = longSurvey.finishedAt[runs] ?? 0;
+    const progress = seen.filter(({ event }) => event.type === 'toolProgress');
+    expect(progress).toHaveLength(progressCount);
+    expect(progress[0]?.at).toBeLessThan(toolFinishedAt);
+    expect(await publishSignals(conversation)).toBeGreaterThan(0);
+    expect(userView(seen).types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
   });
 });
