@@ -69,9 +69,11 @@ export async function executeTool(
     { now: true },
   );
 
+  // The latest progress rides on the next heartbeat (the Web UI shows it as the activity's details).
+  let latestProgress: unknown;
   const onPartialResult = (reported: Record<string, unknown>): void => {
     const partialResult = limitProgress(reported);
-    context.heartbeat(partialResult);
+    latestProgress = partialResult;
     deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
     published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
   };
@@ -95,7 +97,7 @@ export async function executeTool(
       ...told,
     });
   };
-  const stopHeartbeats = heartbeatWhileRunning(context);
+  const stopHeartbeats = heartbeatWhileRunning(context, () => latestProgress);
   let result: AgentToolResult;
   let isError = false;
   let outcome: InterruptedCallOutcome | undefined;

@@ -47,8 +47,9 @@ export interface AgentToolResult {
 }
 
 /**
- * Streams progress while a tool runs. Each call heartbeats the tool's activity and reaches the
- * worker's event sink as a `toolExecutionUpdate` event. The value must be JSON-serialisable.
+ * Streams progress while a tool runs. Each call reaches the event log as a `toolProgress` event and
+ * the worker's event sink as a `toolExecutionUpdate` event; the latest rides on the activity's next
+ * heartbeat. The value must be JSON-serialisable.
  */
 export type OnPartialResult = (partial: Record<string, unknown>) => void;
 
@@ -651,7 +652,7 @@ export interface ConversationOptions {
   /** Largest user message accepted, in bytes (UTF-8). Default 100 000. */
   maxMessageBytes?: number;
   /**
-   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a heartbeat every 10 s with a
+   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a heartbeat every 15 s with a
    * 30 s heartbeat timeout (so a dead worker is noticed within it), 5 attempts from 1 s, doubling.
    */
   modelPolicy?: ActivityPolicy;
