@@ -20,6 +20,10 @@ export interface MemoryUsage {
 /** A worker process the benchmark controls: ask its memory, shut it down, or SIGKILL it. */
 export interface WorkerHandle {
   child: ChildProcess;
+  /** Whether the process still runs: neither exited nor killed. */
+  alive(): boolean;
+  /** Resolves, with how it ended (`exitOf`), once the process has ended. */
+  exited: Promise<string>;
   memory(): Promise<MemoryUsage>;
   /** Resolves with the next message of this type (tool start and end events). */
   next(type: 'toolStart' | 'toolEnd'): Promise<{ attempt: string; at: number }>;
@@ -63,7 +67,8 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
       }
       waiting.set(type, [...(waiting.get(type) ?? []), resolve as (message: WorkerProcessMessage) => void]);
     });
-  const exited = once(child, 'exit');
+  const exited = once(child, 'exit').then(() => exitOf(child));
+  const alive = () => child.exitCode === null && child.signalCode === null;
   const ready = next('ready');
   const timeout = setTimeout(() => child.kill('SIGKILL'), READY_TIMEOUT_MS);
   await Promise.race([
@@ -75,9 +80,11 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
   clearTimeout(timeout);
   return {
     child,
+    alive,
+    exited,
     async memory() {
       const gone = () => new Error(`The benchmark worker process has exited (${exitOf(child)})`);
-      if (!child.connected) throw gone();
+      if (!alive()) throw gone();
       const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
       child.send({ type: 'memory' });
       const { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs } = await Promise.race([
@@ -90,14 +97,14 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
     },
     next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
     async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!alive()) return;
       child.send({ type: 'shutdown' });
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);
     },
     async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (!alive()) return;
       child.kill('SIGKILL');
       await exited;
     },
@@ -105,7 +112,7 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
 }
 
 /** How a worker process ended, for error messages: its exit code or the signal that killed it. */
-export function exitOf(child: ChildProcess): string {
+function exitOf(child: ChildProcess): string {
   if (child.signalCode) return `killed by ${child.signalCode}`;
   return child.exitCode === null ? 'still running' : `exit code ${child.exitCode}`;
 }

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
@@ -9,7 +8,7 @@ import { type Peer, type PeerChat, startPeer } from '../peer/worker.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { MB, type Summary, summarize, timed } from '../stats.ts';
 import { SLOW_TOOL_MS } from '../tools.ts';
-import { exitOf, type WorkerHandle } from '../workerHandle.ts';
+import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 import { startWarm } from './throughput.ts';
@@ -272,9 +271,8 @@ async function idleWorkerMemory(
   }
   const peerFresh = await peer.worker.memory();
   const started: PeerChat[] = [];
-  const { child } = peer.worker;
-  const died = once(child, 'exit').then(() => {
-    throw new Error(`its worker process died (${exitOf(child)})`);
+  const died = peer.worker.exited.then((how) => {
+    throw new Error(`its worker process died (${how})`);
   });
   died.catch(() => {});
   let reached = 0;
@@ -306,7 +304,7 @@ async function idleWorkerMemory(
       clearTimeout(timer);
     }
   }
-  if (peerStoppedBy && child.exitCode === null && child.signalCode === null) {
+  if (peerStoppedBy && peer.worker.alive()) {
     peerFull = { reached, memory: await peer.worker.memory() };
   }
   for (let offset = 0; offset < started.length; offset += 50) {
