@@ -83,6 +83,12 @@ export class ConversationEvents {
     return this.#pollsWaiting > 0 || Date.now() - this.#lastPollEndedAt < FOLLOWER_GRACE_MS;
   }
 
+  /** The offset the next event will have: what the stream's own offset query answers. */
+  get offset(): number {
+    const { log, baseOffset } = this.#stream as unknown as LiveLog;
+    return baseOffset + log.length;
+  }
+
   publish(turn: number, event: ConversationEventBody): void {
     this.#topic.publish({ ...event, turn, attempt: 1, seq: this.#seq++ } as ConversationEvent);
   }

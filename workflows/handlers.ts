@@ -90,6 +90,7 @@ export function registerHandlers(state: ConversationState): void {
       answeredInPrepare: state.toolBatch?.answeredInPrepare ?? [],
       agent: state.agent?.name ?? null,
       ...safePointStatus(state),
+      eventOffset: state.events.offset,
     };
   });
   setHandler(turnStartsQuery, () => state.turnStarts);

@@ -151,12 +151,11 @@ export async function measureActionsPerTurn(
     const following = new AbortController();
     let follower: Promise<void> = Promise.resolve();
     let turnsSeen = 0;
-    // What `yiem chat` does when it opens: where the log ends, and the conversation's state.
-    await count('`yiem chat` opens (offset and status queries)', 2, async () => {
-      const offset = await chat.eventOffset();
-      await chat.status();
+    // What `yiem chat` does when it opens: the conversation's state and where the log ends, one query.
+    await count('`yiem chat` opens (status query)', 2, async () => {
+      const { eventOffset } = await chat.statusAndOffset();
       follower = (async () => {
-        for await (const event of chat.events({ fromOffset: offset, signal: following.signal })) {
+        for await (const event of chat.events({ fromOffset: eventOffset, signal: following.signal })) {
           if (event.type === 'turnEnd') turnsSeen += 1;
         }
       })();

@@ -98,9 +98,8 @@ export async function runChat(options: ChatOptions): Promise<void> {
     const answer = (await view.ask(() => lines.ask(question)))?.trim().toLowerCase();
     return answer === 'y' || answer === 'yes';
   };
-  const offset = await conversation.eventOffset();
-  // Read after the offset: whatever changes in between also reaches the follower, which the view dedupes.
-  const attached = await conversation.status();
+  const attached = await conversation.statusAndOffset();
+  const offset = attached.eventOffset;
   // After the chat's own reads: queries sent at once to a just-started conversation queue up in the server.
   const serving = serveBuiltinCallbacks(conversation, confirm, print, following.signal, outage);
   const follower = follow(conversation, offset, view, following.signal, outage, (event) => {

@@ -269,7 +269,7 @@ class ChatHandler {
         `The conversation waits for approval of ${names.join(', ')}: approve or deny first`,
       );
     }
-    const replayFrom = await conversation.eventOffset();
+    const replayFrom = status.eventOffset ?? (await conversation.eventOffset());
     const transcriptStart = status.state === 'idle' ? status.messageCount : undefined;
     let answered: (result: Promise<TurnResult>) => void = () => {};
     const answer = new Promise<TurnResult>((resolve) => {
@@ -310,7 +310,7 @@ class ChatHandler {
   /** After approval answers: the turn goes on from where the previous response ended. */
   async #continue(conversation: Conversation, message: UiMessage, signal: AbortSignal): Promise<ChatReply> {
     const status = await conversation.status();
-    const now = await conversation.eventOffset();
+    const now = status.eventOffset ?? (await conversation.eventOffset());
     const resume = message.metadata?.yiem;
     const turn = resume?.conversationId === conversation.id && resume.turn ? resume.turn : status.turn;
     const emitFrom =
@@ -341,7 +341,11 @@ class ChatHandler {
       throw error;
     }
     if (status.state !== 'running') return { status: 204, text: '' };
-    const replayFrom = await findTurnStart(conversation, status.turn, await conversation.eventOffset());
+    const replayFrom = await findTurnStart(
+      conversation,
+      status.turn,
+      status.eventOffset ?? (await conversation.eventOffset()),
+    );
     return {
       status: 200,
       stream: chatStream({

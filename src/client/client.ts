@@ -428,6 +428,18 @@ export class Conversation {
   }
 
   /**
+   * The status and where the event log ends, read at one instant: one query (a billed Action) where
+   * `eventOffset()` and `status()` are two. From a worker whose status has no `eventOffset` yet, the
+   * offset is read first and the status after it, so a follower from there misses nothing between.
+   */
+  async statusAndOffset(): Promise<ConversationStatus & { eventOffset: number }> {
+    const status = await this.status();
+    if (status.eventOffset !== undefined) return { ...status, eventOffset: status.eventOffset };
+    const eventOffset = await this.eventOffset();
+    return { ...(await this.status()), eventOffset };
+  }
+
+  /**
    * Compacts the context now: the turns before the latest `keepRecentTurns` are summarised (after the
    * running turn, if one runs), and model calls send the summary instead. Resolves with the
    * compaction, or `null` when there is nothing older to summarise. Throws for a conversation started

@@ -630,6 +630,12 @@ export interface ConversationStatus {
   pause: PauseState | null;
   /** Set while the running turn stands at a safe point: why. */
   stop: TurnStop | null;
+  /**
+   * Where the event log ends as this status was read: follow from here (`events({ fromOffset })`) to
+   * see everything that happens after it. One query instead of this and `eventOffset()`. Absent from
+   * workers older than it.
+   */
+  eventOffset?: number;
 }
 
 /** What a conversation waits for a person to approve (`ConversationStatus.awaitingApproval`). */

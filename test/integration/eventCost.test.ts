@@ -181,4 +181,27 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     expect(await publishSignals(conversation)).toBeGreaterThan(0);
     expect(userView(seen).types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
   });
+
+  it('tells with the status where the log ends: a follower from there reads the next turn from its start', async () => {
+    script();
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    await conversation.send('How many answered?');
+    const attached = await conversation.statusAndOffset();
+    expect(attached).toMatchObject({ state: 'idle', turn: 1 });
+    expect(attached.eventOffset).toBe(await conversation.eventOffset());
+    expect(attached.eventOffset).toBeGreaterThan(0);
+
+    script();
+    const seen: ConversationEventItem[] = [];
+    const following = (async () => {
+      for await (const event of conversation.events({ fromOffset: attached.eventOffset })) {
+        seen.push(event);
+        if (event.type === 'turnEnd') break;
+      }
+    })();
+    await conversation.send('And now?');
+    await following;
+    expect(seen[0]).toMatchObject({ type: 'turnStart', turn: 2, offset: attached.eventOffset });
+    expect(seen.filter((event) => event.turn !== 2)).toEqual([]);
+  });
 });
