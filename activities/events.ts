@@ -12,7 +12,7 @@ const BATCH_INTERVAL = '250 milliseconds';
 /** A batch that cannot reach the workflow for this long is dropped: events never fail the activity. */
 const MAX_RETRY_DURATION = '20 seconds';
 /**
- * An attempt still running after this long sends its events live. Each signal costs the workflow a
+ * A followed attempt still running after this long sends its events live. Each signal costs the workflow a
  * workflow task and history events, so attempts shorter than this (most tool calls, many model
  * calls) hand their events over with their result instead; a follower sees them when the result
  * arrives, at most this much later than it would have live. Streamed text is the exception: a
@@ -22,8 +22,10 @@ const LIVE_AFTER_MS = 500;
 /**
  * With nobody following, an attempt's events travel with its result: sent live, each batch would be a
  * signal (a billed Action) nobody reads. So that a follower who attaches during a long call still
- * reads along, at most this late, the attempt looks this often for a follower's poll accepted since
- * the call was scheduled, among the last events of the history: a read, not a billed Action.
+ * reads along, at most this late, the attempt looks this often among the history's last events for
+ * a follower's poll accepted since the call was scheduled and still waiting: a read, not a billed
+ * Action. An attempt that went live unfollowed (its held-back events outgrew the result) keeps its
+ * batches of this interval even then; only what it sends at once is flushed at once.
  */
 const FOLLOWER_CHECK_INTERVAL_MS = 5_000;
 /** The history events read from the end for that: a poll waiting for news is among the last few. */
@@ -100,10 +102,11 @@ export function activityEventPublisher(
   else {
     const scheduledAt = context.info.scheduledTimestampMs;
     let checking = false;
+    let checkFailed = false;
     followerCheck = setInterval(() => {
       if (checking) return;
       checking = true;
-      followerPolledSince(context, scheduledAt)
+      followerWaitingSince(context, scheduledAt)
         .then((attached) => {
           if (!attached || following || ended) return;
           // An attempt already live keeps its stream's unfollowed batches; what it sends at once
@@ -112,8 +115,12 @@ export function activityEventPublisher(
           clearInterval(followerCheck);
           goLive();
         })
-        // A check that fails costs the follower only the wait for the next one or for the result.
-        .catch(() => {})
+        // A check that fails costs a follower only the wait for the next one or for the result.
+        .catch((error) => {
+          if (checkFailed) return;
+          checkFailed = true;
+          warn(`Could not look for followers of this call's events: ${describeThrown(error)}`);
+        })
         .finally(() => {
           checking = false;
         });
@@ -154,20 +161,30 @@ export function activityEventPublisher(
 }
 
 /**
- * Whether a follower's poll reached the conversation at or after `sinceMs` (server time, as the
- * activity's scheduled time is): its Update's acceptance is among the history's last events while
- * it waits for news.
+ * Whether a follower's poll that reached the conversation at or after `sinceMs` (server time, as the
+ * activity's scheduled time is) still waits: its Update's acceptance is among the history's last
+ * events while it waits for news, and a poll that has returned has its completion there too.
  */
-async function followerPolledSince(context: Context, sinceMs: number): Promise<boolean> {
-  const { workflowExecution, workflowNamespace } = context.info;
-  const page = await context.client.workflowService.getWorkflowExecutionHistoryReverse({
-    namespace: workflowNamespace,
-    execution: workflowExecution,
-    maximumPageSize: FOLLOWER_CHECK_EVENTS,
-  });
-  return (page.history?.events ?? []).some(
-    (event) =>
-      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ===
-        workflowStreamPollUpdate.name && (optionalTsToMs(event.eventTime) ?? 0) >= sinceMs,
+async function followerWaitingSince(context: Context, sinceMs: number): Promise<boolean> {
+  const { workflowExecution, namespace } = context.info;
+  const { connection, workflowService } = context.client;
+  const page = await connection.withDeadline(Date.now() + FOLLOWER_CHECK_INTERVAL_MS, () =>
+    workflowService.getWorkflowExecutionHistoryReverse({
+      namespace,
+      execution: workflowExecution,
+      maximumPageSize: FOLLOWER_CHECK_EVENTS,
+    }),
   );
+  const events = page.history?.events ?? [];
+  const returned = new Set(
+    events.map((event) => event.workflowExecutionUpdateCompletedEventAttributes?.meta?.updateId),
+  );
+  return events.some((event) => {
+    const request = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+    return (
+      request?.input?.name === workflowStreamPollUpdate.name &&
+      !returned.has(request.meta?.updateId) &&
+      (optionalTsToMs(event.eventTime) ?? 0) >= sinceMs
+    );
+  });
 }

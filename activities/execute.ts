@@ -36,8 +36,8 @@ export interface ExecuteDependencies {
 
 /**
  * EXECUTE and FINALIZE of one tool call, as one activity (`executeTool`): emit `toolExecutionStart`,
- * run the tool with the activity's cancellation signal, stream partial results as heartbeats and
- * events, then FINALIZE (finalize.ts: `afterToolCall`), cap the result's size, emit
+ * run the tool with the activity's cancellation signal, stream partial results as events (the
+ * latest riding on the next heartbeat), then FINALIZE (finalize.ts: `afterToolCall`), cap the result's size, emit
  * `toolExecutionEnd` and return the result message. PREPARE ran before, in the model call
  * (prepare.ts); the workflow's tool batch (workflows/toolBatch.ts) schedules this activity.
  */
@@ -154,16 +154,22 @@ export async function executeTool(
     stopHeartbeats();
   }
 
-  const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
-  result = limitToolResult(after.result, deps.maxResultBytes);
-  // Cutting a result of megabytes takes tens of milliseconds; let other conversations' work run
-  // before the cut result is measured and stored.
-  if (result !== after.result) await setImmediate();
-  isError = after.isError;
-  end(result, isError, false, outcome);
-  const message = toolResultMessage(toolCallId, toolName, result, isError);
-  const heldBack = await published.finish();
-  return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
+  try {
+    const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
+    result = limitToolResult(after.result, deps.maxResultBytes);
+    // Cutting a result of megabytes takes tens of milliseconds; let other conversations' work run
+    // before the cut result is measured and stored.
+    if (result !== after.result) await setImmediate();
+    isError = after.isError;
+    end(result, isError, false, outcome);
+    const message = toolResultMessage(toolCallId, toolName, result, isError);
+    const heldBack = await published.finish();
+    return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
+  } catch (error) {
+    // FINALIZE failed: the attempt's events still reach followers, and its publisher stops.
+    await published.abandon();
+    throw error;
+  }
 }
 
 /**

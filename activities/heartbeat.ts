@@ -1,15 +1,24 @@
 import type { Context } from '@temporalio/activity';
 
 /**
- * Heartbeats at half the heartbeat timeout, so a live but quiet activity is never taken for dead,
- * carrying `details()` (a tool's latest progress). Each heartbeat that reaches the server is a billed
- * Action, and the SDK sends the first at once and then at most one per 0.8 × the timeout: beating
- * only here, never on each progress report, a call shorter than half the timeout sends none, and a
- * 60 s tool with the default 30 s timeout sends two.
+ * How often a running activity heartbeats. Each heartbeat that reaches the server is a billed Action,
+ * and the SDK sends an attempt's first at once and then at most one per 0.8 × the timeout (and at
+ * least one a minute): beating at half the timeout, never on each progress report, a call shorter
+ * than that sends none and a 60 s tool with the default 30 s timeout sends two. A short timeout keeps
+ * a third of it for the first beat, so a busy event loop is not taken for a dead worker; a long one
+ * beats at least once a minute, as cancellation reaches the activity only on a heartbeat's answer.
+ */
+function heartbeatIntervalMs(timeoutMs: number): number {
+  return Math.max(100, Math.min(60_000, Math.max(timeoutMs / 3, Math.min(timeoutMs / 2, timeoutMs - 5_000))));
+}
+
+/**
+ * Heartbeats while an activity runs (see `heartbeatIntervalMs`), carrying `details()`: a tool's latest
+ * progress, which the Web UI shows as the activity's heartbeat details.
  */
 export function heartbeatWhileRunning(context: Context, details?: () => unknown): () => void {
   const timeoutMs = context.info.heartbeatTimeoutMs;
   if (!timeoutMs) return () => {};
-  const timer = setInterval(() => context.heartbeat(details?.()), Math.max(100, Math.floor(timeoutMs / 2)));
+  const timer = setInterval(() => context.heartbeat(details?.()), Math.floor(heartbeatIntervalMs(timeoutMs)));
   return () => clearInterval(timer);
 }

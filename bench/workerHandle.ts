@@ -1,5 +1,4 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { WorkerProcessMessage } from './workerChild.ts';
 import type { WorkerProcessConfig } from './workerProcess.ts';
@@ -67,7 +66,13 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
       }
       waiting.set(type, [...(waiting.get(type) ?? []), resolve as (message: WorkerProcessMessage) => void]);
     });
-  const exited = once(child, 'exit').then(() => exitOf(child));
+  // Not events.once, which an 'error' (a send on a closed channel) would reject; such an error is
+  // kept for the message of the call that finds the channel closed.
+  const exited = new Promise<string>((resolve) => child.once('exit', () => resolve(exitOf(child))));
+  let channelError: Error | undefined;
+  child.on('error', (error) => {
+    channelError = error;
+  });
   const alive = () => child.exitCode === null && child.signalCode === null;
   const ready = next('ready');
   const timeout = setTimeout(() => child.kill('SIGKILL'), READY_TIMEOUT_MS);
@@ -83,8 +88,13 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
     alive,
     exited,
     async memory() {
-      const gone = () => new Error(`The benchmark worker process has exited (${exitOf(child)})`);
-      if (!alive()) throw gone();
+      const gone = () =>
+        alive()
+          ? new Error(
+              `The benchmark worker process has closed its IPC channel (${channelError?.message ?? 'no error'})`,
+            )
+          : new Error(`The benchmark worker process has exited (${exitOf(child)})`);
+      if (!alive() || !child.connected) throw gone();
       const reply = next<Extract<WorkerProcessMessage, { type: 'memory' }>>('memory');
       child.send({ type: 'memory' });
       const { rss, heapUsed, external, maxCachedWorkflows, eventLoopMaxMs } = await Promise.race([
@@ -98,7 +108,9 @@ export async function forkWorkerProcess(script: string, config: unknown): Promis
     next: (type) => next<Extract<WorkerProcessMessage, { attempt: string }>>(type),
     async stop() {
       if (!alive()) return;
-      child.send({ type: 'shutdown' });
+      // A process that can no longer be asked to stop is killed.
+      if (!child.connected) child.kill('SIGKILL');
+      else child.send({ type: 'shutdown' });
       const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
       await exited;
       clearTimeout(timer);

@@ -258,7 +258,8 @@ class ChatHandler {
     signal: AbortSignal,
   ): Promise<ChatReply> {
     const text = userText(message);
-    // Read before the offset: every message of the turn to come is then at or after this index.
+    // Read with (on old workers, before) the offset: every message of the turn to come is then at
+    // or after this index.
     const status = await this.#status(conversation);
     if (status.pendingApprovals.length > 0) {
       const names = status.pendingApprovals.map(

@@ -429,8 +429,9 @@ export class Conversation {
 
   /**
    * The status and where the event log ends, read at one instant: one query (a billed Action) where
-   * `eventOffset()` and `status()` are two. From a worker whose status has no `eventOffset` yet, the
-   * offset is read first and the status after it, so a follower from there misses nothing between.
+   * `eventOffset()` and `status()` are two. From a worker whose status has no `eventOffset` yet, it
+   * takes three: the offset is read after a first status and before the status it returns, so a
+   * follower from that offset misses nothing in between.
    */
   async statusAndOffset(): Promise<ConversationStatus & { eventOffset: number }> {
     const status = await this.status();

@@ -86,9 +86,9 @@ export const DEFAULT_MAX_TOOL_RESULT_BYTES = 4 * 1024 * 1024;
 export const MAX_MCP_STDIO_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Largest progress report a tool may send, as JSON in UTF-8 bytes. Each one becomes heartbeat
- * details and an event (carried by a signal or in the tool's result), so a large one could push a
- * payload past Temporal's limit and lose the tool's result.
+ * Largest progress report a tool may send, as JSON in UTF-8 bytes. Each one becomes an event
+ * (carried by a signal or in the tool's result) and, the latest, the next heartbeat's details, so a
+ * large one could push a payload past Temporal's limit and lose the tool's result.
  */
 export const MAX_PROGRESS_BYTES = 32 * 1024;
 

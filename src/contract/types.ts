@@ -658,8 +658,9 @@ export interface ConversationOptions {
   /** Largest user message accepted, in bytes (UTF-8). Default 100 000. */
   maxMessageBytes?: number;
   /**
-   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a heartbeat every 15 s with a
-   * 30 s heartbeat timeout (so a dead worker is noticed within it), 5 attempts from 1 s, doubling.
+   * Timeouts and retries of model calls. Defaults: 2 minutes a call, a 30 s heartbeat timeout (the
+   * worker heartbeats every 15 s, and the server receives at most one per 24 s, so a dead worker is
+   * noticed within it), 5 attempts from 1 s, doubling.
    */
   modelPolicy?: ActivityPolicy;
   /** How long a tool call waits for approval (a Temporal duration string). Default: no limit. */

@@ -45,7 +45,7 @@ const longSurvey = {
   } satisfies AgentTool,
 };
 /** Longer than an unfollowed attempt waits before it first looks for a follower (5 s). */
-const LONG_SURVEY_MS = 7_000;
+const LONG_SURVEY_MS = 8_000;
 
 const REPLY = 'Forty-two people answered the survey.';
 /** The turn's events apart from tool progress (text deltas merged). */
@@ -166,7 +166,7 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
   it('shows a follower who attaches during such a tool its progress while the tool still runs', async () => {
     scriptLong();
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
-    const runs = longSurvey.finishedAt.length;
+    const runs = longSurvey.started;
     const turn = conversation.send('How many answered?');
     // Attach once the tool runs unfollowed, as `yiem chat` opened mid-call would.
     while (longSurvey.started === runs) await sleep(50);

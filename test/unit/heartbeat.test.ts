@@ -40,6 +40,20 @@ describe('heartbeats of a running activity (each one that reaches the server is 
     expect(beats).toEqual([{ progress: 150 }, { progress: 300 }, { progress: 450 }, { progress: 600 }]);
   });
 
+  it('keeps a third of a short timeout for the first beat, and beats a long one at least once a minute', () => {
+    vi.useFakeTimers();
+    const short = fakeContext(1_000);
+    const stopShort = heartbeatWhileRunning(short.context);
+    vi.advanceTimersByTime(333);
+    expect(short.beats).toHaveLength(1);
+    stopShort();
+    const long = fakeContext(600_000);
+    const stopLong = heartbeatWhileRunning(long.context);
+    vi.advanceTimersByTime(180_000);
+    expect(long.beats).toHaveLength(3);
+    stopLong();
+  });
+
   it('sends nothing for an activity without a heartbeat timeout', () => {
     vi.useFakeTimers();
     const { context, beats } = fakeContext(undefined);
