@@ -37,8 +37,8 @@ export interface ExecuteDependencies {
 /**
  * EXECUTE and FINALIZE of one tool call, as one activity (`executeTool`): emit `toolExecutionStart`,
  * run the tool with the activity's cancellation signal, stream partial results as events (the
- * latest riding on the next heartbeat), then FINALIZE (finalize.ts: `afterToolCall`), cap the result's size, emit
- * `toolExecutionEnd` and return the result message. PREPARE ran before, in the model call
+ * latest riding on the next heartbeat), then FINALIZE (finalize.ts: `afterToolCall`), cap the
+ * result's size, emit `toolExecutionEnd` and return the result message. PREPARE ran before, in the model call
  * (prepare.ts); the workflow's tool batch (workflows/toolBatch.ts) schedules this activity.
  */
 export async function executeTool(

@@ -9,7 +9,9 @@ import type { Context } from '@temporalio/activity';
  * beats at least once a minute, as cancellation reaches the activity only on a heartbeat's answer.
  */
 function heartbeatIntervalMs(timeoutMs: number): number {
-  return Math.max(100, Math.min(60_000, Math.max(timeoutMs / 3, Math.min(timeoutMs / 2, timeoutMs - 5_000))));
+  const halfLeavingFiveSeconds = Math.min(timeoutMs / 2, timeoutMs - 5_000);
+  const interval = Math.max(timeoutMs / 3, halfLeavingFiveSeconds);
+  return Math.min(60_000, Math.max(100, interval));
 }
 
 /**

@@ -105,8 +105,11 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
       { kind: 'text', text: REPLY, deltaDelayMs: 400 },
     );
 
-  it('sends no signal for a streamed reply and a long tool when nobody follows, and the log still has every event', async () => {
-    script();
+  /**
+   * One turn nobody follows: it completes without a live signal, and read afterwards from the log it
+   * has its `progressCount` progress events and every other event of the turn.
+   */
+  const expectUnfollowedTurn = async (progressCount: number) => {
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
     expect(await conversation.send('How many answered?')).toMatchObject({
       status: 'completed',
@@ -115,8 +118,14 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     expect(await publishSignals(conversation)).toBe(0);
 
     const view = userView(await collectTurn(conversation));
-    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(4);
+    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(progressCount);
     expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    return view;
+  };
+
+  it('sends no signal for a streamed reply and a long tool when nobody follows, and the log still has every event', async () => {
+    script();
+    const view = await expectUnfollowedTurn(4);
     expect(view.text).toBe(REPLY);
   });
 
@@ -151,16 +160,7 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
 
   it('sends no signal for a tool that runs for seconds when nobody follows, and its progress is all in the log', async () => {
     scriptLong();
-    const conversation = await agent.client.startConversation({ systemPrompt: '' });
-    expect(await conversation.send('How many answered?')).toMatchObject({
-      status: 'completed',
-      reply: REPLY,
-    });
-    expect(await publishSignals(conversation)).toBe(0);
-
-    const view = userView(await collectTurn(conversation));
-    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(progressCount);
-    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    await expectUnfollowedTurn(progressCount);
   });
 
   it('shows a follower who attaches during such a tool its progress while the tool still runs', async () => {
