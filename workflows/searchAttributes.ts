@@ -12,8 +12,8 @@ import { BUDGETS_PATCH, type TurnControl } from './turnControl.ts';
 /**
  * Keeps `YiemStatus`, `YiemTurns` and `YiemCost` current, upserting only the attributes that changed
  * (the client starts a conversation as `idle` at turn 0, and a new run starts with the last run's
- * values) whenever the status is set. Only conversations the client started with `YiemAgent` set do
- * so, and `YiemCost` only when it was set too: that proves the namespace has the attributes
+ * values) whenever the status is set. Only conversations the client started with `YiemAgent` and
+ * `YiemStatus` set do so, and `YiemCost` only when it was set too: that proves the namespace has the attributes
  * registered, and a namespace without them would fail every workflow task that upserted them. A paused
  * conversation shows `paused` between turns (`control.shownStatus`).
  */
@@ -21,7 +21,8 @@ export function searchAttributeUpdater(
   control: TurnControl,
 ): (status: ConversationSearchStatus, turns: number) => void {
   const attributes = workflowInfo().typedSearchAttributes;
-  const enabled = attributes.get(YIEM_AGENT) !== undefined;
+  // A conversation started with `liveSearchAttributes: false` has `YiemAgent` without `YiemStatus`.
+  const enabled = attributes.get(YIEM_AGENT) !== undefined && attributes.get(YIEM_STATUS) !== undefined;
   let lastStatus = attributes.get(YIEM_STATUS);
   let lastTurns = attributes.get(YIEM_TURNS);
   let lastCost = attributes.get(YIEM_COST);

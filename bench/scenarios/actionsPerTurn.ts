@@ -23,6 +23,9 @@ const LONG_TOOL_ACTIONS_GOAL = 8;
 /** Trailing workflow tasks (the search-attribute update after a turn) land within this. */
 const SETTLE_MS = 1_000;
 
+/** The label's suffix of a step measured on a conversation started with `liveSearchAttributes: false`. */
+export const WITHOUT_LIVE_SEARCH_ATTRIBUTES = ', `liveSearchAttributes: false`';
+
 export interface ActionRow {
   label: string;
   /** What the design cannot do without. */
@@ -79,7 +82,7 @@ function costReply(request: RecordedRequest): ScriptedReply {
 /**
  * (g) Actions per turn, counted by the server (`action` metric) around each step, one step at a time
  * with nothing else running: a text turn, a turn with one model call, two parallel tools and a final
- * model call, the same with a follower (what `yiem chat` runs: `events()`, whose polls are Updates),
+ * model call, both again on a conversation without live search attributes, the tool turn with a follower (what `yiem chat` runs: `events()`, whose polls are Updates),
  * and an idle open chat, scaled to an hour.
  */
 export async function measureActionsPerTurn(
@@ -140,6 +143,16 @@ export async function measureActionsPerTurn(
       goal: 5,
       history: chat,
     });
+    // The same two turns where the conversation keeps no live search attributes.
+    const quiet = await agents.startConversation({ systemPrompt: 'Be brief.', liveSearchAttributes: false });
+    await sendOk(quiet, 'cost text');
+    await count(`Text turn: one model call${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 2, () =>
+      sendOk(quiet, 'cost text'),
+    );
+    await count(`Tool turn: model, two parallel tools, model${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 5, () =>
+      sendOk(quiet, 'cost tools'),
+    );
+    await quiet.end();
     // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
     await count(
       `Tool turn with one ${longToolSeconds} s tool reporting progress every 100 ms`,

@@ -99,6 +99,13 @@ export interface StartConversationOptions extends ConversationOptions {
   title?: string;
   /** The `YiemAgent` search attribute. Default: the task queue. */
   agent?: string;
+  /**
+   * Keep `YiemStatus`, `YiemTurns` and `YiemCost` current (the default). `false` starts the
+   * conversation with `YiemAgent` alone and never upserts: each turn then costs two Temporal Cloud
+   * Actions fewer, and the listing shows no status, turns or cost, so `listConversations({ status })`
+   * and `yiem list --status` do not find it.
+   */
+  liveSearchAttributes?: boolean;
 }
 
 /** One row of `AgentClient.listConversations`. */
@@ -155,13 +162,20 @@ export class AgentClient {
 
   /** Starts a conversation workflow; fails if a conversation with that id already exists. */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
-    const { id = `conversation-${randomUUID()}`, title, agent, ...conversationOptions } = options;
+    const {
+      id = `conversation-${randomUUID()}`,
+      title,
+      agent,
+      liveSearchAttributes = true,
+      ...conversationOptions
+    } = options;
     const handle = await startConversationWorkflow(this.client.workflow, {
       id,
       taskQueue: this.taskQueue,
       options: conversationOptions,
       title: title ?? defaultTitle(agent ?? this.taskQueue, conversationOptions.systemPrompt ?? ''),
       agent: agent ?? this.taskQueue,
+      liveSearchAttributes,
     });
     return new Conversation(handle, {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ConversationWorkflow } from '../contract/definitions.ts';
 import type { ConversationCarryOver, PendingMessage } from '../contract/protocol.ts';
-import { YIEM_AGENT } from '../contract/searchAttributes.ts';
+import { YIEM_AGENT, YIEM_STATUS } from '../contract/searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import type { ConversationOptions, ForkOptions } from '../contract/types.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
@@ -81,6 +81,10 @@ export async function forkConversation(
     options,
     title: fork.title ?? `fork of ${source.workflowId} at turn ${fork.atTurn}`,
     agent: description.typedSearchAttributes.get(YIEM_AGENT) ?? description.taskQueue,
+    // A fork keeps its source's choice; a source on a namespace without yiem's attributes gets them.
+    liveSearchAttributes:
+      description.typedSearchAttributes.get(YIEM_AGENT) === undefined ||
+      description.typedSearchAttributes.get(YIEM_STATUS) !== undefined,
     carried,
     forkedFrom,
   });

@@ -29,6 +29,8 @@ export interface ConversationStart {
   title: string;
   /** The `YiemAgent` search attribute. */
   agent: string;
+  /** Whether it starts with `YiemStatus`, `YiemTurns` and `YiemCost`, which the workflow keeps current. */
+  liveSearchAttributes: boolean;
   /** The state it starts from (a fork's transcript); absent: a fresh conversation. */
   carried?: ConversationCarryOver;
   /** Set for a fork: the conversation it came from. */
@@ -47,14 +49,20 @@ export async function startConversationWorkflow(
 ): Promise<WorkflowHandle<ConversationWorkflow>> {
   const invalid = conversationOptionsProblem(start.options);
   if (invalid) throw new Error(invalid);
-  const base: SearchAttributePair[] = [
-    { key: YIEM_STATUS, value: 'idle' },
-    { key: YIEM_TURNS, value: start.carried?.turn ?? 0 },
-    { key: YIEM_AGENT, value: start.agent },
-  ];
+  const agentOnly: SearchAttributePair[] = [{ key: YIEM_AGENT, value: start.agent }];
+  // The workflow upserts only the attributes it was started with.
+  const base: SearchAttributePair[] = start.liveSearchAttributes
+    ? [
+        { key: YIEM_STATUS, value: 'idle' },
+        { key: YIEM_TURNS, value: start.carried?.turn ?? 0 },
+        ...agentOnly,
+      ]
+    : agentOnly;
   const { forkedFrom } = start;
   // `YiemCost` and `YiemForkedFrom` came later than the others: a namespace may lack them.
-  const withCost: SearchAttributePair[] = [...base, { key: YIEM_COST, value: 0 }];
+  const withCost: SearchAttributePair[] = start.liveSearchAttributes
+    ? [...base, { key: YIEM_COST, value: 0 }]
+    : base;
   const attributeSets: SearchAttributePair[][] = forkedFrom
     ? [[...withCost, { key: YIEM_FORKED_FROM, value: forkedFrom.conversationId }], withCost, base, []]
     : [withCost, base, []];

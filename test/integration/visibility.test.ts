@@ -116,4 +116,29 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       'YiemStatus=ended',
     ]);
   });
+
+  it('with liveSearchAttributes false, lists the conversation by its agent and upserts nothing, a fork of it neither', async () => {
+    agent.model.enqueue({ kind: 'text', text: 'Hi!' }, { kind: 'text', text: 'Again.' });
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      agent: 'quiet',
+      liveSearchAttributes: false,
+    });
+    await conversation.send('hello');
+    const fork = await conversation.fork({ atTurn: 2 });
+    await fork.send('once more');
+    for (const each of [conversation, fork]) {
+      await each.end();
+      const events = (await each.handle.fetchHistory()).events ?? [];
+      const upserted = events.flatMap((event) =>
+        Object.keys(
+          event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {},
+        ),
+      );
+      expect(upserted.filter((key) => key.startsWith('Yiem'))).toEqual([]);
+      await expect
+        .poll(async () => listed(each.id), POLL)
+        .toMatchObject({ agent: 'quiet', status: undefined, turns: undefined, executionStatus: 'COMPLETED' });
+    }
+  });
 });
