@@ -139,17 +139,21 @@ function firstTask(task: string, parentConversation: string): ConversationCarryO
   };
 }
 
-/** Searchable like its parent, under the agent's name, when the namespace has yiem's attributes. */
+/**
+ * Searchable like its parent, under the agent's name, when the namespace has yiem's attributes; with
+ * live ones (`YiemStatus` and the rest) only when the parent has them (`liveSearchAttributes`).
+ */
 function childSearchAttributes(agent: AgentDefinition) {
-  if (workflowInfo().typedSearchAttributes.get(YIEM_AGENT) === undefined) return {};
+  const parent = workflowInfo().typedSearchAttributes;
+  if (parent.get(YIEM_AGENT) === undefined) return {};
+  if (parent.get(YIEM_STATUS) === undefined)
+    return { typedSearchAttributes: [{ key: YIEM_AGENT, value: agent.name }] };
   return {
     typedSearchAttributes: [
       { key: YIEM_STATUS, value: 'idle' },
       { key: YIEM_TURNS, value: 0 },
       { key: YIEM_AGENT, value: agent.name },
-      ...(workflowInfo().typedSearchAttributes.get(YIEM_COST) === undefined
-        ? []
-        : [{ key: YIEM_COST, value: 0 }]),
+      ...(parent.get(YIEM_COST) === undefined ? [] : [{ key: YIEM_COST, value: 0 }]),
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { agentTool, handoffTool } from '../../src/contract/agents.ts';
+import { YIEM_AGENT, YIEM_STATUS } from '../../src/contract/searchAttributes.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentDefinition,
@@ -209,6 +210,32 @@ describe('agents as tools and handoffs', () => {
       'toolResult',
       'assistant',
     ]);
+  });
+
+  it('starts the sub-agent of a conversation without live search attributes without them too', async () => {
+    scriptAgents(agent.model, {
+      [PARENT]: (_request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'call_c', name: 'critic', arguments: { task: 'check the plan' } }],
+            }
+          : { kind: 'text', text: 'Checked.' },
+      [critic.systemPrompt]: () => ({ kind: 'text', text: 'The plan is fine.' }),
+    });
+    const conversation = await agent.client.startConversation({
+      systemPrompt: PARENT,
+      liveSearchAttributes: false,
+    });
+    expect(await conversation.send('criticise')).toMatchObject({ status: 'completed', reply: 'Checked.' });
+    const child = agent.client.client.workflow.getHandle(`${conversation.id}.critic.turn-1.call_c`);
+    const attributes = (await child.describe()).typedSearchAttributes;
+    expect(attributes.get(YIEM_AGENT)).toBe('critic');
+    expect(attributes.get(YIEM_STATUS)).toBeUndefined();
+    const upserted = ((await child.fetchHistory()).events ?? []).flatMap((event) =>
+      Object.keys(event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}),
+    );
+    expect(upserted.filter((key) => key.startsWith('Yiem'))).toEqual([]);
   });
 
   it('cancels the sub-agent when the parent turn is cancelled', async () => {
