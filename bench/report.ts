@@ -3,6 +3,8 @@ import type { MachineInfo, SectionLoad } from './machine.ts';
 import {
   type ActionRow,
   type ActionsResult,
+  TEXT_TURN,
+  TOOL_TURN,
   WITHOUT_LIVE_SEARCH_ATTRIBUTES,
 } from './scenarios/actionsPerTurn.ts';
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
@@ -371,8 +373,8 @@ function goalsSection(results: BenchResults): string {
     const peerActions = peer?.actions;
     const peerRatio: Record<string, string> = peerActions
       ? {
-          'Text turn: one model call': `${ratioOf(peerActions.textTurn.ours, peerActions.textTurn.peer)} (one run)`,
-          'Tool turn: model, two parallel tools, model': `${ratioOf(peerActions.toolTurn.ours, peerActions.toolTurn.peer)} (one run)`,
+          [TEXT_TURN]: `${ratioOf(peerActions.textTurn.ours, peerActions.textTurn.peer)} (one run)`,
+          [TOOL_TURN]: `${ratioOf(peerActions.toolTurn.ours, peerActions.toolTurn.peer)} (one run)`,
         }
       : {};
     for (const row of actionGoals) {
@@ -402,6 +404,12 @@ function goalsSection(results: BenchResults): string {
     );
   }
   const peerActions = peer?.actions;
+  const quietActions = [TEXT_TURN, TOOL_TURN].map((label) =>
+    results.actions?.rows.find((row) => row.label === `${label}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`),
+  );
+  const withoutLiveAttributes = quietActions.every((row) => row)
+    ? `; with \`liveSearchAttributes: false\` ${quietActions.map((row) => fmtActions(row?.actions ?? 0)).join(' and ')} (section (g))`
+    : '';
   const actionsOverPeer = peerActions && {
     text: peerActions.textTurn.ours - peerActions.textTurn.peer,
     tool: peerActions.toolTurn.ours - peerActions.toolTurn.peer,
@@ -412,7 +420,7 @@ function goalsSection(results: BenchResults): string {
       'p',
       peerActions &&
         actionsOverPeer && {
-          measured: `text turn ${peerActions.textTurn.ours} against ${peerActions.textTurn.peer}; tool turn ${peerActions.toolTurn.ours} against ${peerActions.toolTurn.peer}`,
+          measured: `text turn ${peerActions.textTurn.ours} against ${peerActions.textTurn.peer}; tool turn ${peerActions.toolTurn.ours} against ${peerActions.toolTurn.peer}${withoutLiveAttributes}`,
           gap: `${Math.max(0, actionsOverPeer.text)} over on the text turn, ${Math.max(0, actionsOverPeer.tool)} on the tool turn`,
           met: actionsOverPeer.text <= 0 && actionsOverPeer.tool <= 0,
         },

@@ -23,6 +23,9 @@ const LONG_TOOL_ACTIONS_GOAL = 8;
 /** Trailing workflow tasks (the search-attribute update after a turn) land within this. */
 const SETTLE_MS = 1_000;
 
+/** The steps of (g) that the peer's are compared with. */
+export const TEXT_TURN = 'Text turn: one model call';
+export const TOOL_TURN = 'Tool turn: model, two parallel tools, model';
 /** The label's suffix of a step measured on a conversation started with `liveSearchAttributes: false`. */
 export const WITHOUT_LIVE_SEARCH_ATTRIBUTES = ', `liveSearchAttributes: false`';
 
@@ -138,20 +141,16 @@ export async function measureActionsPerTurn(
     const chat = conversation as Conversation;
     // The first turn also asks the worker for its default model (one activity per conversation).
     await count('First text turn', 3, () => sendOk(chat, 'cost text'));
-    await count('Text turn: one model call', 2, () => sendOk(chat, 'cost text'), { goal: 2 });
-    await count('Tool turn: model, two parallel tools, model', 5, () => sendOk(chat, 'cost tools'), {
+    await count(TEXT_TURN, 2, () => sendOk(chat, 'cost text'), { goal: 2 });
+    await count(TOOL_TURN, 5, () => sendOk(chat, 'cost tools'), {
       goal: 5,
       history: chat,
     });
     // The same two turns where the conversation keeps no live search attributes.
     const quiet = await agents.startConversation({ systemPrompt: 'Be brief.', liveSearchAttributes: false });
     await sendOk(quiet, 'cost text');
-    await count(`Text turn: one model call${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 2, () =>
-      sendOk(quiet, 'cost text'),
-    );
-    await count(`Tool turn: model, two parallel tools, model${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 5, () =>
-      sendOk(quiet, 'cost tools'),
-    );
+    await count(`${TEXT_TURN}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 2, () => sendOk(quiet, 'cost text'));
+    await count(`${TOOL_TURN}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 5, () => sendOk(quiet, 'cost tools'));
     await quiet.end();
     // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
     await count(
