@@ -2,8 +2,10 @@
  * CPU per step, for tuning the hot path: the worker's and the server's CPU time (from /proc) per
  * sequential tool call and per text turn, with the latency per tool call, on one conversation.
  * Not part of `npm run bench`; the session 7 tuning notes (bench/TUNING.md) were measured with it.
+ * `--without-live-search-attributes` measures a conversation started with `liveSearchAttributes: false`.
  *
  *   npx tsx bench/cpuPerStep.ts [--rounds=8] [--calls=20] [--text-turns=20] [--worker-options=JSON]
+ *     [--without-live-search-attributes]
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -19,6 +21,7 @@ const { values } = parseArgs({
     calls: { type: 'string', default: '20' },
     'text-turns': { type: 'string', default: '20' },
     'worker-options': { type: 'string' },
+    'without-live-search-attributes': { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
@@ -36,6 +39,7 @@ try {
     systemPrompt: '',
     toolExecution: 'sequential',
     maxModelCallsPerTurn: calls + 5,
+    liveSearchAttributes: !values['without-live-search-attributes'],
   });
   const tools = callDirective('noop', calls);
   const samples = {
