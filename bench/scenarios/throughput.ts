@@ -1,4 +1,4 @@
-import type { AgentClient, Conversation } from '../../src/client/client.ts';
+import type { AgentClient, Conversation, StartConversationOptions } from '../../src/client/client.ts';
 import { processCpuMs } from '../machine.ts';
 import { MB, type Summary, summarize } from '../stats.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
@@ -26,11 +26,17 @@ export interface ThroughputResult {
   seconds: number;
   idleWorkerRssMb: number;
   levels: ThroughputLevel[];
+  /** The highest level again, its conversations started with `liveSearchAttributes: false` (runs before 2026-12-04 lack it). */
+  withoutLiveSearchAttributes?: ThroughputLevel;
 }
+
+/** How a throughput run's conversations start, beyond the empty system prompt. */
+type ConversationStart = Pick<StartConversationOptions, 'liveSearchAttributes'>;
 
 /**
  * (e) `n` conversations each sending text turns back to back for `seconds`; completed turns per
- * second, and the worker's memory when the run ends.
+ * second, and the worker's memory when the run ends. The highest level runs once more with
+ * conversations that keep no live search attributes.
  */
 export async function measureThroughput(
   agents: AgentClient,
@@ -41,22 +47,21 @@ export async function measureThroughput(
   processes: ThroughputProcesses,
 ): Promise<ThroughputResult> {
   const idleWorkerRssMb = (await worker.memory()).rss / MB;
-  const results: ThroughputLevel[] = [];
-  for (const n of levels) {
+  const measure = async (n: number, start: ConversationStart): Promise<ThroughputLevel> => {
     const rates: number[] = [];
     const rss: number[] = [];
     const latencies: number[] = [];
     const cpu = { server: [] as number[], worker: [] as number[], driver: [] as number[] };
     for (let run = 0; run < runs; run++) {
-      const conversations = await startWarm(agents, n);
+      const conversations = await startWarm(agents, n, 50, start);
       const perTurn: number[] = [];
       const cpuBefore = {
         server: processCpuMs(processes.serverPid),
         worker: processCpuMs(processes.workerPid),
         driver: processCpuMs(process.pid),
       };
-      const start = performance.now();
-      const deadline = start + seconds * 1000;
+      const begin = performance.now();
+      const deadline = begin + seconds * 1000;
       let turns = 0;
       await Promise.all(
         conversations.map(async (conversation) => {
@@ -79,7 +84,7 @@ export async function measureThroughput(
       rss.push((await worker.memory()).rss / MB);
       await Promise.all(conversations.map((conversation) => conversation.end()));
     }
-    results.push({
+    return {
       conversations: n,
       turnsPerSecond: summarize(rates),
       workerRssMb: summarize(rss),
@@ -89,18 +94,32 @@ export async function measureThroughput(
         worker: summarize(cpu.worker),
         driver: summarize(cpu.driver),
       },
-    });
-  }
-  return { runs, seconds, idleWorkerRssMb, levels: results };
+    };
+  };
+  const results: ThroughputLevel[] = [];
+  for (const n of levels) results.push(await measure(n, {}));
+  const most = Math.max(...levels);
+  return {
+    runs,
+    seconds,
+    idleWorkerRssMb,
+    levels: results,
+    withoutLiveSearchAttributes: await measure(most, { liveSearchAttributes: false }),
+  };
 }
 
 /** Starts `n` conversations and runs one turn in each, so the measured window starts warm. */
-export async function startWarm(agents: AgentClient, n: number, concurrency = 50): Promise<Conversation[]> {
+export async function startWarm(
+  agents: AgentClient,
+  n: number,
+  concurrency = 50,
+  start: ConversationStart = {},
+): Promise<Conversation[]> {
   const conversations: Conversation[] = [];
   for (let offset = 0; offset < n; offset += concurrency) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(concurrency, n - offset) }, async () => {
-        const conversation = await agents.startConversation({ systemPrompt: '' });
+        const conversation = await agents.startConversation({ systemPrompt: '', ...start });
         await sendOk(conversation, 'hello');
         return conversation;
       }),
