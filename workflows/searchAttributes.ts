@@ -13,9 +13,9 @@ import { BUDGETS_PATCH, type TurnControl } from './turnControl.ts';
  * Keeps `YiemStatus`, `YiemTurns` and `YiemCost` current, upserting only the attributes that changed
  * (the client starts a conversation as `idle` at turn 0, and a new run starts with the last run's
  * values) whenever the status is set. Only conversations the client started with `YiemAgent` and
- * `YiemStatus` set do so, and `YiemCost` only when it was set too: that proves the namespace has the attributes
- * registered, and a namespace without them would fail every workflow task that upserted them. A paused
- * conversation shows `paused` between turns (`control.shownStatus`).
+ * `YiemStatus` set do so, and `YiemCost` only when it was set too: that proves the namespace has
+ * the attributes registered, and a namespace without them would fail every workflow task that
+ * upserted them. A paused conversation shows `paused` between turns (`control.shownStatus`).
  */
 export function searchAttributeUpdater(
   control: TurnControl,
