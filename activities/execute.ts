@@ -108,7 +108,7 @@ export async function executeTool(
       toolCallId,
       toolName,
       attempt,
-      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${activityId}`,
+      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${input.localActivityId ?? activityId}`,
       ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
     };
     const earlier =

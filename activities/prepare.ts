@@ -116,6 +116,7 @@ async function prepareToolCall(
     ...(taskQueue ? { taskQueue } : {}),
     ...(tool.runner ? { runner: tool.runner } : {}),
     ...(tool.atMostOnce ? { atMostOnce: true as const } : {}),
+    ...(tool.localActivity ? { localActivity: true as const } : {}),
   };
 }
 

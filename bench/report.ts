@@ -225,6 +225,9 @@ function goalsSection(results: BenchResults): string {
   const rows: string[][] = [];
 
   const perTool = results.overhead?.ours.perToolMs.median ?? peer?.perToolMs.ours.median;
+  const perLocalTool = results.overhead?.oursLocalActivity?.perToolMs.median;
+  const withLocalTools =
+    perLocalTool === undefined ? '' : `; ${perLocalTool.toFixed(1)} ms with \`localActivity\` tools`;
   rows.push(
     goalRow(
       '≤ 5 ms median durability per sequential tool call',
@@ -232,7 +235,7 @@ function goalsSection(results: BenchResults): string {
       perTool === undefined
         ? undefined
         : {
-            measured: `${perTool.toFixed(1)} ms${results.overhead ? '' : ' (section (p))'}`,
+            measured: `${perTool.toFixed(1)} ms${results.overhead ? withLocalTools : ' (section (p))'}`,
             gap: over(perTool, 5, 1, ' ms'),
             met: perTool <= 5,
             ...(peer ? { peer: ratioRange(peer.ratios.perToolMs) } : {}),
@@ -244,7 +247,11 @@ function goalsSection(results: BenchResults): string {
       "Durability per sequential tool call at most half the peer's",
       'p',
       peer && {
-        measured: `${peer.perToolMs.ours.median.toFixed(1)} ms against ${peer.perToolMs.peer.median.toFixed(1)} ms`,
+        measured: `${peer.perToolMs.ours.median.toFixed(1)} ms against ${peer.perToolMs.peer.median.toFixed(1)} ms${
+          peer.oursLocalActivity
+            ? `; with \`localActivity\` tools ${peer.oursLocalActivity.perToolMs.median.toFixed(1)} ms (${ratioRange(peer.oursLocalActivity.ratios.perToolMs)})`
+            : ''
+        }`,
         gap: over(peer.ratios.perToolMs.median, 0.5, 2, ' ×'),
         met: peer.ratios.perToolMs.median <= 0.5,
         peer: ratioRange(peer.ratios.perToolMs),
@@ -254,13 +261,18 @@ function goalsSection(results: BenchResults): string {
 
   const parallel = results.parallel?.ours.parallel;
   const efficiency = parallel ? parallelEfficiency(parallel.batchMs.median) : undefined;
+  const localBatch = results.parallel?.ours.parallelLocalActivity?.batchMs.median;
+  const localEfficiency =
+    localBatch === undefined
+      ? ''
+      : `; ${parallelEfficiency(localBatch).toFixed(2)} with \`localActivity\` tools (batch ${localBatch.toFixed(0)} ms)`;
   rows.push(
     goalRow(
       `Parallel efficiency ≥ 0.95 (${PARALLEL_TOOLS} × 200 ms)`,
       'b',
       parallel &&
         efficiency !== undefined && {
-          measured: `${efficiency.toFixed(2)} (batch ${parallel.batchMs.median.toFixed(0)} ms; the executions alone ${(parallel.executionsMs?.median ?? Number.NaN).toFixed(0)} ms)`,
+          measured: `${efficiency.toFixed(2)} (batch ${parallel.batchMs.median.toFixed(0)} ms; the executions alone ${(parallel.executionsMs?.median ?? Number.NaN).toFixed(0)} ms)${localEfficiency}`,
           gap: short(efficiency, 0.95, 2, ''),
           met: efficiency >= 0.95,
           ...(peer ? { peer: ratioRange(peer.ratios.parallelEfficiency) } : {}),
@@ -541,7 +553,7 @@ function actionTypes(row: Pick<ActionRow, 'byType'>): string {
 }
 
 function actionsSection(result: ActionsResult): string {
-  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step for trailing workflow tasks. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, whose polls are Updates. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (plus, once per conversation, asking the worker for its default model), the prompt Update, for a follower one poll per turn, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert.\n\n${table(
+  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step before it and after the step itself for trailing workflow tasks and the server's count of the last call. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, whose polls are Updates. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (the \`localActivity\` tools' calls of one workflow task: one Action, as Temporal Cloud bills local activities) (plus, once per conversation, asking the worker for its default model), the prompt Update, for a follower one poll per turn, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert.\n\n${table(
     ['Step', 'Actions', 'Minimum', 'Gap', 'By type'],
     result.rows.map((row) => [
       row.label,
@@ -617,6 +629,16 @@ function overheadSection(result: OverheadResult): string {
         ms(result.ours.toolTurnMs),
         ms(result.ours.plainTurnMs),
       ],
+      ...(result.oursLocalActivity
+        ? [
+            [
+              'yiem-agent, the tool a `localActivity`',
+              ms(result.oursLocalActivity.perToolMs, 2),
+              ms(result.oursLocalActivity.toolTurnMs),
+              ms(result.oursLocalActivity.plainTurnMs),
+            ],
+          ]
+        : []),
       [
         'pi-agent-core (in-process)',
         ms(result.pi.perToolMs, 2),
@@ -624,7 +646,7 @@ function overheadSection(result: OverheadResult): string {
         ms(result.pi.plainTurnMs),
       ],
     ],
-  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.`;
+  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversation and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}`;
 }
 
 function parallelSection(result: ParallelResult): string {
@@ -636,11 +658,14 @@ function parallelSection(result: ParallelResult): string {
     ms(mode.turnMs, 0),
     parallelEfficiency(mode.batchMs.median).toFixed(2),
   ];
-  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so all executions and the workflow tasks before and after them; PREPARE runs inside the model call; pi: from the assistant message's end to \`turn_end\`). Executions = from the first execution being scheduled to the last one completing, the tools' own span. Efficiency = 200 ms / batch.\n\n${table(
+  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so all executions and the workflow tasks before and after them; PREPARE runs inside the model call; pi: from the assistant message's end to \`turn_end\`). Executions = from the first execution being scheduled to the last one completing, the tools' own span. Efficiency = 200 ms / batch.${result.ours.parallelLocalActivity ? ' The `localActivity` row runs the same tool declared `localActivity: true`: its executions are local activities that leave no events of their own (n/a), so only its batch is timed.' : ''}\n\n${table(
     ['', 'model reply → first tool scheduled', 'executions', 'tool batch', 'whole turn', 'efficiency'],
     [
       row('yiem-agent, parallel', result.ours.parallel),
       row('yiem-agent, sequential', result.ours.sequential),
+      ...(result.ours.parallelLocalActivity
+        ? [row('yiem-agent, parallel, `localActivity` tools', result.ours.parallelLocalActivity)]
+        : []),
       row('pi-agent-core, parallel', result.pi.parallel),
       row('pi-agent-core, sequential', result.pi.sequential),
     ],
@@ -942,6 +967,16 @@ function peerSection(result: PeerResult): string {
       ms(result.perToolMs.peer),
       ratioRange(result.ratios.perToolMs),
     ],
+    ...(result.oursLocalActivity
+      ? [
+          [
+            'durability per sequential tool call, ours `localActivity`',
+            ms(result.oursLocalActivity.perToolMs),
+            ms(result.perToolMs.peer),
+            ratioRange(result.oursLocalActivity.ratios.perToolMs),
+          ],
+        ]
+      : []),
     [
       "plain text turn, the peer's model call an activity",
       ms(result.plainTurnMs.ours),
@@ -960,6 +995,16 @@ function peerSection(result: PeerResult): string {
       fmt(result.parallelEfficiency.peer, 2),
       ratioRange(result.ratios.parallelEfficiency),
     ],
+    ...(result.oursLocalActivity
+      ? [
+          [
+            'parallel efficiency, 8 × 200 ms, ours `localActivity`',
+            fmt(result.oursLocalActivity.parallelEfficiency, 2),
+            fmt(result.parallelEfficiency.peer, 2),
+            ratioRange(result.oursLocalActivity.ratios.parallelEfficiency),
+          ],
+        ]
+      : []),
     ...cpuRows(result.cpuMsPerTextTurn),
     ...idleMemoryRows(result.idleMemory),
     ...result.history.flatMap((point) => [
@@ -996,7 +1041,7 @@ function peerSection(result: PeerResult): string {
   return [
     "## (p) Side by side with Temporal's own agent integration",
     '',
-    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns; the rows that say ours \`localActivity\` run our same tools declared \`localActivity: true\` in conversations of their own, against the peer's tools as activities, since \`activityAsTool\` makes activities), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
     '',
     table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
   ].join('\n');

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AgentTool } from '../src/contract/types.ts';
+import type { ActivityTool, AgentTool } from '../src/contract/types.ts';
 
 /** Milliseconds the slow tool of the parallel benchmark takes. */
 export const SLOW_TOOL_MS = 200;
@@ -12,13 +12,21 @@ const done = (text: string) => ({
 });
 
 /** The trivial tool of the overhead benchmark: answers at once, so only the loop is measured. */
-export const noopTool: AgentTool = {
+export const noopTool: ActivityTool = {
   name: 'noop',
   label: 'No-op',
   description: 'Does nothing and answers "ok".',
   inputSchema: { type: 'object', properties: {}, additionalProperties: false },
   parallelToolExecute: true,
   execute: () => done('ok'),
+};
+
+/** {@link noopTool} declared `localActivity`: each call a local activity (sections a, b and p). */
+export const noopLocalTool: ActivityTool = {
+  ...noopTool,
+  name: 'noopLocal',
+  label: 'No-op, local activity',
+  localActivity: true,
 };
 
 /** {@link noopTool} declared at most once: what that declaration costs a turn (scenario k). */
@@ -68,7 +76,7 @@ export function largeResultText(tag: string, kilobytes: number): string {
 }
 
 /** Sleeps 200 ms: the parallel-versus-sequential benchmark. */
-export const slowTool: AgentTool = {
+export const slowTool: ActivityTool = {
   name: 'sleep200',
   label: 'Sleep 200 ms',
   description: 'Waits 200 ms and answers "ok".',
@@ -78,6 +86,14 @@ export const slowTool: AgentTool = {
     await sleep(SLOW_TOOL_MS, undefined, { signal });
     return done('ok');
   },
+};
+
+/** {@link slowTool} declared `localActivity` (sections b and p). */
+export const slowLocalTool: ActivityTool = {
+  ...slowTool,
+  name: 'sleep200Local',
+  label: 'Sleep 200 ms, local activity',
+  localActivity: true,
 };
 
 /**

@@ -7,7 +7,16 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
-import { crashTool, largeResultTool, noopOnceTool, noopTool, slowTool, waitTool } from './tools.ts';
+import {
+  crashTool,
+  largeResultTool,
+  noopLocalTool,
+  noopOnceTool,
+  noopTool,
+  slowLocalTool,
+  slowTool,
+  waitTool,
+} from './tools.ts';
 import { sendToBench, serveBench } from './workerChild.ts';
 
 export interface WorkerProcessConfig {
@@ -44,9 +53,11 @@ async function main(): Promise<void> {
     builtinTools: false,
     tools: [
       noopTool,
+      noopLocalTool,
       noopOnceTool,
       waitTool,
       slowTool,
+      slowLocalTool,
       largeResultTool,
       crashTool(config.crashHeartbeatTimeout, {
         onStart: (attempt) => sendToBench({ type: 'toolStart', attempt, at: Date.now() }),

@@ -5,6 +5,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
 } from '@temporalio/workflow';
 import {
   isCancelledResult,
@@ -263,23 +264,35 @@ async function requestApproval(
   }
 }
 
-/** An ordinary tool: EXECUTE and FINALIZE in an `executeTool` activity, with the tool's own policy. */
+/** Since this patch a tool declared `localActivity` runs its calls as local activities. */
+export const LOCAL_TOOL_CALLS_PATCH = 'yiem-local-tool-calls';
+
+/**
+ * An ordinary tool: EXECUTE and FINALIZE in an `executeTool` activity, with the tool's own policy; a
+ * `localActivity` tool's in a local activity, which has no heartbeat, task queue or ID of its own.
+ */
 async function executeInActivity(
   state: ConversationState,
   call: ReadyCall,
   activityId: string,
 ): Promise<ToolOutcome> {
-  const { executeTool } = proxyActivities<AgentActivities>({
-    activityId,
-    summary: call.summary,
-    startToCloseTimeout: call.policy.startToCloseTimeout,
-    heartbeatTimeout: call.policy.heartbeatTimeout,
-    ...(call.policy.scheduleToStartTimeout
-      ? { scheduleToStartTimeout: call.policy.scheduleToStartTimeout }
-      : {}),
-    retry: call.policy.retry,
-    ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
-  });
+  const local = call.localActivity === true && patched(LOCAL_TOOL_CALLS_PATCH);
+  const { summary, policy } = call;
+  const { executeTool } = local
+    ? proxyLocalActivities<AgentActivities>({
+        summary,
+        startToCloseTimeout: policy.startToCloseTimeout,
+        retry: policy.retry,
+      })
+    : proxyActivities<AgentActivities>({
+        activityId,
+        summary,
+        startToCloseTimeout: policy.startToCloseTimeout,
+        heartbeatTimeout: policy.heartbeatTimeout,
+        ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
+        retry: policy.retry,
+        ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
+      });
   try {
     const { events, ...outcome } = await executeTool({
       conversationId: state.conversationId,
@@ -287,9 +300,10 @@ async function executeInActivity(
       toolCallId: call.toolCallId,
       toolName: call.toolName,
       args: call.args,
-      maximumAttempts: call.policy.retry.maximumAttempts,
+      maximumAttempts: policy.retry.maximumAttempts,
       followed: state.events.followed,
       ...toolBudget(state),
+      ...(local ? { localActivityId: activityId } : {}),
     });
     if (events) state.events.publishFromResult(events);
     return outcome;

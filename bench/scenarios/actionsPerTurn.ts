@@ -20,12 +20,16 @@ const STREAM_PIECE_DELAY_MS = 400;
 const TOOL_DECISION_DELAY_MS = 800;
 /** Issue 25's goal for a 60 s tool that reports progress (a quick run's shorter tool is held to it too). */
 const LONG_TOOL_ACTIONS_GOAL = 8;
-/** Trailing workflow tasks (the search-attribute update after a turn) land within this. */
+/**
+ * Trailing workflow tasks (the search-attribute update after a turn) land within this, and so does
+ * the server's count of a call just made (a conversation's `end()` signal was counted in the next step).
+ */
 const SETTLE_MS = 1_000;
 
 /** The steps of (g) that the peer's are compared with. */
 export const TEXT_TURN = 'Text turn: one model call';
 export const TOOL_TURN = 'Tool turn: model, two parallel tools, model';
+export const LOCAL_TOOL_TURN = 'Tool turn: model, two parallel `localActivity` tools, model';
 /** The label's suffix of a step measured on a conversation started with `liveSearchAttributes: false`. */
 export const WITHOUT_LIVE_SEARCH_ATTRIBUTES = ', `liveSearchAttributes: false`';
 
@@ -54,8 +58,9 @@ export interface ActionsResult {
 }
 
 /**
- * `cost text` gets streamed text; `cost tools` two parallel `noop` calls, then streamed text;
- * `cost long N` one `longTask` call of N ms (it reports progress every 100 ms), then streamed text.
+ * `cost text` gets streamed text; `cost tools` two parallel `noop` calls, then streamed text (`cost
+ * local tools`: `noopLocal`, the same tool declared `localActivity`); `cost long N` one `longTask`
+ * call of N ms (it reports progress every 100 ms), then streamed text.
  */
 function costReply(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
@@ -69,13 +74,15 @@ function costReply(request: RecordedRequest): ScriptedReply {
       toolCalls: [{ name: 'longTask', arguments: { ms: Number(long[1]) } }],
     };
   }
-  if (last?.role === 'user' && String(last.content).includes('cost tools')) {
+  const tools = last?.role === 'user' ? /cost (local )?tools/.exec(String(last.content)) : null;
+  if (tools) {
+    const name = tools[1] ? 'noopLocal' : 'noop';
     return {
       kind: 'toolCalls',
       delayMs: TOOL_DECISION_DELAY_MS,
       toolCalls: [
-        { name: 'noop', arguments: {} },
-        { name: 'noop', arguments: {} },
+        { name, arguments: {} },
+        { name, arguments: {} },
       ],
     };
   }
@@ -85,7 +92,9 @@ function costReply(request: RecordedRequest): ScriptedReply {
 /**
  * (g) Actions per turn, counted by the server (`action` metric) around each step, one step at a time
  * with nothing else running: a text turn, a turn with one model call, two parallel tools and a final
- * model call, both again on a conversation without live search attributes, the tool turn with a follower (what `yiem chat` runs: `events()`, whose polls are Updates),
+ * model call, both again on a conversation without live search attributes, the tool turn with
+ * `localActivity` tools on both, the tool turn with a follower (what `yiem chat` runs: `events()`,
+ * whose polls are Updates),
  * and an idle open chat, scaled to an hour.
  */
 export async function measureActionsPerTurn(
@@ -108,6 +117,8 @@ export async function measureActionsPerTurn(
     const eventsBefore = options.history
       ? ((await storedHistory(options.history.handle)).events?.length ?? 0)
       : 0;
+    // What the step before it left (a trailing workflow task, the last call's metric) lands first.
+    await sleep(SETTLE_MS);
     const before = await readActions(metricsUrl);
     await step();
     await sleep(SETTLE_MS);
@@ -151,6 +162,17 @@ export async function measureActionsPerTurn(
     await sendOk(quiet, 'cost text');
     await count(`${TEXT_TURN}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 2, () => sendOk(quiet, 'cost text'));
     await count(`${TOOL_TURN}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`, 5, () => sendOk(quiet, 'cost tools'));
+    // Local activities: the model calls, one batch of markers with the workflow task, the prompt.
+    // Each conversation's first local turn also writes the patch's marker, so it is not counted.
+    for (const [conversation, suffix] of [
+      [chat, ''],
+      [quiet, WITHOUT_LIVE_SEARCH_ATTRIBUTES],
+    ] as const) {
+      await sendOk(conversation, 'cost local tools');
+      await count(`${LOCAL_TOOL_TURN}${suffix}`, 4, () => sendOk(conversation, 'cost local tools'), {
+        history: conversation,
+      });
+    }
     await quiet.end();
     // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
     await count(

@@ -6,10 +6,18 @@ import { type Summary, summarize, timed } from '../stats.ts';
 
 export const OVERHEAD_TOOL_CALLS = 20;
 
+interface OverheadFigures {
+  perToolMs: Summary;
+  toolTurnMs: Summary;
+  plainTurnMs: Summary;
+}
+
 export interface OverheadResult {
   runs: number;
-  ours: { perToolMs: Summary; toolTurnMs: Summary; plainTurnMs: Summary };
-  pi: { perToolMs: Summary; toolTurnMs: Summary; plainTurnMs: Summary };
+  ours: OverheadFigures;
+  /** Ours with the tool declared `localActivity`, in the same conversation and runs (absent before it). */
+  oursLocalActivity?: OverheadFigures;
+  pi: OverheadFigures;
 }
 
 /** Sends a prompt and fails unless the turn completed. */
@@ -21,7 +29,8 @@ export async function sendOk(conversation: Conversation, text: string): Promise<
 
 /**
  * (a) One turn whose model asks for 20 trivial tool calls run sequentially, minus a turn without
- * tools, divided by 20: what each tool call adds. Ours and pi-agent-core alternate run by run.
+ * tools, divided by 20: what each tool call adds. Ours (the tool an activity, then a local activity)
+ * and pi-agent-core alternate run by run.
  */
 export async function measureOverhead(
   env: BenchEnvironment,
@@ -35,14 +44,17 @@ export async function measureOverhead(
   });
   const pi = createPiAgent(env.model.baseURL, 'sequential');
   const tools = callDirective('noop', OVERHEAD_TOOL_CALLS);
-  const samples = { ours: [] as number[][], pi: [] as number[][] };
+  const localTools = callDirective('noopLocal', OVERHEAD_TOOL_CALLS);
+  const samples = { ours: [] as number[][], oursLocalActivity: [] as number[][], pi: [] as number[][] };
   for (let run = -2; run < runs; run++) {
     const oursTools = await timed(() => sendOk(conversation, tools));
     const oursPlain = await timed(() => sendOk(conversation, 'hello'));
+    const oursLocalTools = await timed(() => sendOk(conversation, localTools));
     const piTools = await pi.prompt(tools);
     const piPlain = await pi.prompt('hello');
     if (run < 0) continue; // warm-up
     samples.ours.push([oursTools.ms, oursPlain.ms]);
+    samples.oursLocalActivity.push([oursLocalTools.ms, oursPlain.ms]);
     samples.pi.push([piTools.ms, piPlain.ms]);
   }
   await conversation.end();
@@ -53,5 +65,10 @@ export async function measureOverhead(
     toolTurnMs: summarize(pairs.map(([withTools = 0]) => withTools)),
     plainTurnMs: summarize(pairs.map(([, plain = 0]) => plain)),
   });
-  return { runs, ours: describe(samples.ours), pi: describe(samples.pi) };
+  return {
+    runs,
+    ours: describe(samples.ours),
+    oursLocalActivity: describe(samples.oursLocalActivity),
+    pi: describe(samples.pi),
+  };
 }

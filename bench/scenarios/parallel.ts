@@ -20,11 +20,16 @@ interface ModeResult {
 
 export interface ParallelResult {
   runs: number;
-  ours: { parallel: ModeResult; sequential: ModeResult };
+  /** `parallelLocalActivity`: parallel mode with the tool declared `localActivity` (absent before it). */
+  ours: { parallel: ModeResult; sequential: ModeResult; parallelLocalActivity?: ModeResult };
   pi: { parallel: ModeResult; sequential: ModeResult };
 }
 
-/** (b) 8 tools of 200 ms in parallel and in sequential mode; the batch's wall time and the turn's. */
+/**
+ * (b) 8 tools of 200 ms in parallel and in sequential mode, and in parallel mode as local activities
+ * (whose executions leave no activity events, so only the batch is timed); the batch's wall time and
+ * the turn's.
+ */
 export async function measureParallel(
   env: BenchEnvironment,
   agents: AgentClient,
@@ -53,6 +58,17 @@ export async function measureParallel(
     }
     await conversation.end();
   }
+  const local = samples();
+  const localConversation = await agents.startConversation({ systemPrompt: '', toolExecution: 'parallel' });
+  const localDirective = callDirective('sleep200Local', PARALLEL_TOOLS);
+  for (let run = -1; run < runs; run++) {
+    const turn = await timed(() => sendOk(localConversation, localDirective));
+    const batch = await lastToolBatch(localConversation.handle);
+    if (run < 0) continue;
+    local.batch.push(batch.batchMs);
+    local.turn.push(turn.ms);
+  }
+  await localConversation.end();
   const describe = (samples: {
     batch: number[];
     turn: number[];
@@ -66,7 +82,11 @@ export async function measureParallel(
   });
   return {
     runs,
-    ours: { parallel: describe(ours.parallel), sequential: describe(ours.sequential) },
+    ours: {
+      parallel: describe(ours.parallel),
+      sequential: describe(ours.sequential),
+      parallelLocalActivity: describe(local),
+    },
     pi: { parallel: describe(pi.parallel), sequential: describe(pi.sequential) },
   };
 }

@@ -42,9 +42,19 @@ export interface HistoryGrowth {
   bytes: SideBySide<number>;
 }
 
+/** Ours with the tools declared `localActivity`, beside the peer's tools as activities. */
+export interface LocalToolsSide {
+  perToolMs: Summary;
+  parallelEfficiency: Summary;
+  /** Ours over the peer's, run by run. */
+  ratios: { perToolMs: Summary; parallelEfficiency: Summary };
+}
+
 export interface PeerResult {
   runs: number;
   perToolMs: SideBySide<Summary>;
+  /** Absent in runs recorded before it. */
+  oursLocalActivity?: LocalToolsSide;
   /**
    * `peer` with its model call as a regular activity (the plugin's default), `peerLocalActivity` as a
    * local activity (`useLocalActivity`), each chat after the same turns.
@@ -148,11 +158,24 @@ export async function measurePeer(
       peerLocalActivity: peerSide(
         await peer.startChat({ parallelToolCalls: false, modelCall: 'localActivity' }),
       ),
+      oursLocalTools: ourSide(
+        await agents.startConversation({
+          systemPrompt: '',
+          toolExecution: 'sequential',
+          maxModelCallsPerTurn: 50,
+        }),
+      ),
     };
-    const overhead = { ours: [] as number[][], peer: [] as number[][], peerLocalActivity: [] as number[][] };
+    const overhead = {
+      ours: [] as number[][],
+      peer: [] as number[][],
+      peerLocalActivity: [] as number[][],
+      oursLocalTools: [] as number[][],
+    };
     for (let run = -2; run < runs; run++) {
-      for (const side of ['ours', 'peer', 'peerLocalActivity'] as const) {
-        const tools = await timed(() => sequential[side].send(callDirective('noop', SEQUENTIAL_CALLS)));
+      for (const side of ['ours', 'peer', 'peerLocalActivity', 'oursLocalTools'] as const) {
+        const tool = side === 'oursLocalTools' ? 'noopLocal' : 'noop';
+        const tools = await timed(() => sequential[side].send(callDirective(tool, SEQUENTIAL_CALLS)));
         const plain = await timed(() => sequential[side].send('hello'));
         if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
       }
@@ -179,11 +202,17 @@ export async function measurePeer(
     const cpuTotal = (side: 'ours' | 'peer' | 'peerLocalActivity') =>
       cpu.server[side].map((server, run) => server + (cpu.worker[side][run] ?? Number.NaN));
 
-    const parallel = await sides('parallel');
-    const efficiency = { ours: [] as number[], peer: [] as number[] };
+    const parallel = {
+      ...(await sides('parallel')),
+      oursLocalTools: ourSide(
+        await agents.startConversation({ systemPrompt: '', toolExecution: 'parallel' }),
+      ),
+    };
+    const efficiency = { ours: [] as number[], peer: [] as number[], oursLocalTools: [] as number[] };
     for (let run = -1; run < runs; run++) {
-      for (const side of ['ours', 'peer'] as const) {
-        await parallel[side].send(callDirective('sleep200', PARALLEL_TOOLS));
+      for (const side of ['ours', 'peer', 'oursLocalTools'] as const) {
+        const tool = side === 'oursLocalTools' ? 'sleep200Local' : 'sleep200';
+        await parallel[side].send(callDirective(tool, PARALLEL_TOOLS));
         const batch = await lastToolBatch(
           parallel[side].handle,
           side === 'peer' ? PEER_ACTIVITIES : undefined,
@@ -201,6 +230,8 @@ export async function measurePeer(
       await pair.peer.end();
     }
     await sequential.peerLocalActivity.end();
+    await sequential.oursLocalTools.end();
+    await parallel.oursLocalTools.end();
     const perTool = (pairs: number[][]) =>
       pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS);
     const plainTurn = (pairs: number[][]) => pairs.map(([, plain = 0]) => plain);
@@ -209,6 +240,14 @@ export async function measurePeer(
     return {
       runs,
       perToolMs: { ours: summarize(perTool(overhead.ours)), peer: summarize(perTool(overhead.peer)) },
+      oursLocalActivity: {
+        perToolMs: summarize(perTool(overhead.oursLocalTools)),
+        parallelEfficiency: summarize(efficiency.oursLocalTools),
+        ratios: {
+          perToolMs: runByRun(perTool(overhead.oursLocalTools), perTool(overhead.peer)),
+          parallelEfficiency: runByRun(efficiency.oursLocalTools, efficiency.peer),
+        },
+      },
       plainTurnMs: {
         ours: summarize(plainTurn(overhead.ours)),
         peer: summarize(plainTurn(overhead.peer)),

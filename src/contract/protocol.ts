@@ -240,6 +240,8 @@ export type PreparedToolCall =
       runner?: ToolRunner;
       /** The tool is at most once: an activity that fails for good leaves the outcome unknown. */
       atMostOnce?: true;
+      /** The call runs as a local activity (`ActivityTool.localActivity`). */
+      localActivity?: true;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 
@@ -277,6 +279,11 @@ export interface ExecuteToolInput {
   followed?: boolean;
   /** What the conversation may still spend, when it has a budget (`ToolCallInfo.remainingBudget`). */
   remainingBudget?: SpendLimits;
+  /**
+   * The ID the workflow gave a call it runs as a local activity, whose own activity ID Temporal
+   * numbers per run: the call's `idempotencyKey` is made from this as from an activity's ID.
+   */
+  localActivityId?: string;
 }
 
 /**

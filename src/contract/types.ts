@@ -136,6 +136,20 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
    */
   atMostOnce?: boolean;
   /**
+   * `true` for a short tool (well under a few seconds) that reports no progress worth watching and
+   * may run again: each call runs as a Temporal local activity, on the conversation's own worker,
+   * inside the workflow task that asked for it. No server round trip per call: a sequential call
+   * costs a millisecond or two of durability instead of the ten or more of an activity, a parallel
+   * batch ends with its slowest call, and the calls of one workflow task are one billed Action. What
+   * it gives up: the call's start is not recorded, so a worker lost mid-call (or mid-batch) runs the
+   * call again from its first attempt once the workflow task times out; queries, signals and new
+   * messages wait for the calls of the task to end; there is no heartbeat, so progress reaches the
+   * log with the result; and the Web UI shows a `LocalActivity` marker instead of an `executeTool`
+   * activity. Not with `atMostOnce` (a lost attempt cannot be told from a first one) nor a
+   * `taskQueue` (a local activity runs where the workflow does). Default `false`.
+   */
+  localActivity?: boolean;
+  /**
    * Only for `atMostOnce` tools: finds out whether an interrupted call took effect, typically by
    * looking up `idempotencyKey` (the key `currentToolCall()` gave the first attempt) in the service
    * the tool calls. See `ReconcileAnswer`.
@@ -177,6 +191,7 @@ export interface WorkflowTool extends ToolDeclaration {
    */
   atMostOnce?: undefined;
   reconcile?: undefined;
+  localActivity?: undefined;
 }
 
 /** What every tool declares, wherever its calls run. */

@@ -222,6 +222,7 @@ function assertToolShape(tool: AgentTool, source: string): void {
     throw new Error(`Tool "${tool.name}" from ${source} has a taskQueue that is not a non-empty string`);
   }
   assertAtMostOnceShape(tool, source);
+  assertLocalActivityShape(tool, source);
 }
 
 /** `atMostOnce` and `reconcile` belong to tools run in an activity, and `reconcile` to `atMostOnce` ones. */
@@ -242,6 +243,33 @@ function assertAtMostOnceShape(tool: AgentTool, source: string): void {
           : reconcile !== undefined && atMostOnce !== true
             ? 'has a reconcile() but is not atMostOnce: reconcile is asked only about at-most-once calls, so set atMostOnce: true'
             : undefined;
+  if (problem) throw new Error(`Tool "${name}" from ${source} ${problem}`);
+}
+
+/** A `localActivity` tool runs in the workflow's own task: none of what needs an activity of its own. */
+function assertLocalActivityShape(tool: AgentTool, source: string): void {
+  const { name, runner, atMostOnce, localActivity, taskQueue, taskQueueFor, policy } = tool as {
+    name: string;
+    runner?: unknown;
+    atMostOnce?: unknown;
+    localActivity?: unknown;
+    taskQueue?: unknown;
+    taskQueueFor?: unknown;
+    policy?: { heartbeatTimeout?: unknown; scheduleToStartTimeout?: unknown };
+  };
+  if (localActivity === undefined || localActivity === false) return;
+  const problem =
+    localActivity !== true
+      ? 'has a localActivity that is not true or false'
+      : runner !== undefined
+        ? 'runs in the workflow, not in an activity: leave localActivity out'
+        : atMostOnce === true
+          ? 'is atMostOnce and a localActivity: a local activity lost with its worker starts again from its first attempt, so an interrupted call cannot be told from a new one; drop one of the two'
+          : taskQueue !== undefined || taskQueueFor !== undefined
+            ? "has a taskQueue and is a localActivity: a local activity runs on the conversation's own worker; drop one of the two"
+            : policy?.heartbeatTimeout !== undefined || policy?.scheduleToStartTimeout !== undefined
+              ? 'is a localActivity with a heartbeatTimeout or scheduleToStartTimeout in its policy: a local activity has neither (only startToCloseTimeout and retry apply)'
+              : undefined;
   if (problem) throw new Error(`Tool "${name}" from ${source} ${problem}`);
 }
 

@@ -1,7 +1,8 @@
 /**
  * A worker process for crash tests, started by workerProcess.ts: it runs an agent worker whose
  * `step` tool leaves a marker file per attempt and waits until the test releases it, so the test
- * knows where a tool is and can kill the whole process there. `pay` and `payBlind` are at-most-once
+ * knows where a tool is and can kill the whole process there (`localStep` the same as a local
+ * activity). `pay` and `payBlind` are at-most-once
  * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
  * `askClient` is a callback tool. With `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
  * the workflow starts a call of that tool (a sub-agent, handoff or callback tool): inside the
@@ -68,6 +69,24 @@ const step: AgentTool = {
   },
 };
 
+/** {@link step} declared `localActivity`: its calls run inside the workflow task that asked for them. */
+const localStep: ActivityTool = {
+  name: 'localStep',
+  label: 'Local step',
+  description: 'Does one step as a local activity; waits until the test releases it',
+  inputSchema: { type: 'object', properties: {} },
+  parallelToolExecute: true,
+  localActivity: true,
+  policy: {
+    retry: { maximumAttempts: 5, initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' },
+  },
+  execute: async (toolCallId, _args, signal) => {
+    const call = await leaveMarker(toolCallId);
+    await untilReleased(signal);
+    return textResult(`local step ${toolCallId} done by ${workerName} on attempt ${call.attempt}`);
+  },
+};
+
 /** The payment service's ledger: one file per idempotency key, `ledger/<key>.json`. */
 const ledgerEntry = (idempotencyKey: string): string =>
   path.join(ledgerDir, `${encodeURIComponent(idempotencyKey)}.json`);
@@ -127,6 +146,7 @@ const agent = await createAgentWorker({
   // A sub-agent whose only tool is `step`, to kill a worker during a child conversation's turn.
   tools: [
     step,
+    localStep,
     agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
     pay,
     payBlind,

@@ -50,6 +50,34 @@ describe('a worker killed mid-conversation', () => {
     await replayAndRecord(conversation.handle, 'worker-crash-mid-tool');
   });
 
+  it("runs a local tool call again on the next worker, from its first attempt, once the killed worker's workflow task times out", async () => {
+    const conversation = await startConversation('crash-mid-local-tool');
+    scene.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_local', name: 'localStep', arguments: {} }] },
+      { kind: 'text', text: 'Local step done.' },
+    );
+    const first = await startWorker('first');
+    const reply = conversation.send('do the local step');
+    await expect.poll(scene.bench.markers, { timeout: 30_000 }).toEqual(['call_local.1.first.json']);
+
+    await first.kill();
+    await scene.bench.release();
+    await startWorker('second');
+
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'Local step done.' });
+    // A local activity's start is not recorded: the lost attempt leaves no trace, and the call starts over.
+    expect(await scene.bench.markers()).toEqual(['call_local.1.first.json', 'call_local.1.second.json']);
+    const [lost, rerun] = await Promise.all([
+      markerCall('call_local.1.first.json'),
+      markerCall('call_local.1.second.json'),
+    ]);
+    expect(rerun.idempotencyKey).toBe(lost.idempotencyKey);
+    expect(scene.model.requestCount).toBe(2);
+    const result = (await conversation.messages())[2] as ToolResultMessage;
+    expect(result).toMatchObject({ toolCallId: 'call_local', isError: false });
+    expect(result.content[0]?.text).toBe('local step call_local done by second on attempt 1');
+  });
+
   it('retries a model call whose worker died, with the same context, and keeps the tool result', async () => {
     const conversation = await startConversation('crash-mid-model');
     scene.model.enqueue(

@@ -329,6 +329,35 @@ describe('registerTool', () => {
     );
   });
 
+  it('registers a localActivity tool, and refuses the flag beside what needs an activity of its own', () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(
+      tool('quick', { localActivity: true, policy: { startToCloseTimeout: '5 seconds' } }),
+    );
+    expect(registry.get('quick')?.localActivity).toBe(true);
+    const refusals: Array<[Partial<ActivityTool>, string]> = [
+      [{ localActivity: 'yes' as unknown as boolean }, 'has a localActivity that is not true or false'],
+      [{ localActivity: true, atMostOnce: true }, 'is atMostOnce and a localActivity'],
+      [{ localActivity: true, taskQueue: 'gpu' }, 'has a taskQueue and is a localActivity'],
+      [
+        { localActivity: true, policy: { heartbeatTimeout: '5 seconds' } },
+        'is a localActivity with a heartbeatTimeout or scheduleToStartTimeout in its policy',
+      ],
+    ];
+    for (const [overrides, problem] of refusals) {
+      expect(() => registry.registerTool(tool('t', overrides))).toThrow(
+        `Tool "t" from registerTool() ${problem}`,
+      );
+    }
+    const inWorkflow = {
+      ...handoffTool({ name: 'billing', description: 'Bills', systemPrompt: 'Bill.' }),
+      localActivity: true,
+    } as unknown as AgentTool;
+    expect(() => registry.registerTool(inWorkflow)).toThrow(
+      'Tool "transfer_to_billing" from registerTool() runs in the workflow, not in an activity: leave localActivity out',
+    );
+  });
+
   it('refuses a tool without an inputSchema object', () => {
     const broken = tool('t', { inputSchema: null as unknown as AgentTool['inputSchema'] });
     expect(() => new ToolRegistry().registerTool(broken)).toThrow('has no inputSchema object');

@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { ActivityTool, ToolExecutionMode, ToolResultMessage } from '../../src/contract/types.ts';
+import { currentToolCall } from '../../src/index.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
+
+/**
+ * Tools declared `localActivity: true` run each call as a Temporal local activity in the workflow
+ * task that asked for it: the history has a `LocalActivity` marker per call instead of an
+ * `executeTool` activity, the calls keep the modes' order and concurrency, retries and events, and
+ * the history replays.
+ */
+
+interface Call {
+  toolCallId: string;
+  idempotencyKey: string;
+  attempt: number;
+  start: number;
+  end: number;
+}
+const calls: Call[] = [];
+
+function napTool(name: string, overrides: Partial<ActivityTool> = {}): ActivityTool {
+  return {
+    name,
+    label: name,
+    description: 'Sleeps for ms milliseconds',
+    inputSchema: { type: 'object', properties: { ms: { type: 'integer' } }, required: ['ms'] },
+    parallelToolExecute: true,
+    localActivity: true,
+    policy: { startToCloseTimeout: '10 seconds', retry: { initialInterval: '50 milliseconds' } },
+    execute: async (toolCallId, args, _signal, onPartialResult) => {
+      const { idempotencyKey, attempt } = currentToolCall();
+      const start = Date.now();
+      onPartialResult({ sleeping: args.ms });
+      await sleep(Number(args.ms));
+      calls.push({ toolCallId, idempotencyKey, attempt, start, end: Date.now() });
+      return textResult(`${toolCallId} slept`);
+    },
+    ...overrides,
+  };
+}
+
+/** Waits until its call is cancelled: a hung call that only the turn's cancellation ends. */
+const hang = napTool('hang', {
+  execute: (toolCallId, _args, signal) =>
+    new Promise((_resolve, reject) => {
+      calls.push({ toolCallId, idempotencyKey: '', attempt: 1, start: Date.now(), end: Number.NaN });
+      signal?.addEventListener('abort', () => {
+        aborted.push(toolCallId);
+        reject(new Error('stopped waiting'));
+      });
+    }),
+});
+const aborted: string[] = [];
+
+/** Fails its first attempt of every call: the local activity's retry runs it again. */
+const flaky = napTool('flaky', {
+  execute: async (toolCallId) => {
+    const { idempotencyKey, attempt } = currentToolCall();
+    calls.push({ toolCallId, idempotencyKey, attempt, start: Date.now(), end: Date.now() });
+    if (attempt === 1) throw new Error('the service blinked');
+    return textResult(`${toolCallId} worked on attempt ${attempt}`);
+  },
+});
+
+const overlaps = (a: Call, b: Call): boolean => a.start < b.end && b.start < a.end;
+const callOf = (id: string, attempt = 1): Call => {
+  const found = calls.find((call) => call.toolCallId === id && call.attempt === attempt);
+  if (!found) throw new Error(`${id} did not run attempt ${attempt}`);
+  return found;
+};
+
+/** How the history ran the tool calls: local activity markers and `executeTool` activities. */
+async function executions(conversation: Conversation): Promise<{ markers: number; activities: number }> {
+  const history = await conversation.handle.fetchHistory();
+  const events = history.events ?? [];
+  return {
+    markers: events.filter(
+      (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    ).length,
+    activities: events.filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool',
+    ).length,
+  };
+}
+
+describe('tools declared localActivity', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({
+      tools: [napTool('nap'), napTool('exclusiveNap', { parallelToolExecute: false }), flaky, hang],
+    });
+  });
+  afterAll(async () => agent?.close());
+  beforeEach(() => {
+    calls.length = 0;
+  });
+
+  async function runBatch(
+    mode: ToolExecutionMode,
+    batch: Array<[id: string, tool: string, ms: number]>,
+  ): Promise<{ conversation: Conversation; results: ToolResultMessage[] }> {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: batch.map(([id, name, ms]) => ({ id, name, arguments: { ms } })) },
+      { kind: 'text', text: 'done' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '', toolExecution: mode });
+    const turn = await conversation.send('run them');
+    expect(turn).toMatchObject({ status: 'completed', reply: 'done' });
+    const messages = await conversation.messages();
+    return { conversation, results: messages.filter((m): m is ToolResultMessage => m.role === 'toolResult') };
+  }
+
+  it('runs sequential calls one after another as local activities, with results, events and a history that replays', async () => {
+    const { conversation, results } = await runBatch('sequential', [
+      ['first', 'nap', 100],
+      ['second', 'nap', 20],
+      ['third', 'nap', 50],
+    ]);
+    expect(results.map((result) => [result.toolCallId, result.isError])).toEqual([
+      ['first', false],
+      ['second', false],
+      ['third', false],
+    ]);
+    expect(results[1]?.content).toEqual([{ type: 'text', text: 'second slept' }]);
+    expect(callOf('second').start).toBeGreaterThanOrEqual(callOf('first').end);
+    expect(callOf('third').start).toBeGreaterThanOrEqual(callOf('second').end);
+    expect(await executions(conversation)).toEqual({ markers: 3, activities: 0 });
+
+    // Each call has its own idempotency key, made from the workflow's ID for it as an activity's is.
+    const keys = calls.map((call) => call.idempotencyKey);
+    expect(keys).toEqual([
+      `${conversation.id}/tool-1-first`,
+      `${conversation.id}/tool-1-second`,
+      `${conversation.id}/tool-1-third`,
+    ]);
+
+    // The calls' events travel with their results into the conversation's log.
+    const types: string[] = [];
+    for await (const event of conversation.events({ fromOffset: 0 })) {
+      if (event.type === 'toolStart' || event.type === 'toolProgress' || event.type === 'toolEnd')
+        types.push(`${event.type}:${event.toolCallId}`);
+      if (event.type === 'turnEnd') break;
+    }
+    expect(types).toEqual(
+      ['first', 'second', 'third'].flatMap((id) => [
+        `toolStart:${id}`,
+        `toolProgress:${id}`,
+        `toolEnd:${id}`,
+      ]),
+    );
+    await replayAndRecord(conversation.handle, 'local-tool-calls');
+  });
+
+  it('starts parallel calls together, runs a parallelToolExecute false one alone, and answers in the order asked', async () => {
+    const { conversation, results } = await runBatch('parallel', [
+      ['slow', 'nap', 600],
+      ['fast', 'nap', 50],
+      ['alone', 'exclusiveNap', 100],
+      ['after', 'nap', 50],
+    ]);
+    expect(results.map((result) => result.toolCallId)).toEqual(['slow', 'fast', 'alone', 'after']);
+    expect(overlaps(callOf('slow'), callOf('fast'))).toBe(true);
+    expect(callOf('fast').end).toBeLessThan(callOf('slow').end);
+    expect(callOf('alone').start).toBeGreaterThanOrEqual(callOf('slow').end);
+    expect(callOf('after').start).toBeGreaterThanOrEqual(callOf('alone').end);
+    expect(await executions(conversation)).toEqual({ markers: 4, activities: 0 });
+    // Markers recorded in the order the calls ended, not the order they started.
+    await replayAndRecord(conversation.handle, 'local-tool-calls-parallel');
+  });
+
+  it('cancels a hung call when its turn is cancelled, though the workflow task holds the cancel until it next completes', async () => {
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'hung', name: 'hang', arguments: { ms: 0 } }] },
+      { kind: 'text', text: 'Back again.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const reply = conversation.send('hang');
+    await expect.poll(() => calls.length, { timeout: 10_000 }).toBe(1);
+    expect(await conversation.cancel()).toBe(true);
+    expect(await reply).toMatchObject({ turn: 1, status: 'cancelled' });
+    expect(aborted).toEqual(['hung']);
+    const [result] = (await conversation.messages()).filter(
+      (m): m is ToolResultMessage => m.role === 'toolResult',
+    );
+    expect(result).toMatchObject({ toolCallId: 'hung', isError: true });
+    expect(result?.content[0]?.text).toContain('cancelled');
+    expect(await conversation.send('are you there?')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'Back again.',
+    });
+  });
+
+  it('retries a call whose attempt threw, with the same idempotency key', async () => {
+    const { conversation, results } = await runBatch('sequential', [['retried', 'flaky', 0]]);
+    expect(results[0]?.content).toEqual([{ type: 'text', text: 'retried worked on attempt 2' }]);
+    expect(results[0]?.isError).toBe(false);
+    expect(callOf('retried', 2).idempotencyKey).toBe(callOf('retried', 1).idempotencyKey);
+    expect(await executions(conversation)).toEqual({ markers: 1, activities: 0 });
+  });
+});
