@@ -3,6 +3,7 @@ import type { MachineInfo, SectionLoad } from './machine.ts';
 import {
   type ActionRow,
   type ActionsResult,
+  LOCAL_TOOL_TURN,
   TEXT_TURN,
   TOOL_TURN,
   WITHOUT_LIVE_SEARCH_ATTRIBUTES,
@@ -400,14 +401,21 @@ function goalsSection(results: BenchResults): string {
     for (const row of actionGoals) {
       const goal = row.goal as number;
       const ratio = peerRatio[row.label];
-      const quiet = results.actions?.rows.find(
-        (other) => other.label === `${row.label}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`,
-      );
+      const actionsOf = (label: string) =>
+        results.actions?.rows.find((other) => other.label === label)?.actions;
+      const quiet = actionsOf(`${row.label}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`);
+      const local = row.label === TOOL_TURN ? actionsOf(LOCAL_TOOL_TURN) : undefined;
+      const localQuiet = actionsOf(`${LOCAL_TOOL_TURN}${WITHOUT_LIVE_SEARCH_ATTRIBUTES}`);
+      const withLocalTools =
+        local === undefined || localQuiet === undefined
+          ? ''
+          : `; with \`localActivity\` tools ${fmtActions(local)} and ${fmtActions(localQuiet)}`;
       rows.push(
         goalRow(`Actions: ${row.label} ≤ ${goal}`, 'g', {
-          measured: quiet
-            ? `${fmtActions(row.actions)} (${fmtActions(quiet.actions)} with \`liveSearchAttributes: false\`)`
-            : fmtActions(row.actions),
+          measured:
+            quiet === undefined
+              ? fmtActions(row.actions)
+              : `${fmtActions(row.actions)} (${fmtActions(quiet)} with \`liveSearchAttributes: false\`${withLocalTools})`,
           gap: over(row.actions, goal, 0, ' Actions'),
           met: row.actions <= goal,
           ...(ratio ? { peer: ratio } : {}),

@@ -136,17 +136,17 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
    */
   atMostOnce?: boolean;
   /**
-   * `true` for a short tool (well under a few seconds) that reports no progress worth watching and
-   * may run again: each call runs as a Temporal local activity, on the conversation's own worker,
-   * inside the workflow task that asked for it. No server round trip per call: a sequential call
-   * costs a millisecond or two of durability instead of the ten or more of an activity, a parallel
-   * batch ends with its slowest call, and the calls of one workflow task are one billed Action. What
-   * it gives up: the call's start is not recorded, so a worker lost mid-call (or mid-batch) runs the
-   * call again from its first attempt once the workflow task times out; queries, signals and new
-   * messages wait for the calls of the task to end; there is no heartbeat, so progress reaches the
-   * log with the result; and the Web UI shows a `LocalActivity` marker instead of an `executeTool`
-   * activity. Not with `atMostOnce` (a lost attempt cannot be told from a first one) nor a
-   * `taskQueue` (a local activity runs where the workflow does). Default `false`.
+   * `true` for a short tool (well under a second) that may run again: each call runs as a Temporal
+   * local activity, on the conversation's own worker, inside the workflow task that asked for it.
+   * No server round trip per call: a sequential call costs a few milliseconds of durability instead
+   * of an activity's 12 or more, a parallel batch ends close to its slowest call, and the calls of
+   * one workflow task are one billed Action. What it gives up: the call's start is not recorded, so
+   * a worker lost mid-call runs the call again from its first attempt once the workflow task times
+   * out; queries, signals, cancellation and new messages wait until the task's calls end or the
+   * worker extends the task (every 1.6 s); there is no heartbeat, so progress reaches the log with
+   * the result; and the Web UI shows a marker instead of an `executeTool` activity. Not with
+   * `atMostOnce` (a lost attempt cannot be told from a first one), a `taskQueue` (a local activity
+   * runs where the workflow does), or a heartbeat or schedule-to-start timeout. Default `false`.
    */
   localActivity?: boolean;
   /**

@@ -364,6 +364,32 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
             },
           },
           {
+            label: 'Tool turn: model, two parallel tools, model',
+            minimum: 5,
+            goal: 5,
+            actions: 7,
+            byType: {},
+          },
+          {
+            label: 'Tool turn: model, two parallel tools, model, `liveSearchAttributes: false`',
+            minimum: 5,
+            actions: 5,
+            byType: {},
+          },
+          {
+            label: 'Tool turn: model, two parallel `localActivity` tools, model',
+            minimum: 4,
+            actions: 6,
+            byType: {},
+          },
+          {
+            label:
+              'Tool turn: model, two parallel `localActivity` tools, model, `liveSearchAttributes: false`',
+            minimum: 4,
+            actions: 4,
+            byType: {},
+          },
+          {
             label: 'Tool turn with `yiem chat` following',
             minimum: 6,
             goal: 7,
@@ -385,6 +411,10 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '**missed**',
     ]);
     expect(tableRow(report, 'Actions: Idle open chat').slice(2)).toEqual(['none', '', 'met']);
+    expect(tableRow(report, 'Actions: Tool turn: model, two parallel tools').slice(1, 3)).toEqual([
+      '7 (5 with `liveSearchAttributes: false`; with `localActivity` tools 6 and 4)',
+      '2 Actions over',
+    ]);
     expect(tableRow(report, 'A followed turn ≤ 2 Web UI rows').slice(1, 3)).toEqual([
       '10 (Update __temporal_workflow_stream_poll 8, UpsertWorkflowSearchAttributes 2)',
       '8 rows over',
