@@ -2,10 +2,11 @@
  * CPU per step, for tuning the hot path: the worker's and the server's CPU time (from /proc) per
  * sequential tool call and per text turn, with the latency per tool call, on one conversation.
  * Not part of `npm run bench`; the session 7 tuning notes (bench/TUNING.md) were measured with it.
- * `--without-live-search-attributes` measures a conversation started with `liveSearchAttributes: false`.
+ * `--without-live-search-attributes` measures a conversation started with `liveSearchAttributes: false`;
+ * `--tool=noopLocal` the tool declared `localActivity`.
  *
  *   npx tsx bench/cpuPerStep.ts [--rounds=8] [--calls=20] [--text-turns=20] [--worker-options=JSON]
- *     [--without-live-search-attributes]
+ *     [--without-live-search-attributes] [--tool=noop|noopLocal]
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     'text-turns': { type: 'string', default: '20' },
     'worker-options': { type: 'string' },
     'without-live-search-attributes': { type: 'boolean', default: false },
+    tool: { type: 'string', default: 'noop' },
   },
 });
 const calls = Number(values.calls);
@@ -41,7 +43,7 @@ try {
     maxModelCallsPerTurn: calls + 5,
     liveSearchAttributes: !values['without-live-search-attributes'],
   });
-  const tools = callDirective('noop', calls);
+  const tools = callDirective(values.tool ?? 'noop', calls);
   const samples = {
     perCallMs: [] as number[],
     toolWorker: [] as number[],

@@ -608,7 +608,7 @@ function featureCostSection(result: FeatureCostResult): string {
 }
 
 function tokenDelaySection(result: TokenDelayResult): string {
-  return `## (h) Token delay for a follower\n\nThe scripted model streams one token every 50 ms (2 s per reply); for every token, the time from the model server writing it to \`Conversation.events()\` yielding the event that carries it, on one machine. ${result.turns} turns, ${result.tokens} tokens.\n\n${table(
+  return `## (h) Token delay for a follower\n\nThe scripted model streams one token every 50 ms (2 s per reply); for every token, the time from the model server writing it to \`Conversation.events()\` yielding the event that carries it, on one machine. ${result.turns} turns after one that is not measured (the follower's first poll is surely waiting by its end), ${result.tokens} tokens.\n\n${table(
     ['Median', 'p99', 'Max', 'Goal'],
     [
       [
