@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { LRUCache } from 'lru-cache';
 import { workflowStreamPollUpdate } from '@temporalio/workflow-streams/workflow';
 import { MAX_HELD_BACK_EVENT_BYTES } from '../src/contract/limits.ts';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
@@ -33,6 +34,14 @@ const FOLLOWER_CHECK_EVENTS = 20;
 /** Held-back events that outgrew the result go live unfollowed, a batch per this interval. */
 const UNFOLLOWED_INTERVAL_MS = 5_000;
 
+/**
+ * The events of local-activity attempts that failed and will run again, by call key, for the next
+ * attempt to carry in its result: it runs in this process, inside the same workflow task, and a
+ * signal sent now would reach the log only after the task completes, after the call's result. The
+ * bound only matters for attempts whose next one never comes (its worker moved, the turn ended).
+ */
+const carriedToNextAttempt = new LRUCache<string, ConversationEvent[]>({ max: 1_000 });
+
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
   /**
@@ -46,25 +55,33 @@ export interface ActivityEventPublisher {
    * (none once the attempt went live). Call before returning, so events precede the result.
    */
   finish(): Promise<ActivityEvents>;
-  /** The attempt failed: sends every event, so followers see how far it got before the retry. */
-  abandon(): Promise<void>;
+  /**
+   * The attempt failed: sends every event, so followers see how far it got before the retry; a
+   * local activity's attempt that is `retrying` hands them to the next attempt instead.
+   */
+  abandon(options?: { retrying?: boolean }): Promise<void>;
 }
 
 /**
  * A publisher for the current activity attempt: events carry its turn and attempt and a sequence
  * number starting at 0, so a retried attempt visibly starts over. `followed` says whether anyone
  * followed the log when the call was scheduled; if not, events travel with the result unless a
- * follower attaches while the attempt runs.
+ * follower attaches while the attempt runs. A local activity's attempt (`localCallKey`, the
+ * workflow's key for the call) never goes live: its signals would reach the log after its result,
+ * since the workflow task that waits for it is open; its events travel with its result, behind
+ * those of its failed attempts before it.
  */
 export function activityEventPublisher(
   turn: number,
   warn: (message: string) => void,
   followed: boolean,
+  localCallKey?: string,
 ): ActivityEventPublisher {
   const context = Context.current();
   const { attempt, workflowExecution } = context.info;
   if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
-  let following = followed;
+  const local = localCallKey !== undefined;
+  let following = followed && !local;
   // Created when the attempt goes live: an attempt whose events travel in its result needs none.
   let stream: WorkflowStreamClient | undefined;
   const liveTopic = () => {
@@ -74,10 +91,10 @@ export function activityEventPublisher(
     });
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
   };
-  const heldBack: ConversationEvent[] = [];
+  const heldBack: ConversationEvent[] = local ? takeCarried(localCallKey) : [];
   let live = false;
   let seq = 0;
-  let heldBackBytes = 0;
+  let heldBackBytes = heldBack.reduce((bytes, event) => bytes + JSON.stringify(event).length, 0);
   let liveTimer: ReturnType<typeof setTimeout> | undefined;
   let followerCheck: ReturnType<typeof setInterval> | undefined;
   let ended = false;
@@ -98,8 +115,8 @@ export function activityEventPublisher(
       topic.publish(event, { forceFlush: index === all.length - 1 });
     });
   };
-  if (followed) liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
-  else {
+  if (following) liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
+  else if (!local) {
     const scheduledAt = context.info.scheduledTimestampMs;
     let checking = false;
     let checkFailed = false;
@@ -152,12 +169,23 @@ export function activityEventPublisher(
       await send();
       return [];
     },
-    async abandon() {
+    async abandon(options) {
       stopTimers();
+      if (local && !live && options?.retrying) {
+        carriedToNextAttempt.set(localCallKey, heldBack.splice(0));
+        return;
+      }
       goLive();
       await send();
     },
   };
+}
+
+/** What the failed attempts of a local call left for the next one (the oldest first). */
+function takeCarried(callKey: string): ConversationEvent[] {
+  const carried = carriedToNextAttempt.get(callKey) ?? [];
+  carriedToNextAttempt.delete(callKey);
+  return carried;
 }
 
 /**

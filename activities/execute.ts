@@ -62,7 +62,8 @@ export async function executeTool(
     return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
   }
   const event = { conversationId, toolCallId, toolName, attempt };
-  const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const localCallKey = context.info.isLocal ? input.callKey : undefined;
+  const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false, localCallKey);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
@@ -108,7 +109,7 @@ export async function executeTool(
       toolCallId,
       toolName,
       attempt,
-      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${input.localActivityId ?? activityId}`,
+      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${input.callKey ?? activityId}`,
       ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
     };
     const earlier =
@@ -143,7 +144,7 @@ export async function executeTool(
       const cancelledByWorkflow = aborted && describeThrown(reason) === 'CANCELLED';
       const willRetry = aborted ? !cancelledByWorkflow && !lastAttempt(attempt, input.maximumAttempts) : true;
       end(failureResult(toolName, error, attempt, why), true, willRetry);
-      await published.abandon();
+      await published.abandon({ retrying: willRetry });
       // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
       // so that its row in the Web UI says so.
       throw cancelledByWorkflow && reason instanceof CancelledFailure ? reason : error;
@@ -167,7 +168,7 @@ export async function executeTool(
     return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
   } catch (error) {
     // FINALIZE failed: the attempt's events still reach followers, and its publisher stops.
-    await published.abandon();
+    await published.abandon({ retrying: !lastAttempt(attempt, input.maximumAttempts) });
     throw error;
   }
 }

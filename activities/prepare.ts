@@ -110,7 +110,7 @@ async function prepareToolCall(
     toolName: tool.name,
     args,
     parallel: tool.parallelToolExecute,
-    policy: resolveToolPolicy(tool.policy),
+    policy: resolveToolPolicy(tool.policy, tool.localActivity === true),
     summary: summarizeToolCall(tool.name, args),
     ...(approvalReason ? { approval: { reason: approvalReason } } : {}),
     ...(taskQueue ? { taskQueue } : {}),

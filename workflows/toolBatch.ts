@@ -303,7 +303,7 @@ async function executeInActivity(
       maximumAttempts: policy.retry.maximumAttempts,
       followed: state.events.followed,
       ...toolBudget(state),
-      ...(local ? { localActivityId: activityId } : {}),
+      ...(local ? { callKey: activityId } : {}),
     });
     if (events) state.events.publishFromResult(events);
     return outcome;

@@ -280,10 +280,11 @@ export interface ExecuteToolInput {
   /** What the conversation may still spend, when it has a budget (`ToolCallInfo.remainingBudget`). */
   remainingBudget?: SpendLimits;
   /**
-   * The ID the workflow gave a call it runs as a local activity, whose own activity ID Temporal
-   * numbers per run: the call's `idempotencyKey` is made from this as from an activity's ID.
+   * The workflow's key for the call (`tool-<turn>-<toolCallId>`, an activity's ID), sent only for a
+   * call run as a local activity, whose own activity ID Temporal numbers per run: its
+   * `idempotencyKey` is made from it, and a failed attempt hands its events to the next by it.
    */
-  localActivityId?: string;
+  callKey?: string;
 }
 
 /**

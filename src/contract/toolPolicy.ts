@@ -12,10 +12,17 @@ export const DEFAULT_TOOL_POLICY: ResolvedToolPolicy = {
   },
 };
 
-/** A tool's policy with the defaults filled in. */
-export function resolveToolPolicy(policy: ActivityPolicy = {}): ResolvedToolPolicy {
+/**
+ * A `localActivity` tool's attempt without a timeout of its own: it holds its workflow task open
+ * while it runs, so it gets seconds, not the minutes of an activity.
+ */
+export const LOCAL_TOOL_START_TO_CLOSE_TIMEOUT = '10 seconds';
+
+/** A tool's policy with the defaults filled in (`local`: a `localActivity` tool's). */
+export function resolveToolPolicy(policy: ActivityPolicy = {}, local = false): ResolvedToolPolicy {
+  const defaultTimeout = local ? LOCAL_TOOL_START_TO_CLOSE_TIMEOUT : DEFAULT_TOOL_POLICY.startToCloseTimeout;
   return {
-    startToCloseTimeout: policy.startToCloseTimeout ?? DEFAULT_TOOL_POLICY.startToCloseTimeout,
+    startToCloseTimeout: policy.startToCloseTimeout ?? defaultTimeout,
     heartbeatTimeout: policy.heartbeatTimeout ?? DEFAULT_TOOL_POLICY.heartbeatTimeout,
     retry: { ...DEFAULT_TOOL_POLICY.retry, ...policy.retry },
     ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),

@@ -139,12 +139,13 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
    * `true` for a short tool (well under a second) that may run again: each call runs as a Temporal
    * local activity, on the conversation's own worker, inside the workflow task that asked for it.
    * No server round trip per call: a sequential call costs a few milliseconds of durability instead
-   * of an activity's 12 or more, a parallel batch ends close to its slowest call, and the calls of
-   * one workflow task are one billed Action. What it gives up: the call's start is not recorded, so
+   * of an activity's 12–20, a parallel batch ends close to its slowest call, and the calls of one
+   * workflow task are one billed Action. An attempt may take `policy.startToCloseTimeout`, default
+   * 10 s here. What it gives up: the call's start is not recorded, so
    * a worker lost mid-call runs the call again from its first attempt once the workflow task times
    * out; queries, signals, cancellation and new messages wait until the task's calls end or the
-   * worker extends the task (every 1.6 s); there is no heartbeat, so progress reaches the log with
-   * the result; and the Web UI shows a marker instead of an `executeTool` activity. Not with
+   * worker extends the task (every 1.6 s, 8 s in a sub-agent); there is no heartbeat, so progress
+   * reaches the log with the result; and the Web UI shows a marker instead of an `executeTool` activity. Not with
    * `atMostOnce` (a lost attempt cannot be told from a first one), a `taskQueue` (a local activity
    * runs where the workflow does), or a heartbeat or schedule-to-start timeout. Default `false`.
    */

@@ -268,7 +268,7 @@ function assertLocalActivityShape(tool: AgentTool, source: string): void {
           : taskQueue !== undefined || taskQueueFor !== undefined
             ? "has a taskQueue and is a localActivity: a local activity runs on the conversation's own worker; drop one of the two"
             : policy?.heartbeatTimeout !== undefined || policy?.scheduleToStartTimeout !== undefined
-              ? 'is a localActivity with a heartbeatTimeout or scheduleToStartTimeout in its policy: a local activity has neither (only startToCloseTimeout and retry apply)'
+              ? 'is a localActivity with a heartbeatTimeout or scheduleToStartTimeout in its policy: a local activity sends no heartbeats and waits on no task queue (only startToCloseTimeout and retry apply)'
               : undefined;
   if (problem) throw new Error(`Tool "${name}" from ${source} ${problem}`);
 }

@@ -74,6 +74,18 @@ const callOf = (id: string, attempt = 1): Call => {
   return found;
 };
 
+/** The tool events of the conversation's log, as `<type>:<call>#<attempt>`. */
+async function toolEvents(conversation: Conversation): Promise<string[]> {
+  const found: string[] = [];
+  for await (const event of conversation.events({ fromOffset: 0 })) {
+    if (event.type === 'toolStart') found.push(`toolStart:${event.toolCallId}#${event.attempt}`);
+    if (event.type === 'toolEnd')
+      found.push(`toolEnd:${event.toolCallId}#${event.attempt}${event.willRetry ? ' willRetry' : ''}`);
+    if (event.type === 'turnEnd') break;
+  }
+  return found;
+}
+
 /** How the history ran the tool calls: local activity markers and `executeTool` activities. */
 async function executions(conversation: Conversation): Promise<{ markers: number; activities: number }> {
   const history = await conversation.handle.fetchHistory();
@@ -92,7 +104,13 @@ describe('tools declared localActivity', () => {
   let agent: TestAgent;
   beforeAll(async () => {
     agent = await startTestAgent({
-      tools: [napTool('nap'), napTool('exclusiveNap', { parallelToolExecute: false }), flaky, hang],
+      tools: [
+        napTool('nap'),
+        napTool('exclusiveNap', { parallelToolExecute: false }),
+        napTool('ordinaryNap', { localActivity: false }),
+        flaky,
+        hang,
+      ],
     });
   });
   afterAll(async () => agent?.close());
@@ -156,20 +174,28 @@ describe('tools declared localActivity', () => {
     await replayAndRecord(conversation.handle, 'local-tool-calls');
   });
 
-  it('starts parallel calls together, runs a parallelToolExecute false one alone, and answers in the order asked', async () => {
+  it('starts parallel calls together, beside an ordinary one, runs a parallelToolExecute false one alone, and answers in the order asked', async () => {
     const { conversation, results } = await runBatch('parallel', [
       ['slow', 'nap', 600],
       ['fast', 'nap', 50],
+      ['ordinary', 'ordinaryNap', 100],
       ['alone', 'exclusiveNap', 100],
       ['after', 'nap', 50],
     ]);
-    expect(results.map((result) => result.toolCallId)).toEqual(['slow', 'fast', 'alone', 'after']);
+    expect(results.map((result) => result.toolCallId)).toEqual([
+      'slow',
+      'fast',
+      'ordinary',
+      'alone',
+      'after',
+    ]);
     expect(overlaps(callOf('slow'), callOf('fast'))).toBe(true);
+    expect(overlaps(callOf('slow'), callOf('ordinary'))).toBe(true);
     expect(callOf('fast').end).toBeLessThan(callOf('slow').end);
     expect(callOf('alone').start).toBeGreaterThanOrEqual(callOf('slow').end);
     expect(callOf('after').start).toBeGreaterThanOrEqual(callOf('alone').end);
-    expect(await executions(conversation)).toEqual({ markers: 4, activities: 0 });
-    // Markers recorded in the order the calls ended, not the order they started.
+    expect(await executions(conversation)).toEqual({ markers: 4, activities: 1 });
+    // Markers recorded in the order the calls ended, not the order they started, around an activity.
     await replayAndRecord(conversation.handle, 'local-tool-calls-parallel');
   });
 
@@ -196,11 +222,50 @@ describe('tools declared localActivity', () => {
     });
   });
 
-  it('retries a call whose attempt threw, with the same idempotency key', async () => {
+  it('retries a call whose attempt threw, with the same idempotency key, its attempts in order in the log', async () => {
     const { conversation, results } = await runBatch('sequential', [['retried', 'flaky', 0]]);
     expect(results[0]?.content).toEqual([{ type: 'text', text: 'retried worked on attempt 2' }]);
     expect(results[0]?.isError).toBe(false);
     expect(callOf('retried', 2).idempotencyKey).toBe(callOf('retried', 1).idempotencyKey);
     expect(await executions(conversation)).toEqual({ markers: 1, activities: 0 });
+    // The failed attempt's events ride with the next attempt's result, ahead of them.
+    expect(await toolEvents(conversation)).toEqual([
+      'toolStart:retried#1',
+      'toolEnd:retried#1 willRetry',
+      'toolStart:retried#2',
+      'toolEnd:retried#2',
+    ]);
+  });
+
+  it('gives a follower the events of a call longer than half a second with its result, before the reply', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'Following.' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'long', name: 'nap', arguments: { ms: 800 } }] },
+      { kind: 'text', text: 'Slept.' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const seen: string[] = [];
+    const following = new AbortController();
+    const follower = (async () => {
+      for await (const event of conversation.events({ signal: following.signal })) {
+        seen.push(
+          event.type === 'toolStart' || event.type === 'toolEnd'
+            ? `${event.type}:${event.toolCallId}`
+            : event.type,
+        );
+      }
+    })();
+    // By the end of a first turn the follower's poll waits in the workflow: the next call is followed.
+    await conversation.send('follow me');
+    await expect.poll(() => seen.filter((type) => type === 'turnEnd').length, { timeout: 10_000 }).toBe(1);
+    await conversation.send('sleep');
+    await expect.poll(() => seen.filter((type) => type === 'turnEnd').length, { timeout: 10_000 }).toBe(2);
+    following.abort();
+    await follower;
+    const secondTurn = seen.slice(seen.indexOf('turnEnd') + 1);
+    const at = (type: string) => secondTurn.indexOf(type);
+    expect(at('toolStart:long')).toBeGreaterThanOrEqual(0);
+    expect(at('toolEnd:long')).toBeGreaterThan(at('toolStart:long'));
+    expect(at('textDelta')).toBeGreaterThan(at('toolEnd:long'));
   });
 });
