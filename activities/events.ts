@@ -1,8 +1,8 @@
 import { Context } from '@temporalio/activity';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { LRUCache } from 'lru-cache';
 import { workflowStreamPollUpdate } from '@temporalio/workflow-streams/workflow';
+import { LRUCache } from 'lru-cache';
 import { MAX_HELD_BACK_EVENT_BYTES } from '../src/contract/limits.ts';
 import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';

@@ -174,7 +174,7 @@ describe('tools declared localActivity', () => {
     await replayAndRecord(conversation.handle, 'local-tool-calls');
   });
 
-  it('starts parallel calls together, beside an ordinary one, runs a parallelToolExecute false one alone, and answers in the order asked', async () => {
+  it('starts parallel calls together, with an ordinary one in their group, runs a parallelToolExecute false one alone, and answers in the order asked', async () => {
     const { conversation, results } = await runBatch('parallel', [
       ['slow', 'nap', 600],
       ['fast', 'nap', 50],
@@ -190,7 +190,9 @@ describe('tools declared localActivity', () => {
       'after',
     ]);
     expect(overlaps(callOf('slow'), callOf('fast'))).toBe(true);
-    expect(overlaps(callOf('slow'), callOf('ordinary'))).toBe(true);
+    // The ordinary call's activity is scheduled when the workflow task completes, once the local
+    // calls of its group have ended (or the task is extended): it ran, and in its place in the order.
+    expect(callOf('ordinary').end).toBeLessThanOrEqual(callOf('alone').start);
     expect(callOf('fast').end).toBeLessThan(callOf('slow').end);
     expect(callOf('alone').start).toBeGreaterThanOrEqual(callOf('slow').end);
     expect(callOf('after').start).toBeGreaterThanOrEqual(callOf('alone').end);
