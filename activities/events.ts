@@ -94,7 +94,7 @@ export function activityEventPublisher(
   const heldBack: ConversationEvent[] = local ? takeCarried(localCallKey) : [];
   let live = false;
   let seq = 0;
-  let heldBackBytes = heldBack.reduce((bytes, event) => bytes + JSON.stringify(event).length, 0);
+  let heldBackBytes = heldBack.reduce((bytes, event) => bytes + eventBytes(event), 0);
   let liveTimer: ReturnType<typeof setTimeout> | undefined;
   let followerCheck: ReturnType<typeof setInterval> | undefined;
   let ended = false;
@@ -160,7 +160,7 @@ export function activityEventPublisher(
         return;
       }
       heldBack.push(full);
-      heldBackBytes += JSON.stringify(full).length;
+      heldBackBytes += eventBytes(full);
       if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (following && awaited)) goLive();
     },
     async finish() {
@@ -179,6 +179,11 @@ export function activityEventPublisher(
       await send();
     },
   };
+}
+
+/** What an event adds to a result that carries it, as `MAX_HELD_BACK_EVENT_BYTES` counts. */
+function eventBytes(event: ConversationEvent): number {
+  return JSON.stringify(event).length;
 }
 
 /** What the failed attempts of a local call left for the next one (the oldest first). */

@@ -13,6 +13,7 @@ import { type ActionCounts, actionsBetween, readActions, totalActions } from '..
 import type { BenchEnvironment } from '../environment.ts';
 import { storedHistory, type TurnContent, uiRowsBesides } from '../history.ts';
 import { benchReply } from '../scriptedReplies.ts';
+import { noopLocalTool, noopTool } from '../tools.ts';
 
 /** A streamed reply lasts about this long, as a real model's would: long enough to stream live. */
 const STREAM_PIECE_DELAY_MS = 400;
@@ -76,7 +77,7 @@ function costReply(request: RecordedRequest): ScriptedReply {
   }
   const tools = last?.role === 'user' ? /cost (local )?tools/.exec(String(last.content)) : null;
   if (tools) {
-    const name = tools[1] ? 'noopLocal' : 'noop';
+    const name = tools[1] ? noopLocalTool.name : noopTool.name;
     return {
       kind: 'toolCalls',
       delayMs: TOOL_DECISION_DELAY_MS,

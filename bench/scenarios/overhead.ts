@@ -3,6 +3,7 @@ import type { BenchEnvironment } from '../environment.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
+import { noopLocalTool } from '../tools.ts';
 
 export const OVERHEAD_TOOL_CALLS = 20;
 
@@ -44,7 +45,7 @@ export async function measureOverhead(
   });
   const pi = createPiAgent(env.model.baseURL, 'sequential');
   const tools = callDirective('noop', OVERHEAD_TOOL_CALLS);
-  const localTools = callDirective('noopLocal', OVERHEAD_TOOL_CALLS);
+  const localTools = callDirective(noopLocalTool.name, OVERHEAD_TOOL_CALLS);
   const samples = { ours: [] as number[][], oursLocalActivity: [] as number[][], pi: [] as number[][] };
   for (let run = -2; run < runs; run++) {
     const oursTools = await timed(() => sendOk(conversation, tools));

@@ -4,7 +4,7 @@ import { lastToolBatch } from '../history.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
-import { SLOW_TOOL_MS } from '../tools.ts';
+import { SLOW_TOOL_MS, slowLocalTool } from '../tools.ts';
 import { sendOk } from './overhead.ts';
 
 export const PARALLEL_TOOLS = 8;
@@ -60,7 +60,7 @@ export async function measureParallel(
   }
   const local = samples();
   const localConversation = await agents.startConversation({ systemPrompt: '', toolExecution: 'parallel' });
-  const localDirective = callDirective('sleep200Local', PARALLEL_TOOLS);
+  const localDirective = callDirective(slowLocalTool.name, PARALLEL_TOOLS);
   for (let run = -1; run < runs; run++) {
     const turn = await timed(() => sendOk(localConversation, localDirective));
     const batch = await lastToolBatch(localConversation.handle);

@@ -7,7 +7,7 @@ import { processCpuMs } from '../machine.ts';
 import { type Peer, type PeerChat, startPeer } from '../peer/worker.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { MB, type Summary, summarize, timed } from '../stats.ts';
-import { SLOW_TOOL_MS } from '../tools.ts';
+import { noopLocalTool, SLOW_TOOL_MS, slowLocalTool } from '../tools.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
 import { sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
@@ -125,6 +125,9 @@ const peerSide = (chat: PeerChat): Side => ({
   end: () => chat.end(),
 });
 
+/** The bench tools declared `localActivity`, by the name of the tool each one copies. */
+const LOCAL_TOOLS = { noop: noopLocalTool.name, sleep200: slowLocalTool.name };
+
 const PEER_ACTIVITIES = {
   isModelCall: (type: string) => /model/i.test(type),
   isToolExecution: (type: string) => type === 'noop' || type === 'sleep200',
@@ -174,7 +177,7 @@ export async function measurePeer(
     };
     for (let run = -2; run < runs; run++) {
       for (const side of ['ours', 'peer', 'peerLocalActivity', 'oursLocalTools'] as const) {
-        const tool = side === 'oursLocalTools' ? 'noopLocal' : 'noop';
+        const tool = side === 'oursLocalTools' ? LOCAL_TOOLS.noop : 'noop';
         const tools = await timed(() => sequential[side].send(callDirective(tool, SEQUENTIAL_CALLS)));
         const plain = await timed(() => sequential[side].send('hello'));
         if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
@@ -211,7 +214,7 @@ export async function measurePeer(
     const efficiency = { ours: [] as number[], peer: [] as number[], oursLocalTools: [] as number[] };
     for (let run = -1; run < runs; run++) {
       for (const side of ['ours', 'peer', 'oursLocalTools'] as const) {
-        const tool = side === 'oursLocalTools' ? 'sleep200Local' : 'sleep200';
+        const tool = side === 'oursLocalTools' ? LOCAL_TOOLS.sleep200 : 'sleep200';
         await parallel[side].send(callDirective(tool, PARALLEL_TOOLS));
         const batch = await lastToolBatch(
           parallel[side].handle,
