@@ -11,6 +11,7 @@ import {
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
+import type { FloorResult } from './scenarios/floor.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
 import {
@@ -43,6 +44,7 @@ export interface BenchResults {
   tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
   largeResults?: LargeResultPoint[];
+  floor?: FloorResult;
   peer?: PeerResult;
   rateLimits?: RateLimitResult;
   /** The machine's load and each process's CPU while each section measured. */
@@ -52,9 +54,15 @@ export interface BenchResults {
 /** A section's result in {@link BenchResults}. */
 export type SectionKey = Exclude<keyof BenchResults, 'sectionLoad'>;
 
-/** Each section's letter (`--only`), in the order the report shows them, and how it is drawn. */
+/**
+ * Each section's letter (`--only`), in the order the report shows them, and how it is drawn (from its
+ * own result; a section that compares with others of the run reads them from `all`).
+ */
 const SECTIONS: {
-  [K in SectionKey]: { id: string; render: (result: NonNullable<BenchResults[K]>) => string };
+  [K in SectionKey]: {
+    id: string;
+    render: (result: NonNullable<BenchResults[K]>, all: BenchResults) => string;
+  };
 } = {
   overhead: { id: 'a', render: overheadSection },
   parallel: { id: 'b', render: parallelSection },
@@ -68,6 +76,7 @@ const SECTIONS: {
   tokenDelay: { id: 'h', render: tokenDelaySection },
   largeContent: { id: 'i', render: largeContentSection },
   largeResults: { id: 'j', render: largeResultsSection },
+  floor: { id: 'l', render: floorSection },
   peer: { id: 'p', render: peerSection },
   rateLimits: { id: 'r', render: rateLimitSection },
 };
@@ -160,7 +169,7 @@ function sectionWithLoad<K extends SectionKey>(results: BenchResults, key: K, co
   const result = results[key];
   if (result === undefined) return '';
   const load = results.sectionLoad?.[key];
-  const text = SECTIONS[key].render(result as NonNullable<BenchResults[K]>).trim();
+  const text = SECTIONS[key].render(result as NonNullable<BenchResults[K]>, results).trim();
   return load ? `${text}\n\n${sectionLoadNote(load, cores)}` : text;
 }
 
@@ -222,8 +231,11 @@ const short = (value: number, goal: number, decimals: number, unit: string) =>
 
 /** Issue 25's goals and the ones before it that still apply, each with this run's figure and its gap. */
 function goalsSection(results: BenchResults): string {
-  const { peer } = results;
+  const { peer, floor } = results;
   const rows: string[][] = [];
+  /** What the bare workflow of section (l) measured for the same goal. */
+  const onFloor = (figure: (floor: FloorResult) => string) =>
+    floor ? `; a bare Temporal workflow ${figure(floor)} (l)` : '';
 
   const perTool = results.overhead?.ours.perToolMs.median ?? peer?.perToolMs.ours.median;
   const perLocalTool = results.overhead?.oursLocalActivity?.perToolMs.median;
@@ -236,7 +248,10 @@ function goalsSection(results: BenchResults): string {
       perTool === undefined
         ? undefined
         : {
-            measured: `${perTool.toFixed(1)} ms${results.overhead ? withLocalTools : ' (section (p))'}`,
+            measured: `${perTool.toFixed(1)} ms${results.overhead ? withLocalTools : ' (section (p))'}${onFloor(
+              (bare) =>
+                `${bare.perToolMs.activity.median.toFixed(1)} ms, ${bare.perToolMs.local.median.toFixed(1)} ms with local activities`,
+            )}`,
             gap: over(perTool, 5, 1, ' ms'),
             met: perTool <= 5,
             ...(peer ? { peer: ratioRange(peer.ratios.perToolMs) } : {}),
@@ -273,7 +288,10 @@ function goalsSection(results: BenchResults): string {
       'b',
       parallel &&
         efficiency !== undefined && {
-          measured: `${efficiency.toFixed(2)} (batch ${parallel.batchMs.median.toFixed(0)} ms; the executions alone ${(parallel.executionsMs?.median ?? Number.NaN).toFixed(0)} ms)${localEfficiency}`,
+          measured: `${efficiency.toFixed(2)} (batch ${parallel.batchMs.median.toFixed(0)} ms; the executions alone ${(parallel.executionsMs?.median ?? Number.NaN).toFixed(0)} ms)${localEfficiency}${onFloor(
+            (bare) =>
+              `${parallelEfficiency(bare.parallelBatchMs.activity.median).toFixed(2)}, ${parallelEfficiency(bare.parallelBatchMs.local.median).toFixed(2)} with local activities`,
+          )}`,
           gap: short(efficiency, 0.95, 2, ''),
           met: efficiency >= 0.95,
           ...(peer ? { peer: ratioRange(peer.ratios.parallelEfficiency) } : {}),
@@ -342,7 +360,10 @@ function goalsSection(results: BenchResults): string {
               (level) =>
                 `${level.ms.toFixed(1)} ms at ${level.conversations} conversation${level.conversations === 1 ? '' : 's'}`,
             )
-            .join(', ')}${quietCpu}`,
+            .join(', ')}${quietCpu}${onFloor(
+            (bare) =>
+              `${cpuSum(bare.textTurn.cpuMs).toFixed(1)} ms at 1, ${cpuSum(bare.throughput.cpuMsPerTurn).toFixed(1)} ms at ${bare.throughput.conversations}`,
+          )}`,
           gap: over(mostCpu, 30, 1, ' ms'),
           met: mostCpu <= 30,
           ...(peer ? { peer: `${ratioRange(peer.cpuMsPerTextTurn.ratio)} at 1 conversation` } : {}),
@@ -359,7 +380,7 @@ function goalsSection(results: BenchResults): string {
           quietThroughput?.conversations === 100
             ? `; ${quietThroughput.turnsPerSecond.median.toFixed(1)} with \`liveSearchAttributes: false\``
             : ''
-        }`,
+        }${onFloor((bare) => `${bare.throughput.turnsPerSecond.median.toFixed(1)} turns/s`)}`,
         gap: short(hundred.turnsPerSecond.median, 100, 1, ' turns/s'),
         met: hundred.turnsPerSecond.median >= 100,
       },
@@ -744,6 +765,118 @@ function throughputSection(result: ThroughputResult): string {
       ms(level.cpuMsPerTurn.driver),
     ]),
   )}\n\nThe row that says \`liveSearchAttributes: false\` measured conversations started so: no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts (two visibility writes a turn fewer). CPU per turn is the CPU time (user + system, from /proc, 10 ms ticks) each process used during the window divided by the turns completed. It bounds throughput whatever the load: with ${cpuBound(result).toFixed(1)} ms of server + worker CPU per turn, two otherwise idle cores could complete at most about ${(2000 / cpuBound(result)).toFixed(0)} turns per second.`;
+}
+
+/** What a figure of ours adds to the floor's: milliseconds over it, or a ratio for rates. */
+const overFloor = (ours: number | undefined, floor: number, decimals: number, unit: string): string =>
+  ours === undefined
+    ? 'not measured in this run'
+    : `${ours - floor >= 0 ? '+' : ''}${(ours - floor).toFixed(decimals)}${unit} (${(ours / floor).toFixed(2)} ×)`;
+const timesFloor = (ours: number | undefined, floor: number): string =>
+  ours === undefined ? 'not measured in this run' : `${(ours / floor).toFixed(2)} ×`;
+const oursFigure = (figure: string | undefined): string => figure ?? 'not measured in this run';
+const cpuSum = (cpu: { server: Summary; worker: Summary }) => cpu.server.median + cpu.worker.median;
+const cpuText = (cpu: { server: Summary; worker: Summary }) =>
+  `${cpuSum(cpu).toFixed(1)} ms (server ${cpu.server.median.toFixed(1)}, worker ${cpu.worker.median.toFixed(1)})`;
+
+/** The goals of issue 25 that the bare workflow itself misses on this machine (section (l)). */
+export function goalsBelowFloor(floor: FloorResult): string[] {
+  const below: string[] = [];
+  const perCall = floor.perToolMs.activity.median;
+  if (perCall > 5)
+    below.push(`≤ 5 ms per sequential tool call as an activity (the floor: ${perCall.toFixed(1)} ms)`);
+  const localCall = floor.perToolMs.local.median;
+  if (localCall > 5)
+    below.push(`≤ 5 ms per sequential tool call as a local activity (${localCall.toFixed(1)} ms)`);
+  const efficiency = parallelEfficiency(floor.parallelBatchMs.activity.median);
+  const localEfficiency = parallelEfficiency(floor.parallelBatchMs.local.median);
+  if (Math.max(efficiency, localEfficiency) < 0.95)
+    below.push(
+      `parallel efficiency ≥ 0.95 (${efficiency.toFixed(2)} with activities, ${localEfficiency.toFixed(2)} with local activities)`,
+    );
+  const busyCpu = cpuSum(floor.throughput.cpuMsPerTurn);
+  const quietCpu = cpuSum(floor.textTurn.cpuMs);
+  if (Math.max(busyCpu, quietCpu) > 30)
+    below.push(
+      `≤ 30 ms of CPU per text turn at every concurrency (${quietCpu.toFixed(1)} ms at 1 conversation, ${busyCpu.toFixed(1)} at ${floor.throughput.conversations})`,
+    );
+  const rate = floor.throughput.turnsPerSecond.median;
+  if (rate < 100)
+    below.push(`≥ 100 turns/s at ${floor.throughput.conversations} conversations (${rate.toFixed(1)})`);
+  return below;
+}
+
+function floorSection(floor: FloorResult, all: BenchResults): string {
+  const { overhead, parallel, throughput } = all;
+  const oneConversation = throughput?.levels.find((level) => level.conversations === 1);
+  const busiest = throughput?.levels.find((level) => level.conversations === floor.throughput.conversations);
+  const batchRow = (label: string, floorBatch: Summary, ours: Summary | undefined) => [
+    label,
+    `${ms(floorBatch, 0)}, efficiency ${parallelEfficiency(floorBatch.median).toFixed(2)}`,
+    oursFigure(ours && `${ms(ours, 0)}, efficiency ${parallelEfficiency(ours.median).toFixed(2)}`),
+    overFloor(ours?.median, floorBatch.median, 0, ' ms'),
+  ];
+  const below = goalsBelowFloor(floor);
+  return `## (l) The platform's floor: a bare Temporal workflow\n\nThe shapes of sections (a), (b) and (e) on a workflow with nothing of yiem-agent in it (\`bench/floor/\`, not part of the product): a turn is an Update that calls the same scripted model over HTTP in an activity, runs the tools the reply asks for (the same no-op and 200 ms tools, as activities or as local activities) and calls the model again; no events, no search attributes, no context by reference, no transcript. Its own worker process with default options, on the same dev server, in this run. The fewest steps a durable agent on Temporal takes, so what these cores allow any such agent; yiem-agent's figures are this run's sections (a), (b) and (e). ${floor.runs} runs (${OVERHEAD_TOOL_CALLS} sequential no-op calls against a plain turn, as (a); ${PARALLEL_TOOLS} × 200 ms in parallel, as (b)); ${floor.throughput.conversations} conversations for ${floor.throughput.seconds} s, as (e).\n\n${table(
+    ['figure', 'bare workflow', 'yiem-agent', 'yiem-agent over the floor'],
+    [
+      [
+        'per sequential tool call, activities',
+        ms(floor.perToolMs.activity, 2),
+        oursFigure(overhead && ms(overhead.ours.perToolMs, 2)),
+        overFloor(overhead?.ours.perToolMs.median, floor.perToolMs.activity.median, 2, ' ms'),
+      ],
+      [
+        'per sequential tool call, local activities',
+        ms(floor.perToolMs.local, 2),
+        oursFigure(overhead?.oursLocalActivity && ms(overhead.oursLocalActivity.perToolMs, 2)),
+        overFloor(overhead?.oursLocalActivity?.perToolMs.median, floor.perToolMs.local.median, 2, ' ms'),
+      ],
+      batchRow(
+        `${PARALLEL_TOOLS} × 200 ms in parallel, activities: batch`,
+        floor.parallelBatchMs.activity,
+        parallel?.ours.parallel.batchMs,
+      ),
+      batchRow(
+        `${PARALLEL_TOOLS} × 200 ms in parallel, local activities: batch`,
+        floor.parallelBatchMs.local,
+        parallel?.ours.parallelLocalActivity?.batchMs,
+      ),
+      [
+        'plain text turn, one conversation',
+        ms(floor.textTurn.ms),
+        oursFigure(overhead && ms(overhead.ours.plainTurnMs)),
+        overFloor(overhead?.ours.plainTurnMs.median, floor.textTurn.ms.median, 1, ' ms'),
+      ],
+      [
+        'CPU per text turn (server + worker), one conversation',
+        cpuText(floor.textTurn.cpuMs),
+        oursFigure(oneConversation && cpuText(oneConversation.cpuMsPerTurn)),
+        overFloor(
+          oneConversation && cpuSum(oneConversation.cpuMsPerTurn),
+          cpuSum(floor.textTurn.cpuMs),
+          1,
+          ' ms',
+        ),
+      ],
+      [
+        `CPU per text turn (server + worker), ${floor.throughput.conversations} conversations`,
+        cpuText(floor.throughput.cpuMsPerTurn),
+        oursFigure(busiest && cpuText(busiest.cpuMsPerTurn)),
+        overFloor(busiest && cpuSum(busiest.cpuMsPerTurn), cpuSum(floor.throughput.cpuMsPerTurn), 1, ' ms'),
+      ],
+      [
+        `turns per second, ${floor.throughput.conversations} conversations`,
+        fmt(floor.throughput.turnsPerSecond, 1),
+        oursFigure(busiest && fmt(busiest.turnsPerSecond, 1)),
+        timesFloor(busiest?.turnsPerSecond.median, floor.throughput.turnsPerSecond.median),
+      ],
+    ],
+  )}\n\n${
+    below.length > 0
+      ? `Goals the bare workflow itself misses on this machine, so that no change inside yiem-agent can meet them here: ${below.join('; ')}.`
+      : 'The bare workflow meets every latency, CPU and throughput goal on this machine.'
+  } The plain turn of (a) is timed on the conversation that also runs (a)'s tool turns; the CPU figures of ours are (e)'s.`;
 }
 
 function rateLimitSection(result: RateLimitResult): string {

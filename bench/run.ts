@@ -14,6 +14,7 @@ import { type BenchResults, renderReport, type SectionKey } from './report.ts';
 import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureFeatureCost } from './scenarios/featureCost.ts';
+import { measureFloor } from './scenarios/floor.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
 import { measureLargeContent } from './scenarios/largeContent.ts';
@@ -123,6 +124,17 @@ try {
       measureLargeContent(large.agents, large.worker, config.largeContentCheckpoints),
     );
     await large.worker.stop();
+  }
+  if (config.only.has('l')) {
+    await section('floor', "l: the platform's floor, a bare Temporal workflow", () =>
+      measureFloor(env, {
+        runs: config.overheadRuns,
+        parallelRuns: config.parallelRuns,
+        throughputConversations: Math.max(...config.throughputLevels),
+        throughputRuns: config.throughputRuns,
+        seconds: config.throughputSeconds,
+      }),
+    );
   }
   if (config.only.has('p')) {
     const ours = await env.startWorker(workerOptions);

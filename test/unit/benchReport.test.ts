@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { BenchConfig } from '../../bench/config.ts';
 import type { MachineInfo, SectionLoad } from '../../bench/machine.ts';
 import { type BenchResults, busyReasons, renderReport, sectionLoadNote } from '../../bench/report.ts';
+import type { FloorResult } from '../../bench/scenarios/floor.ts';
 import type { PeerResult } from '../../bench/scenarios/peer.ts';
 
 /** The machine, config and results a full `npm run bench -- --json=FILE` run wrote on 2026-11-30. */
@@ -51,6 +52,20 @@ function peerResult(overrides: Partial<PeerResult> = {}): PeerResult {
     ...overrides,
   };
 }
+
+/** A bare workflow's figures (section (l)): slower than 5 ms per activity call, under it with local activities. */
+const floor: FloorResult = {
+  runs: 3,
+  perToolMs: { activity: summary(8.5), local: summary(3) },
+  parallelBatchMs: { activity: summary(229), local: summary(222) },
+  textTurn: { ms: summary(19.6), cpuMs: { server: summary(13.3), worker: summary(9.3) } },
+  throughput: {
+    conversations: 100,
+    seconds: 8,
+    turnsPerSecond: summary(90),
+    cpuMsPerTurn: { server: summary(10), worker: summary(8) },
+  },
+};
 
 function render(run: RecordedRun, results: BenchResults = run.results): string {
   return renderReport({
@@ -510,5 +525,50 @@ describe('the load and CPU under each section', () => {
     const throughput = report.slice(report.indexOf('## (e)'), report.indexOf('### Idle'));
     expect(throughput).toContain('**Busy machine:**');
     expect(report).toContain('Sections that ran on a busy machine, as each says under its figures: (e).');
+  });
+});
+
+describe("section (l): the platform's floor", () => {
+  it('reads each of our figures against the bare workflow and names the goals the floor itself misses', async () => {
+    const run = await recordedRun();
+    const report = render(run, { ...run.results, floor });
+    const section = report.slice(report.indexOf('## (l)'), report.indexOf('## Tuning log'));
+    expect(tableRow(section, 'per sequential tool call, activities').slice(2)).toEqual([
+      '14.54 ms (14.32–17.75)',
+      '+6.04 ms (1.71 ×)',
+    ]);
+    // The recorded run predates localActivity tools: that comparison is absent, not zero.
+    expect(tableRow(section, 'per sequential tool call, local activities').slice(2)).toEqual([
+      'not measured in this run',
+      'not measured in this run',
+    ]);
+    expect(tableRow(section, 'turns per second, 100 conversations').slice(2)).toEqual([
+      '48.0 (38.3–49.6)',
+      '0.53 ×',
+    ]);
+    expect(section).toContain(
+      'Goals the bare workflow itself misses on this machine, so that no change inside yiem-agent can meet them here: ≤ 5 ms per sequential tool call as an activity (the floor: 8.5 ms); parallel efficiency ≥ 0.95 (0.87 with activities, 0.90 with local activities); ≥ 100 turns/s at 100 conversations (90.0).',
+    );
+    expect(tableRow(report, '≤ 5 ms median durability')[1]).toBe(
+      '14.5 ms; a bare Temporal workflow 8.5 ms, 3.0 ms with local activities (l)',
+    );
+    expect(tableRow(report, 'CPU per text turn ≤ 30 ms')[1]).toContain(
+      '; a bare Temporal workflow 22.6 ms at 1, 18.0 ms at 100 (l)',
+    );
+  });
+
+  it('says so when the bare workflow meets every latency, CPU and throughput goal', async () => {
+    const run = await recordedRun();
+    const fast: FloorResult = {
+      ...floor,
+      perToolMs: { activity: summary(4), local: summary(1) },
+      parallelBatchMs: { activity: summary(205), local: summary(203) },
+      throughput: { ...floor.throughput, turnsPerSecond: summary(150) },
+    };
+    const report = render(run, { ...run.results, floor: fast });
+    expect(report).toContain(
+      'The bare workflow meets every latency, CPU and throughput goal on this machine.',
+    );
+    expect(report).not.toContain('Goals the bare workflow itself misses');
   });
 });

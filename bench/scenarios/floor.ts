@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { BenchEnvironment } from '../environment.ts';
+import type { FloorWorkerConfig } from '../floor/workerProcess.ts';
+import { type FloorTurn, floorConversation, floorEndSignal, floorTurnUpdate } from '../floor/workflows.ts';
+import { lastToolBatch } from '../history.ts';
+import { processCpuMs } from '../machine.ts';
+import { callDirective } from '../scriptedReplies.ts';
+import { type Summary, summarize, timed } from '../stats.ts';
+import { forkWorkerProcess } from '../workerHandle.ts';
+import { OVERHEAD_TOOL_CALLS } from './overhead.ts';
+import { PARALLEL_TOOLS } from './parallel.ts';
+
+const FLOOR_WORKER_SCRIPT = fileURLToPath(new URL('../floor/workerProcess.ts', import.meta.url));
+const FLOOR_ROLES = {
+  isModelCall: (type: string) => type === 'model',
+  isToolExecution: (type: string) => type === 'tool',
+};
+
+/** The same figure with the tools as activities and as local activities. */
+interface ByToolKind {
+  activity: Summary;
+  local: Summary;
+}
+
+export interface FloorResult {
+  runs: number;
+  /** (tool turn with 20 sequential no-op calls − plain turn) / 20, as section (a) measures ours. */
+  perToolMs: ByToolKind;
+  /** 8 × 200 ms tools in parallel: the model call that asked for them completed → the next one scheduled, as (b). */
+  parallelBatchMs: ByToolKind;
+  /** A plain turn (an Update, one model call, the reply) on one conversation, and the CPU it cost. */
+  textTurn: { ms: Summary; cpuMs: { server: Summary; worker: Summary } };
+  /** Conversations sending plain turns back to back, as section (e)'s highest level. */
+  throughput: {
+    conversations: number;
+    seconds: number;
+    turnsPerSecond: Summary;
+    cpuMsPerTurn: { server: Summary; worker: Summary };
+  };
+}
+
+type FloorHandle = WorkflowHandle<typeof floorConversation>;
+
+/**
+ * (l) The platform's floor: the shapes of sections (a), (b) and (e) on a bare Temporal workflow
+ * (bench/floor/workflows.ts: an Update, a model call over HTTP to the same scripted model, the tools,
+ * nothing else) with its own worker process on the same dev server, so that each of our figures can
+ * be read against what Temporal itself takes on these cores.
+ */
+export async function measureFloor(
+  env: BenchEnvironment,
+  options: {
+    runs: number;
+    parallelRuns: number;
+    throughputConversations: number;
+    throughputRuns: number;
+    seconds: number;
+  },
+): Promise<FloorResult> {
+  const taskQueue = `floor-${randomUUID()}`;
+  const config: FloorWorkerConfig = {
+    address: env.server.address,
+    taskQueue,
+    modelBaseURL: env.model.baseURL,
+  };
+  const worker = await forkWorkerProcess(FLOOR_WORKER_SCRIPT, config);
+  const pids = { server: env.server.pid, worker: worker.child.pid as number };
+  const cpu = () => ({ server: processCpuMs(pids.server), worker: processCpuMs(pids.worker) });
+  const start = () =>
+    env.temporal.workflow.start(floorConversation, { taskQueue, workflowId: `floor-${randomUUID()}` });
+  const send = (handle: FloorHandle, turn: FloorTurn) =>
+    handle.executeUpdate(floorTurnUpdate, { args: [turn] });
+  const end = (handle: FloorHandle) => handle.signal(floorEndSignal);
+  try {
+    const conversation = await start();
+    const plain: FloorTurn = { text: 'hello', parallel: false, local: false };
+    const sequential = (local: boolean): FloorTurn => ({
+      text: callDirective('noop', OVERHEAD_TOOL_CALLS),
+      parallel: false,
+      local,
+    });
+    const perTool = { activity: [] as number[], local: [] as number[] };
+    for (let run = -2; run < options.runs; run++) {
+      const activityTurn = await timed(() => send(conversation, sequential(false)));
+      const localTurn = await timed(() => send(conversation, sequential(true)));
+      const plainTurn = await timed(() => send(conversation, plain));
+      if (run < 0) continue;
+      perTool.activity.push((activityTurn.ms - plainTurn.ms) / OVERHEAD_TOOL_CALLS);
+      perTool.local.push((localTurn.ms - plainTurn.ms) / OVERHEAD_TOOL_CALLS);
+    }
+
+    const batch = { activity: [] as number[], local: [] as number[] };
+    const parallelText = callDirective('sleep200', PARALLEL_TOOLS);
+    for (let run = -1; run < options.parallelRuns; run++) {
+      for (const local of [false, true]) {
+        await send(conversation, { text: parallelText, parallel: true, local });
+        // A local activity leaves no activity events: the batch is still model completed → model scheduled.
+        const timing = await lastToolBatch(conversation, FLOOR_ROLES);
+        if (run >= 0) batch[local ? 'local' : 'activity'].push(timing.batchMs);
+      }
+    }
+
+    const textMs: number[] = [];
+    const textCpu = { server: [] as number[], worker: [] as number[] };
+    const textTurns = 20;
+    for (let round = -1; round < options.runs; round++) {
+      const before = cpu();
+      const turns = await timed(async () => {
+        for (let turn = 0; turn < textTurns; turn++) await send(conversation, plain);
+      });
+      const after = cpu();
+      if (round < 0) continue;
+      textMs.push(turns.ms / textTurns);
+      textCpu.server.push((after.server - before.server) / textTurns);
+      textCpu.worker.push((after.worker - before.worker) / textTurns);
+    }
+    await end(conversation);
+
+    const rates: number[] = [];
+    const busyCpu = { server: [] as number[], worker: [] as number[] };
+    for (let run = 0; run < options.throughputRuns; run++) {
+      const conversations = await Promise.all(
+        Array.from({ length: options.throughputConversations }, async () => {
+          const handle = await start();
+          await send(handle, plain);
+          return handle;
+        }),
+      );
+      const before = cpu();
+      const deadline = performance.now() + options.seconds * 1000;
+      let turns = 0;
+      await Promise.all(
+        conversations.map(async (handle) => {
+          while (performance.now() < deadline) {
+            await send(handle, plain);
+            if (performance.now() <= deadline) turns += 1;
+          }
+        }),
+      );
+      const after = cpu();
+      rates.push(turns / options.seconds);
+      busyCpu.server.push((after.server - before.server) / turns);
+      busyCpu.worker.push((after.worker - before.worker) / turns);
+      await Promise.all(conversations.map(end));
+    }
+    return {
+      runs: options.runs,
+      perToolMs: { activity: summarize(perTool.activity), local: summarize(perTool.local) },
+      parallelBatchMs: { activity: summarize(batch.activity), local: summarize(batch.local) },
+      textTurn: {
+        ms: summarize(textMs),
+        cpuMs: { server: summarize(textCpu.server), worker: summarize(textCpu.worker) },
+      },
+      throughput: {
+        conversations: options.throughputConversations,
+        seconds: options.seconds,
+        turnsPerSecond: summarize(rates),
+        cpuMsPerTurn: { server: summarize(busyCpu.server), worker: summarize(busyCpu.worker) },
+      },
+    };
+  } finally {
+    await worker.stop();
+  }
+}
