@@ -4,6 +4,7 @@
  * memory and shutdown requests.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 
 export type WorkerProcessMessage =
   | { type: 'ready' }
@@ -55,4 +56,24 @@ export function serveBench(worker: { maxCachedWorkflows: number; shutdown(): voi
     if (!stopping) process.exit(1);
   });
   sendToBench({ type: 'ready' });
+}
+
+/**
+ * Runs one worker as a benchmark child: serves the bench until it asks to stop, then closes the
+ * connection and lets the parent go.
+ */
+export async function runBenchWorker(worker: Worker, connection: NativeConnection): Promise<void> {
+  const running = worker.run();
+  serveBench({ maxCachedWorkflows: worker.options.maxCachedWorkflows, shutdown: () => worker.shutdown() });
+  await running;
+  await connection.close();
+  process.disconnect?.();
+}
+
+/** Starts a child's `main`; a child that fails says why and exits, so the bench sees it end. */
+export function startBenchChild(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
 }

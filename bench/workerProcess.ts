@@ -17,7 +17,7 @@ import {
   slowTool,
   waitTool,
 } from './tools.ts';
-import { sendToBench, serveBench } from './workerChild.ts';
+import { sendToBench, serveBench, startBenchChild } from './workerChild.ts';
 
 export interface WorkerProcessConfig {
   address: string;
@@ -97,7 +97,4 @@ async function main(): Promise<void> {
   process.disconnect?.();
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+startBenchChild(main);

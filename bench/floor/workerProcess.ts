@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { serveBench } from '../workerChild.ts';
+import { runBenchWorker, startBenchChild } from '../workerChild.ts';
 import { createFloorActivities } from './activities.ts';
 
 export interface FloorWorkerConfig {
@@ -24,14 +24,7 @@ async function main(): Promise<void> {
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
     activities: createFloorActivities(config.modelBaseURL),
   });
-  const running = worker.run();
-  serveBench({ maxCachedWorkflows: worker.options.maxCachedWorkflows, shutdown: () => worker.shutdown() });
-  await running;
-  await connection.close();
-  process.disconnect?.();
+  await runBenchWorker(worker, connection);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+startBenchChild(main);

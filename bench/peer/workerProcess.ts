@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { serveBench } from '../workerChild.ts';
+import { runBenchWorker, startBenchChild } from '../workerChild.ts';
 import * as activities from './activities.ts';
 import { type PeerWorkerConfig, peerPlugin } from './worker.ts';
 
@@ -33,14 +33,7 @@ async function main(): Promise<void> {
       }),
     },
   });
-  const running = worker.run();
-  serveBench({ maxCachedWorkflows: worker.options.maxCachedWorkflows, shutdown: () => worker.shutdown() });
-  await running;
-  await connection.close();
-  process.disconnect?.();
+  await runBenchWorker(worker, connection);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+startBenchChild(main);
