@@ -780,7 +780,7 @@ const cpuText = (cpu: { server: Summary; worker: Summary }) =>
   `${cpuSum(cpu).toFixed(1)} ms (server ${cpu.server.median.toFixed(1)}, worker ${cpu.worker.median.toFixed(1)})`;
 
 /** The goals of issue 25 that the bare workflow itself misses on this machine (section (l)). */
-export function goalsBelowFloor(floor: FloorResult): string[] {
+function goalsBelowFloor(floor: FloorResult): string[] {
   const below: string[] = [];
   const perCall = floor.perToolMs.activity.median;
   if (perCall > 5)

@@ -4,7 +4,7 @@
  * memory and shutdown requests.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 
 export type WorkerProcessMessage =
   | { type: 'ready' }
@@ -58,22 +58,31 @@ export function serveBench(worker: { maxCachedWorkflows: number; shutdown(): voi
   sendToBench({ type: 'ready' });
 }
 
-/**
- * Runs one worker as a benchmark child: serves the bench until it asks to stop, then closes the
- * connection and lets the parent go.
- */
-export async function runBenchWorker(worker: Worker, connection: NativeConnection): Promise<void> {
-  const running = worker.run();
-  serveBench({ maxCachedWorkflows: worker.options.maxCachedWorkflows, shutdown: () => worker.shutdown() });
-  await running;
-  await connection.close();
-  process.disconnect?.();
-}
-
 /** Starts a child's `main`; a child that fails says why and exits, so the bench sees it end. */
 export function startBenchChild(main: () => Promise<void>): void {
   main().catch((error: unknown) => {
     console.error(error);
     process.exit(1);
+  });
+}
+
+/**
+ * A benchmark child that runs one worker (the peer's, the floor's): reads its JSON config argument,
+ * connects to `config.address`, creates the worker with `create`, serves the bench until it asks to
+ * stop, then closes the connection and lets the parent go.
+ */
+export function startOneWorkerChild<Config extends { address: string }>(
+  create: (config: Config, connection: NativeConnection) => Promise<Worker>,
+): void {
+  startBenchChild(async () => {
+    const config = JSON.parse(process.argv[2] ?? '{}') as Config;
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    const connection = await NativeConnection.connect({ address: config.address });
+    const worker = await create(config, connection);
+    const running = worker.run();
+    serveBench({ maxCachedWorkflows: worker.options.maxCachedWorkflows, shutdown: () => worker.shutdown() });
+    await running;
+    await connection.close();
+    process.disconnect?.();
   });
 }

@@ -4,8 +4,8 @@
  * workerChild.ts.
  */
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { runBenchWorker, startBenchChild } from '../workerChild.ts';
+import { Worker } from '@temporalio/worker';
+import { startOneWorkerChild } from '../workerChild.ts';
 import { createFloorActivities } from './activities.ts';
 
 export interface FloorWorkerConfig {
@@ -14,17 +14,11 @@ export interface FloorWorkerConfig {
   modelBaseURL: string;
 }
 
-async function main(): Promise<void> {
-  const config = JSON.parse(process.argv[2] ?? '{}') as FloorWorkerConfig;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const connection = await NativeConnection.connect({ address: config.address });
-  const worker = await Worker.create({
+startOneWorkerChild<FloorWorkerConfig>((config, connection) =>
+  Worker.create({
     connection,
     taskQueue: config.taskQueue,
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
     activities: createFloorActivities(config.modelBaseURL),
-  });
-  await runBenchWorker(worker, connection);
-}
-
-startBenchChild(main);
+  }),
+);

@@ -4,16 +4,13 @@
  * JSON argument ({@link PeerWorkerConfig}); talks over IPC through workerChild.ts.
  */
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { runBenchWorker, startBenchChild } from '../workerChild.ts';
+import { Worker } from '@temporalio/worker';
+import { startOneWorkerChild } from '../workerChild.ts';
 import * as activities from './activities.ts';
 import { type PeerWorkerConfig, peerPlugin } from './worker.ts';
 
-async function main(): Promise<void> {
-  const config = JSON.parse(process.argv[2] ?? '{}') as PeerWorkerConfig;
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const connection = await NativeConnection.connect({ address: config.address });
-  const worker = await Worker.create({
+startOneWorkerChild<PeerWorkerConfig>((config, connection) =>
+  Worker.create({
     connection,
     taskQueue: config.taskQueue,
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
@@ -32,8 +29,5 @@ async function main(): Promise<void> {
         },
       }),
     },
-  });
-  await runBenchWorker(worker, connection);
-}
-
-startBenchChild(main);
+  }),
+);
