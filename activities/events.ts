@@ -35,7 +35,7 @@ const FOLLOWER_CHECK_EVENTS = 20;
 const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /**
- * The events of local-activity attempts that failed and will run again, by call key, for the next
+ * The events of local-activity attempts that failed and will run again, by conversation and call key, for the next
  * attempt to carry in its result: it runs in this process, inside the same workflow task, and a
  * signal sent now would reach the log only after the task completes, after the call's result. The
  * bound only matters for attempts whose next one never comes (its worker moved, the turn ended).
@@ -91,7 +91,9 @@ export function activityEventPublisher(
     });
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
   };
-  const heldBack: ConversationEvent[] = local ? takeCarried(localCallKey) : [];
+  // Keyed by conversation too: call keys are only unique within one.
+  const carryKey = local ? `${workflowExecution.workflowId}/${localCallKey}` : '';
+  const heldBack: ConversationEvent[] = local ? takeCarried(carryKey) : [];
   let live = false;
   let seq = 0;
   let heldBackBytes = heldBack.reduce((bytes, event) => bytes + eventBytes(event), 0);
@@ -172,7 +174,7 @@ export function activityEventPublisher(
     async abandon(options) {
       stopTimers();
       if (local && !live && options?.retrying) {
-        carriedToNextAttempt.set(localCallKey, heldBack.splice(0));
+        carriedToNextAttempt.set(carryKey, heldBack.splice(0));
         return;
       }
       goLive();
@@ -187,9 +189,9 @@ function eventBytes(event: ConversationEvent): number {
 }
 
 /** What the failed attempts of a local call left for the next one (the oldest first). */
-function takeCarried(callKey: string): ConversationEvent[] {
-  const carried = carriedToNextAttempt.get(callKey) ?? [];
-  carriedToNextAttempt.delete(callKey);
+function takeCarried(carryKey: string): ConversationEvent[] {
+  const carried = carriedToNextAttempt.get(carryKey) ?? [];
+  carriedToNextAttempt.delete(carryKey);
   return carried;
 }
 

@@ -1,6 +1,6 @@
 import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, ApplicationFailureCategory, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { toolErrorMessage, toolOutcomeUnknownMessage, toolResultMessage } from '../src/contract/messages.ts';
 import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
@@ -17,6 +17,7 @@ import type {
 } from '../src/contract/types.ts';
 import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
+import { cancelledByWorkflow } from './cancellation.ts';
 import { activityEventPublisher } from './events.ts';
 import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -141,13 +142,13 @@ export async function executeTool(
       const why = aborted
         ? `Tool "${toolName}" was stopped (${describeThrown(reason)}): ${describeThrown(error)}`
         : undefined;
-      const cancelledByWorkflow = aborted && describeThrown(reason) === 'CANCELLED';
-      const willRetry = aborted ? !cancelledByWorkflow && !lastAttempt(attempt, input.maximumAttempts) : true;
+      const cancelled = cancelledByWorkflow(context);
+      const willRetry = aborted ? !cancelled && !lastAttempt(attempt, input.maximumAttempts) : true;
       end(failureResult(toolName, error, attempt, why), true, willRetry);
       await published.abandon({ retrying: willRetry });
       // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
       // so that its row in the Web UI says so.
-      throw cancelledByWorkflow && reason instanceof CancelledFailure ? reason : error;
+      throw cancelled ?? error;
     }
     result = failureResult(toolName, error, attempt);
     isError = true;

@@ -26,6 +26,7 @@ import {
   type ResolvedModelSettings,
 } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
+import { cancelledByWorkflow } from './cancellation.ts';
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
@@ -93,7 +94,8 @@ async function callWithFallbacks(
   context: Context,
 ): Promise<CallModelOutput> {
   const first = modelNamed(deps.models, input.model);
-  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const { local } = input;
+  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false, local?.callKey);
   try {
     const { reply, fallbacks } = await withFallbacks(
       deps.models,
@@ -108,9 +110,16 @@ async function callWithFallbacks(
       ...(heldBack.length > 0 ? { events: textAsPlaceholder(heldBack) } : {}),
     };
   } catch (error) {
-    await events.abandon();
-    throw error;
+    await events.abandon(local ? { retrying: retriedAfter(error, context, local.maximumAttempts) } : {});
+    throw cancelledByWorkflow(context) ?? error;
   }
+}
+
+/** Whether Temporal runs another attempt of a local call after this one failed with `error`. */
+function retriedAfter(error: unknown, context: Context, maximumAttempts: number): boolean {
+  if (context.cancellationSignal.aborted) return false;
+  if (error instanceof ApplicationFailure && error.nonRetryable) return false;
+  return maximumAttempts <= 0 || context.info.attempt < maximumAttempts;
 }
 
 async function streamModelCall(
@@ -136,6 +145,7 @@ async function streamModelCall(
     transcriptId: input.transcriptId,
     messageCount: input.messageCount,
     tail: input.tail,
+    local: context.info.isLocal,
     storeIndices: input.storeIndices ?? [],
     maxContextBytes: contextWindow,
     compaction: input.compaction,

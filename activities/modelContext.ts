@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { LRUCache } from 'lru-cache';
 import {
   type CompactionSummary,
@@ -8,6 +9,7 @@ import {
 } from '../src/contract/compaction.ts';
 import { compactionsQuery, modelContextQuery } from '../src/contract/definitions.ts';
 import { DEFAULT_TRANSCRIPT_CACHE_BYTES } from '../src/contract/limits.ts';
+import { MODEL_CONTEXT_NOT_CACHED } from '../src/contract/protocol.ts';
 import {
   entryBytes,
   type StoredContent,
@@ -34,6 +36,11 @@ export interface TranscriptRequest {
   messageCount: number;
   /** The entries before `messageCount` the workflow sent along: appended to a cache that reaches their start. */
   tail?: TranscriptTail | undefined;
+  /**
+   * The call is a local activity: the workflow task that waits for it is open, so a query would wait
+   * for the call. What the cache lacks then fails the call (`MODEL_CONTEXT_NOT_CACHED`).
+   */
+  local?: boolean;
 }
 
 export interface ModelContextRequest extends TranscriptRequest {
@@ -131,6 +138,7 @@ export class ModelContextReader {
     let transcript = this.#cache.get(key);
     if (transcript && request.tail) appendTail(transcript, request.tail, messageCount);
     if (!transcript || transcript.entries.length < messageCount) {
+      if (request.local) notCached(`${transcript?.entries.length ?? 0} of its ${messageCount} messages`);
       transcript = await this.#fetchMissing(request, transcript);
     }
     if (transcript.entries.length < messageCount) {
@@ -145,6 +153,7 @@ export class ModelContextReader {
   async #summary(request: TranscriptRequest, transcript: CachedTranscript, id: number): Promise<string> {
     const cached = transcript.summaries.get(id);
     if (cached !== undefined) return cached;
+    if (request.local) notCached(`the summary of compaction ${id}`);
     const handle = (await this.#getClient()).workflow.getHandle(request.workflowId, request.runId);
     const [kept] = await handle.query(compactionsQuery, id);
     if (kept?.id !== id)
@@ -205,6 +214,15 @@ function appendTail(transcript: CachedTranscript, tail: TranscriptTail, messageC
     entries.push(entry);
     transcript.bytes += entryBytes(entry);
   }
+}
+
+/** Fails a local model call whose context this worker lacks (see `TranscriptRequest.local`). */
+function notCached(lacking: string): never {
+  throw ApplicationFailure.create({
+    type: MODEL_CONTEXT_NOT_CACHED,
+    message: `This worker's cache lacks ${lacking}, which a model call run as a local activity cannot ask the workflow for`,
+    nonRetryable: true,
+  });
 }
 
 function transcriptKey(request: TranscriptRequest): string {

@@ -21,3 +21,11 @@ function isWrapper(error: unknown): error is Error {
     (error instanceof Error && error.name === 'HandlerError')
   );
 }
+
+/**
+ * The failure an activity ended with. The SDK hands the workflow an activity's wrapped in an
+ * `ActivityFailure`, and a local activity's as it was thrown.
+ */
+export function activityFailureCause(error: unknown): unknown {
+  return error instanceof ActivityFailure ? error.cause : error;
+}

@@ -1,5 +1,4 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
@@ -30,7 +29,7 @@ import type {
   ToolResultMessage,
   ToolRunner,
 } from '../src/contract/types.ts';
-import { failureMessage } from './activityFailure.ts';
+import { activityFailureCause, failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
@@ -329,12 +328,18 @@ async function executeInActivity(
   }
 }
 
+/**
+ * Since this patch the output of a `localActivity` tool's call whose result is an error is read as
+ * an activity's is; before it, its failure (which arrives unwrapped) became a second error text.
+ */
+const LOCAL_TOOL_ERROR_RESULT_PATCH = 'yiem-local-tool-error-result';
+
 /** The output of a call whose result is an error, which its activity reports as a failure. */
 function reportedToolOutput(error: unknown): ExecuteToolOutput | undefined {
-  if (!(error instanceof ActivityFailure)) return undefined;
-  const { cause } = error;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== TOOL_CALL_FAILED) return undefined;
-  return cause.details?.[0] as ExecuteToolOutput | undefined;
+  const failure = activityFailureCause(error);
+  if (!(failure instanceof ApplicationFailure) || failure.type !== TOOL_CALL_FAILED) return undefined;
+  if (failure === error && !patched(LOCAL_TOOL_ERROR_RESULT_PATCH)) return undefined;
+  return failure.details?.[0] as ExecuteToolOutput | undefined;
 }
 
 /** A tool with a `runner`: the workflow runs the call itself, and publishes its events. */

@@ -1,10 +1,18 @@
-import { CancellationScope, isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+} from '@temporalio/workflow';
 import { cancelledTurn } from '../src/contract/messages.ts';
-import type {
-  AgentActivities,
-  CallModelInput,
-  CallModelOutput,
-  PreparedToolCall,
+import {
+  type AgentActivities,
+  type CallModelInput,
+  type CallModelOutput,
+  MODEL_CONTEXT_NOT_CACHED,
+  type PreparedToolCall,
 } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import {
@@ -15,7 +23,7 @@ import {
 } from '../src/contract/transcript.ts';
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
-import { failureMessage } from './activityFailure.ts';
+import { activityFailureCause, failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { answerMessages, drainMessages } from './delivery.ts';
@@ -187,20 +195,53 @@ function finalReply(turn: number, assistant: AssistantMessage): TurnResult {
   };
 }
 
+/** Since this patch a conversation with `modelPolicy.localActivity` runs model calls as local activities. */
+const LOCAL_MODEL_CALLS_PATCH = 'yiem-local-model-calls';
+
 /**
  * The model call, which also runs PREPARE of the reply's tool calls (activities/model.ts): named in
- * the Web UI by agent, model and turn.
+ * the Web UI by agent, model and turn. With `modelPolicy.localActivity` a call nobody follows, on the
+ * conversation's own queue, with a context tail for the worker's cache, runs as a local activity;
+ * when that worker lacks the context after all, the call runs again as an activity, which can ask.
  */
-function callModel(state: ConversationState, input: CallModelInput): Promise<CallModelOutput> {
+async function callModel(state: ConversationState, input: CallModelInput): Promise<CallModelOutput> {
   const { modelPolicy } = state.settings;
   const agent = input.agent ? `agent ${input.agent.name} · ` : '';
+  const summary = `${agent}model ${input.model ?? state.workerModel ?? '(worker default)'} · turn ${state.turn}`;
+  const startToCloseTimeout = modelPolicy.startToCloseTimeout ?? '2 minutes';
+  const queue = modelCallQueue(state.modelRouting, input.model, state.conversationId);
+  const local =
+    modelPolicy.localActivity === true &&
+    input.followed === false &&
+    input.tail !== undefined &&
+    queue.taskQueue === undefined &&
+    patched(LOCAL_MODEL_CALLS_PATCH);
+  if (local) {
+    const callKey = `model-${state.turn}-${input.messageCount}`;
+    const maximumAttempts = modelPolicy.retry?.maximumAttempts ?? 0;
+    try {
+      return await proxyLocalActivities<AgentActivities>({
+        summary,
+        startToCloseTimeout,
+        ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
+      }).callModel({ ...input, local: { callKey, maximumAttempts } });
+    } catch (error) {
+      if (!contextNotCached(error)) throw error;
+    }
+  }
   return proxyActivities<AgentActivities>({
-    ...modelCallQueue(state.modelRouting, input.model, state.conversationId),
-    startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
+    ...queue,
+    startToCloseTimeout,
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
-    summary: `${agent}model ${input.model ?? state.workerModel ?? '(worker default)'} · turn ${state.turn}`,
+    summary,
   }).callModel(input);
+}
+
+/** Whether a local model call failed because its worker lacked the conversation's context. */
+function contextNotCached(error: unknown): boolean {
+  const failure = activityFailureCause(error);
+  return failure instanceof ApplicationFailure && failure.type === MODEL_CONTEXT_NOT_CACHED;
 }
 
 /**

@@ -156,7 +156,19 @@ export interface CallModelInput {
    * `compactions` query) and the messages from `upTo` on. Absent: the messages from the start.
    */
   compaction?: { id: number; upTo: number };
+  /**
+   * Set when the call runs as a local activity (`ModelCallPolicy.localActivity`): the workflow's key
+   * for it, by which a failed attempt hands its events to the next, and the attempts it may take.
+   */
+  local?: { callKey: string; maximumAttempts: number };
 }
+
+/**
+ * The failure type of a model call run as a local activity whose worker lacks the conversation's
+ * context: inside the open workflow task it cannot query the workflow for it, so it fails at once
+ * and the workflow makes the call an activity.
+ */
+export const MODEL_CONTEXT_NOT_CACHED = 'ModelContextNotCached';
 
 /**
  * Summarises messages `from` to `upTo - 1` of the transcript (read by reference, as a model call

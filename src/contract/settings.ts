@@ -15,6 +15,7 @@ import type {
   ConversationOptions,
   GuardrailNames,
   MessageDelivery,
+  ModelCallPolicy,
   ToolExecutionMode,
 } from './types.ts';
 import { utf8Bytes } from './utf8.ts';
@@ -32,7 +33,7 @@ export interface ConversationSettings {
   model: string | undefined;
   maxModelCallsPerTurn: number;
   maxMessageBytes: number;
-  modelPolicy: ActivityPolicy;
+  modelPolicy: ModelCallPolicy;
   approval: ApprovalPolicy;
   /** `undefined`: continue as new only when Temporal suggests it. */
   maxTurnsPerRun: number | undefined;
@@ -55,6 +56,17 @@ export interface CompactionSettings {
 }
 
 export function resolveConversationSettings(options: ConversationOptions): ConversationSettings {
+  const modelPolicy: ActivityPolicy = {
+    startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
+    heartbeatTimeout: options.modelPolicy?.heartbeatTimeout ?? '30 seconds',
+    retry: {
+      maximumAttempts: 5,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '30 seconds',
+      ...options.modelPolicy?.retry,
+    },
+  };
   const settings: Omit<ConversationSettings, 'compaction'> = {
     guardrails: options.guardrails,
     systemPrompt: options.systemPrompt ?? '',
@@ -65,19 +77,13 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
     tools: options.tools,
     maxTurnsPerRun: options.maxTurnsPerRun === undefined ? undefined : Math.max(1, options.maxTurnsPerRun),
     modelPolicy: {
-      startToCloseTimeout: options.modelPolicy?.startToCloseTimeout ?? '2 minutes',
-      heartbeatTimeout: options.modelPolicy?.heartbeatTimeout ?? '30 seconds',
-      retry: {
-        maximumAttempts: 5,
-        initialInterval: '1 second',
-        backoffCoefficient: 2,
-        maximumInterval: '30 seconds',
-        ...options.modelPolicy?.retry,
-      },
+      ...modelPolicy,
+      ...(options.modelPolicy?.localActivity === true ? { localActivity: true } : {}),
     },
     approval: { timeout: options.approvalTimeout, onTimeout: options.onApprovalTimeout ?? 'deny' },
   };
-  return { ...settings, compaction: resolveCompaction(options.compaction, settings.modelPolicy) };
+  // The summarising call is always an activity: it takes the timeouts and retries alone.
+  return { ...settings, compaction: resolveCompaction(options.compaction, modelPolicy) };
 }
 
 function resolveCompaction(
@@ -149,8 +155,12 @@ export function conversationOptionsProblem(options: unknown): string | null {
   if (guardrails) problems.push(`guardrails must be ${guardrails}`);
   check(
     'modelPolicy',
-    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-    'an object',
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      !Array.isArray(value) &&
+      ['boolean', 'undefined'].includes(typeof (value as ModelCallPolicy).localActivity),
+    'an object whose localActivity, if given, is true or false',
   );
   return problems.length === 0 ? null : `Invalid conversation options: ${problems.join('; ')}`;
 }

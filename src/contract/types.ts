@@ -113,6 +113,25 @@ export interface ActivityPolicy {
   };
 }
 
+/** Timeouts and retries of model calls (`ConversationOptions.modelPolicy`), and where they run. */
+export interface ModelCallPolicy extends ActivityPolicy {
+  /**
+   * `true` runs each model call that nobody follows as a Temporal local activity, inside the workflow
+   * task that asked for it, as Temporal's own agent samples configure theirs: no activity task and
+   * no workflow task of its own, so a text turn is one workflow task and answers sooner, for less
+   * server CPU. A call that somebody follows stays an activity, so its text streams live; so does
+   * the first call of a run, a call to a rate-limited model's queue, and a call whose worker has lost
+   * the conversation's context (it was restarted, or another worker ran the previous call): a local
+   * activity cannot ask the workflow for it, so such an attempt ends at once and the call runs as an
+   * activity. What it gives up, as a `localActivity` tool does: no heartbeat (a worker lost mid-call
+   * runs it again once the workflow task times out); queries, signals, cancellation and new messages
+   * wait until the call ends or the worker extends the task (every 1.6 s, 8 s in a sub-agent); the Web
+   * UI shows a marker instead of a `callModel` activity. Compaction and guardrail calls stay
+   * activities. Default `false`.
+   */
+  localActivity?: boolean;
+}
+
 /**
  * A tool the agent can call (the seed's `agentTool`): one whose `execute` runs in a tool activity
  * (every tool a user writes), or one whose calls the workflow runs itself (`agentTool`,
@@ -678,7 +697,7 @@ export interface ConversationOptions {
    * worker heartbeats every 15 s, and the server receives at most one per 24 s, so a dead worker is
    * noticed within it), 5 attempts from 1 s, doubling.
    */
-  modelPolicy?: ActivityPolicy;
+  modelPolicy?: ModelCallPolicy;
   /** How long a tool call waits for approval (a Temporal duration string). Default: no limit. */
   approvalTimeout?: string;
   /** What an approval that times out becomes. Default `'deny'`. */

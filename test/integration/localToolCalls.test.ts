@@ -6,6 +6,7 @@ import type { ActivityTool, ToolExecutionMode, ToolResultMessage } from '../../s
 import { currentToolCall } from '../../src/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
+import { executions } from '../support/history.ts';
 
 /**
  * Tools declared `localActivity: true` run each call as a Temporal local activity in the workflow
@@ -43,6 +44,14 @@ function napTool(name: string, overrides: Partial<ActivityTool> = {}): ActivityT
     ...overrides,
   };
 }
+
+/** Fails for good: its one attempt throws, and the model reads the error as the call's result. */
+const broken = napTool('broken', {
+  policy: { retry: { maximumAttempts: 1 } },
+  execute: async () => {
+    throw new Error('the disk is full');
+  },
+});
 
 /** Waits until its call is cancelled: a hung call that only the turn's cancellation ends. */
 const hang = napTool('hang', {
@@ -86,20 +95,6 @@ async function toolEvents(conversation: Conversation): Promise<string[]> {
   return found;
 }
 
-/** How the history ran the tool calls: local activity markers and `executeTool` activities. */
-async function executions(conversation: Conversation): Promise<{ markers: number; activities: number }> {
-  const history = await conversation.handle.fetchHistory();
-  const events = history.events ?? [];
-  return {
-    markers: events.filter(
-      (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
-    ).length,
-    activities: events.filter(
-      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool',
-    ).length,
-  };
-}
-
 describe('tools declared localActivity', () => {
   let agent: TestAgent;
   beforeAll(async () => {
@@ -110,6 +105,8 @@ describe('tools declared localActivity', () => {
         napTool('ordinaryNap', { localActivity: false }),
         flaky,
         hang,
+        broken,
+        { ...broken, name: 'brokenActivity', localActivity: false },
       ],
     });
   });
@@ -147,7 +144,7 @@ describe('tools declared localActivity', () => {
     expect(results[1]?.content).toEqual([{ type: 'text', text: 'second slept' }]);
     expect(callOf('second').start).toBeGreaterThanOrEqual(callOf('first').end);
     expect(callOf('third').start).toBeGreaterThanOrEqual(callOf('second').end);
-    expect(await executions(conversation)).toEqual({ markers: 3, activities: 0 });
+    expect(await executions(conversation.handle, 'executeTool')).toEqual({ markers: 3, activities: 0 });
 
     // Each call has its own idempotency key, made from the workflow's ID for it as an activity's is.
     const keys = calls.map((call) => call.idempotencyKey);
@@ -196,7 +193,7 @@ describe('tools declared localActivity', () => {
     expect(callOf('fast').end).toBeLessThan(callOf('slow').end);
     expect(callOf('alone').start).toBeGreaterThanOrEqual(callOf('slow').end);
     expect(callOf('after').start).toBeGreaterThanOrEqual(callOf('alone').end);
-    expect(await executions(conversation)).toEqual({ markers: 4, activities: 1 });
+    expect(await executions(conversation.handle, 'executeTool')).toEqual({ markers: 4, activities: 1 });
     // Markers recorded in the order the calls ended, not the order they started, around an activity.
     await replayAndRecord(conversation.handle, 'local-tool-calls-parallel');
   });
@@ -229,13 +226,31 @@ describe('tools declared localActivity', () => {
     expect(results[0]?.content).toEqual([{ type: 'text', text: 'retried worked on attempt 2' }]);
     expect(results[0]?.isError).toBe(false);
     expect(callOf('retried', 2).idempotencyKey).toBe(callOf('retried', 1).idempotencyKey);
-    expect(await executions(conversation)).toEqual({ markers: 1, activities: 0 });
+    expect(await executions(conversation.handle, 'executeTool')).toEqual({ markers: 1, activities: 0 });
     // The failed attempt's events ride with the next attempt's result, ahead of them.
     expect(await toolEvents(conversation)).toEqual([
       'toolStart:retried#1',
       'toolEnd:retried#1 willRetry',
       'toolStart:retried#2',
       'toolEnd:retried#2',
+    ]);
+  });
+
+  it('gives the model a failed call’s error as an activity’s would be, its events in the log', async () => {
+    const { conversation, results } = await runBatch('sequential', [
+      ['local', 'broken', 0],
+      ['ordinary', 'brokenActivity', 0],
+    ]);
+    expect(results.map((result) => result.isError)).toEqual([true, true]);
+    expect(results.map((result) => result.content)).toEqual([
+      [{ type: 'text', text: 'Tool "broken" failed: the disk is full' }],
+      [{ type: 'text', text: 'Tool "brokenActivity" failed: the disk is full' }],
+    ]);
+    expect(await toolEvents(conversation)).toEqual([
+      'toolStart:local#1',
+      'toolEnd:local#1',
+      'toolStart:ordinary#1',
+      'toolEnd:ordinary#1',
     ]);
   });
 

@@ -12,6 +12,25 @@ export interface ScheduledActivity {
   closedEventId: number | undefined;
 }
 
+/**
+ * How a workflow's history ran calls: its local activity markers (of any local activity) and its
+ * activities of type `activityType`.
+ */
+export async function executions(
+  handle: WorkflowHandle,
+  activityType: string,
+): Promise<{ markers: number; activities: number }> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return {
+    markers: events.filter(
+      (event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity',
+    ).length,
+    activities: events.filter(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+    ).length,
+  };
+}
+
 /** The activities a workflow scheduled, as its history (and the Web UI) records them. */
 export async function scheduledActivities(handle: WorkflowHandle): Promise<ScheduledActivity[]> {
   const events = (await handle.fetchHistory()).events ?? [];

@@ -72,8 +72,24 @@ describe('conversationOptionsProblem', () => {
         modelPolicy: [],
       }),
     ).toBe(
-      'Invalid conversation options: systemPrompt must be a string of at most 1000000 bytes, got 7; maxMessageBytes must be a whole number from 1 to 1000000, got 1000001; maxTurnsPerRun must be a whole number of at least 1, got 1.5; onApprovalTimeout must be "approve" or "deny", got "maybe"; modelPolicy must be an object, got []',
+      'Invalid conversation options: systemPrompt must be a string of at most 1000000 bytes, got 7; maxMessageBytes must be a whole number from 1 to 1000000, got 1000001; maxTurnsPerRun must be a whole number of at least 1, got 1.5; onApprovalTimeout must be "approve" or "deny", got "maybe"; modelPolicy must be an object whose localActivity, if given, is true or false, got []',
     );
+  });
+
+  it('takes model calls as local activities only as true or false', () => {
+    expect(conversationOptionsProblem({ systemPrompt: 'sys', modelPolicy: { localActivity: 'yes' } })).toBe(
+      'Invalid conversation options: modelPolicy must be an object whose localActivity, if given, is true or false, got {"localActivity":"yes"}',
+    );
+    expect(
+      conversationOptionsProblem({ systemPrompt: 'sys', modelPolicy: { localActivity: true } }),
+    ).toBeNull();
+    const settings = resolveConversationSettings({
+      systemPrompt: 'sys',
+      modelPolicy: { localActivity: true },
+    });
+    expect(settings.modelPolicy.localActivity).toBe(true);
+    // The summarising call stays an activity.
+    expect(settings.compaction && 'localActivity' in settings.compaction.policy).toBe(false);
   });
 
   it('names what is wrong with the compaction option', () => {

@@ -1,0 +1,205 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { ActivityTool } from '../../src/contract/types.ts';
+import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { replayAndRecord } from '../support/fixtures.ts';
+import { executions } from '../support/history.ts';
+
+/**
+ * A conversation started with `modelPolicy: { localActivity: true }` runs the model calls nobody
+ * follows as local activities: the history has a `LocalActivity` marker per call instead of a
+ * `callModel` activity, with the same replies, tool calls and events. The run's first call, a followed
+ * call and a call whose worker lacks the context stay activities.
+ */
+
+const echo: ActivityTool = {
+  name: 'echo',
+  label: 'echo',
+  description: 'Says its text back',
+  parallelToolExecute: true,
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  execute: async (_toolCallId, args) => textResult(`echo: ${String(args.text)}`),
+};
+
+/** The log's events up to the end of turn `lastTurn`, as `<turn>:<type>[:detail]`. */
+async function loggedEvents(conversation: Conversation, lastTurn: number): Promise<string[]> {
+  const seen: string[] = [];
+  for await (const event of conversation.events({ fromOffset: 0 })) {
+    if (event.type === 'textDelta') seen.push(`${event.turn}:text:${event.text}`);
+    else if (event.type === 'toolStart' || event.type === 'toolEnd')
+      seen.push(`${event.turn}:${event.type}:${event.toolCallId}`);
+    else if (event.type === 'messageStart' || event.type === 'messageEnd' || event.type === 'turnEnd')
+      seen.push(`${event.turn}:${event.type}`);
+    if (event.type === 'turnEnd' && event.turn >= lastTurn) break;
+  }
+  return seen;
+}
+
+describe('model calls as local activities', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [echo] });
+  });
+  afterAll(async () => agent?.close());
+  beforeEach(() => agent.model.reset());
+
+  const startLocal = (): Promise<Conversation> =>
+    agent.client.startConversation({
+      systemPrompt: 'Be brief.',
+      modelPolicy: { localActivity: true, ...FAST_MODEL_RETRY },
+    });
+
+  it('runs the calls after the run’s first as local activities, with the same context, replies, tool calls and events, and a history that replays', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'One.' },
+      { kind: 'text', text: 'Two.' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'hi' } }] },
+      { kind: 'text', text: 'Three.' },
+    );
+    const conversation = await startLocal();
+    expect(await conversation.send('first')).toMatchObject({ turn: 1, status: 'completed', reply: 'One.' });
+    expect(await conversation.send('second')).toMatchObject({ turn: 2, status: 'completed', reply: 'Two.' });
+    expect(await conversation.send('third')).toMatchObject({ turn: 3, status: 'completed', reply: 'Three.' });
+    // The first call asks the workflow for the context; the three after it read it from the tail.
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 3, activities: 1 });
+
+    // Each local call sent the whole conversation so far, as an activity's does.
+    const sent = agent.model.requests.map((request) =>
+      request.body.messages.map((message) => `${message.role}:${JSON.stringify(message.content ?? '')}`),
+    );
+    expect(sent[1]).toEqual(['system:"Be brief."', 'user:"first"', 'assistant:"One."', 'user:"second"']);
+    expect(sent[3]?.slice(-3)).toEqual(['user:"third"', 'assistant:""', 'tool:"echo: hi"']);
+
+    const messages = await conversation.messages();
+    expect(messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+    ]);
+    expect(await loggedEvents(conversation, 3)).toEqual([
+      '1:messageStart',
+      '1:text:One.',
+      '1:messageEnd',
+      '1:turnEnd',
+      '2:messageStart',
+      '2:text:Two.',
+      '2:messageEnd',
+      '2:turnEnd',
+      '3:messageStart',
+      '3:messageEnd',
+      '3:toolStart:e1',
+      '3:toolEnd:e1',
+      '3:messageStart',
+      '3:text:Three.',
+      '3:messageEnd',
+      '3:turnEnd',
+    ]);
+    await replayAndRecord(conversation.handle, 'local-model-calls');
+  });
+
+  it('keeps a followed call an activity, so that its text streams to the follower as it comes', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'Hello.' },
+      { kind: 'text', text: 'A reply that streams in four pieces.', deltaDelayMs: 300 },
+    );
+    const conversation = await startLocal();
+    const deltas: string[] = [];
+    let turnsEnded = 0;
+    const following = new AbortController();
+    const follower = (async () => {
+      for await (const event of conversation.events({ signal: following.signal })) {
+        if (event.type === 'textDelta' && event.turn === 2) deltas.push(event.text);
+        if (event.type === 'turnEnd') turnsEnded += 1;
+      }
+    })();
+    await conversation.send('hi');
+    // Once the follower has read the first turn, its poll waits in the workflow: the next call is followed.
+    await expect.poll(() => turnsEnded, { timeout: 10_000 }).toBe(1);
+    expect(await conversation.send('stream it')).toMatchObject({ turn: 2, status: 'completed' });
+    await expect
+      .poll(() => deltas.join(''), { timeout: 10_000 })
+      .toBe('A reply that streams in four pieces.');
+    following.abort();
+    await follower;
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 0, activities: 2 });
+    expect(deltas.length).toBeGreaterThan(1);
+  });
+
+  it('runs a call as an activity when its worker lacks the context (a restarted worker), and locally again after it', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'One.' },
+      { kind: 'text', text: 'Two.' },
+      { kind: 'text', text: 'Three.' },
+      { kind: 'text', text: 'Four.' },
+    );
+    const conversation = await startLocal();
+    await conversation.send('first');
+    await conversation.send('second');
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 1, activities: 1 });
+    await agent.restartWorker();
+    expect(await conversation.send('third')).toMatchObject({ turn: 3, status: 'completed', reply: 'Three.' });
+    // The local attempt failed at once, before asking the model: a marker, and the call an activity.
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 2, activities: 2 });
+    expect(agent.model.requestCount).toBe(3);
+    expect(agent.model.lastRequest()?.body.messages.at(-1)).toMatchObject({ role: 'user', content: 'third' });
+    expect(await conversation.send('fourth')).toMatchObject({ turn: 4, status: 'completed', reply: 'Four.' });
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 3, activities: 2 });
+    expect(await loggedEvents(conversation, 4)).toEqual(
+      [1, 2, 3, 4].flatMap((turn) => [
+        `${turn}:messageStart`,
+        `${turn}:text:${['One.', 'Two.', 'Three.', 'Four.'][turn - 1]}`,
+        `${turn}:messageEnd`,
+        `${turn}:turnEnd`,
+      ]),
+    );
+    await replayAndRecord(conversation.handle, 'local-model-calls-not-cached');
+  });
+
+  it('retries a local call the provider failed, within the same local activity', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'One.' },
+      { kind: 'error', status: 500 },
+      { kind: 'text', text: 'Recovered.' },
+    );
+    const conversation = await startLocal();
+    await conversation.send('first');
+    expect(await conversation.send('second')).toMatchObject({ status: 'completed', reply: 'Recovered.' });
+    expect(agent.model.requestCount).toBe(3);
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 1, activities: 1 });
+  });
+
+  it('takes a message sent and a cancel asked while a local call runs, once the worker extends its workflow task', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'One.' },
+      { kind: 'text', text: 'Slow.', delayMs: 2_500 },
+      { kind: 'text', text: 'Next.' },
+      { kind: 'text', text: 'Never read.', delayMs: 4_000 },
+      { kind: 'text', text: 'After the cancel.' },
+    );
+    const conversation = await startLocal();
+    await conversation.send('first');
+    const slow = conversation.send('slow');
+    await expect.poll(() => agent.model.requestCount, { timeout: 10_000 }).toBe(2);
+    const next = conversation.send('next');
+    expect(await slow).toMatchObject({ turn: 2, status: 'completed', reply: 'Slow.' });
+    expect(await next).toMatchObject({ turn: 3, status: 'completed', reply: 'Next.' });
+
+    const hung = conversation.send('hang');
+    await expect.poll(() => agent.model.requestCount, { timeout: 10_000 }).toBe(4);
+    expect(await conversation.cancel()).toBe(true);
+    expect(await hung).toMatchObject({ turn: 4, status: 'cancelled' });
+    expect(await conversation.send('again')).toMatchObject({
+      turn: 5,
+      status: 'completed',
+      reply: 'After the cancel.',
+    });
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 4, activities: 1 });
+    await replayAndRecord(conversation.handle, 'local-model-calls-message-and-cancel');
+  });
+});
