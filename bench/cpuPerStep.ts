@@ -3,10 +3,11 @@
  * sequential tool call and per text turn, with the latency per tool call, on one conversation.
  * Not part of `npm run bench`; the session 7 tuning notes (bench/TUNING.md) were measured with it.
  * `--without-live-search-attributes` measures a conversation started with `liveSearchAttributes: false`;
- * `--tool=noopLocal` the tool declared `localActivity`.
+ * `--local-model-calls` one with `modelPolicy: { localActivity: true }`; `--tool=noopLocal` the tool
+ * declared `localActivity`.
  *
  *   npx tsx bench/cpuPerStep.ts [--rounds=8] [--calls=20] [--text-turns=20] [--worker-options=JSON]
- *     [--without-live-search-attributes] [--tool=noop|noopLocal]
+ *     [--without-live-search-attributes] [--local-model-calls] [--tool=noop|noopLocal]
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     'text-turns': { type: 'string', default: '20' },
     'worker-options': { type: 'string' },
     'without-live-search-attributes': { type: 'boolean', default: false },
+    'local-model-calls': { type: 'boolean', default: false },
     tool: { type: 'string', default: 'noop' },
   },
 });
@@ -42,6 +44,7 @@ try {
     toolExecution: 'sequential',
     maxModelCallsPerTurn: calls + 5,
     liveSearchAttributes: !values['without-live-search-attributes'],
+    ...(values['local-model-calls'] ? { modelPolicy: { localActivity: true } } : {}),
   });
   const tools = callDirective(values.tool ?? 'noop', calls);
   const samples = {

@@ -3,6 +3,7 @@ import type { MachineInfo, SectionLoad } from './machine.ts';
 import {
   type ActionRow,
   type ActionsResult,
+  LOCAL_MODEL_CALLS,
   LOCAL_TOOL_TURN,
   TEXT_TURN,
   TOOL_TURN,
@@ -24,7 +25,7 @@ import {
 import { LARGE_RESULT_KB, type LargeResultPoint } from './scenarios/largeResults.ts';
 import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.ts';
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
-import type { PeerResult } from './scenarios/peer.ts';
+import type { LocalModelCallsSide, PeerResult } from './scenarios/peer.ts';
 import type { RateLimitResult } from './scenarios/rateLimits.ts';
 import type { ThroughputResult } from './scenarios/throughput.ts';
 import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
@@ -346,9 +347,23 @@ function goalsSection(results: BenchResults): string {
   }));
   const mostCpu = cpuPerTurn && Math.max(...cpuPerTurn.map((level) => level.ms));
   const quietThroughput = results.throughput?.withoutLiveSearchAttributes;
-  const quietCpu = quietThroughput
-    ? `; ${(quietThroughput.cpuMsPerTurn.server.median + quietThroughput.cpuMsPerTurn.worker.median).toFixed(1)} ms at ${quietThroughput.conversations} with \`liveSearchAttributes: false\``
-    : '';
+  const localThroughput = results.throughput?.localModelCalls;
+  // The highest level in the cheaper configurations, as the (e) table's last rows read.
+  const configurations = [
+    ...(quietThroughput ? [{ level: quietThroughput, label: '`liveSearchAttributes: false`' }] : []),
+    ...(localThroughput
+      ? [
+          { level: localThroughput.live, label: '`modelPolicy.localActivity`' },
+          { level: localThroughput.quiet, label: 'both' },
+        ]
+      : []),
+  ];
+  const quietCpu = configurations
+    .map(
+      ({ level, label }) =>
+        `; ${cpuSum(level.cpuMsPerTurn).toFixed(1)} ms at ${level.conversations} with ${label}`,
+    )
+    .join('');
   rows.push(
     goalRow(
       'CPU per text turn ≤ 30 ms of server + worker (at every concurrency measured)',
@@ -376,11 +391,10 @@ function goalsSection(results: BenchResults): string {
       '≥ 100 turns/s with 100 concurrent conversations',
       'e',
       hundred && {
-        measured: `${hundred.turnsPerSecond.median.toFixed(1)} turns/s${
-          quietThroughput?.conversations === 100
-            ? `; ${quietThroughput.turnsPerSecond.median.toFixed(1)} with \`liveSearchAttributes: false\``
-            : ''
-        }${onFloor((bare) => `${bare.throughput.turnsPerSecond.median.toFixed(1)} turns/s`)}`,
+        measured: `${hundred.turnsPerSecond.median.toFixed(1)} turns/s${configurations
+          .filter(({ level }) => level.conversations === 100)
+          .map(({ level, label }) => `; ${level.turnsPerSecond.median.toFixed(1)} with ${label}`)
+          .join('')}${onFloor((bare) => `${bare.throughput.turnsPerSecond.median.toFixed(1)} turns/s`)}`,
         gap: short(hundred.turnsPerSecond.median, 100, 1, ' turns/s'),
         met: hundred.turnsPerSecond.median >= 100,
       },
@@ -431,12 +445,15 @@ function goalsSection(results: BenchResults): string {
         local === undefined || localQuiet === undefined
           ? ''
           : `; with \`localActivity\` tools ${fmtActions(local)} and ${fmtActions(localQuiet)}`;
+      const localModel = actionsOf(`${row.label}${LOCAL_MODEL_CALLS}`);
+      const withLocalModel =
+        localModel === undefined ? '' : `; with \`modelPolicy.localActivity\` ${fmtActions(localModel)}`;
       rows.push(
         goalRow(`Actions: ${row.label} ≤ ${goal}`, 'g', {
           measured:
             quiet === undefined
               ? fmtActions(row.actions)
-              : `${fmtActions(row.actions)} (${fmtActions(quiet)} with \`liveSearchAttributes: false\`${withLocalTools})`,
+              : `${fmtActions(row.actions)} (${fmtActions(quiet)} with \`liveSearchAttributes: false\`${withLocalTools}${withLocalModel})`,
           gap: over(row.actions, goal, 0, ' Actions'),
           met: row.actions <= goal,
           ...(ratio ? { peer: ratio } : {}),
@@ -479,13 +496,7 @@ function goalsSection(results: BenchResults): string {
     goalRow(
       "A plain text turn no slower than the peer's local-activity configuration",
       'p',
-      peer && {
-        measured: `${peer.plainTurnMs.ours.median.toFixed(0)} ms against ${peer.plainTurnMs.peerLocalActivity.median.toFixed(0)} ms for the peer with its model call as a local activity`,
-        // Judged run by run, as the per-tool goal against the peer is: the two sides ran moments apart.
-        gap: over(peer.ratios.plainTurnMsOverLocalActivity.median, 1, 2, ' ×'),
-        met: peer.ratios.plainTurnMsOverLocalActivity.median <= 1,
-        peer: ratioRange(peer.ratios.plainTurnMsOverLocalActivity),
-      },
+      peer && plainTurnAgainstLocalPeer(peer),
     ),
   );
 
@@ -755,6 +766,18 @@ function throughputSection(result: ThroughputResult): string {
             },
           ]
         : []),
+      ...(result.localModelCalls
+        ? [
+            {
+              level: result.localModelCalls.live,
+              label: `${result.localModelCalls.live.conversations}, \`modelPolicy.localActivity\``,
+            },
+            {
+              level: result.localModelCalls.quiet,
+              label: `${result.localModelCalls.quiet.conversations}, \`modelPolicy.localActivity\` and \`liveSearchAttributes: false\``,
+            },
+          ]
+        : []),
     ].map(({ level, label }) => [
       label,
       fmt(level.turnsPerSecond, 1),
@@ -764,7 +787,7 @@ function throughputSection(result: ThroughputResult): string {
       ms(level.cpuMsPerTurn.worker),
       ms(level.cpuMsPerTurn.driver),
     ]),
-  )}\n\nThe row that says \`liveSearchAttributes: false\` measured conversations started so: no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts (two visibility writes a turn fewer). CPU per turn is the CPU time (user + system, from /proc, 10 ms ticks) each process used during the window divided by the turns completed. It bounds throughput whatever the load: with ${cpuBound(result).toFixed(1)} ms of server + worker CPU per turn, two otherwise idle cores could complete at most about ${(2000 / cpuBound(result)).toFixed(0)} turns per second.`;
+  )}\n\nThe rows that say \`liveSearchAttributes: false\` measured conversations started so: no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts (two visibility writes a turn fewer). The rows that say \`modelPolicy.localActivity\` measured conversations whose model calls nobody follows run as local activities: a text turn is one workflow task, with no activity task. CPU per turn is the CPU time (user + system, from /proc, 10 ms ticks) each process used during the window divided by the turns completed. It bounds throughput whatever the load: with ${cpuBound(result).toFixed(1)} ms of server + worker CPU per turn, two otherwise idle cores could complete at most about ${(2000 / cpuBound(result)).toFixed(0)} turns per second.`;
 }
 
 /** What a figure of ours adds to the floor's: milliseconds over it, or a ratio for rates. */
@@ -1007,9 +1030,39 @@ function largeResultsSection(points: LargeResultPoint[]): string {
   )}`;
 }
 
-function cpuRows(cpu: PeerResult['cpuMsPerTextTurn']): string[][] {
+/**
+ * The goal row against the peer's local-activity model call: judged on ours configured alike
+ * (`modelPolicy.localActivity`) when the run has it, run by run, as the per-tool goal against the
+ * peer is (the sides ran moments apart); ours by default is shown beside it.
+ */
+function plainTurnAgainstLocalPeer(peer: PeerResult): GoalFigure {
+  const peerMs = `${peer.plainTurnMs.peerLocalActivity.median.toFixed(0)} ms for the peer with its model call as a local activity`;
+  const byDefault = `${peer.plainTurnMs.ours.median.toFixed(0)} ms`;
+  const local = peer.oursLocalModelCalls;
+  const ratio = local ? local.ratios.plainTurnMs : peer.ratios.plainTurnMsOverLocalActivity;
+  return {
+    measured: local
+      ? `${local.plainTurnMs.median.toFixed(0)} ms with \`modelPolicy.localActivity\` against ${peerMs}; ${byDefault} with ours an activity (${ratioRange(peer.ratios.plainTurnMsOverLocalActivity)})`
+      : `${byDefault} against ${peerMs}`,
+    gap: over(ratio.median, 1, 2, ' ×'),
+    met: ratio.median <= 1,
+    peer: ratioRange(ratio),
+  };
+}
+
+function cpuRows(cpu: PeerResult['cpuMsPerTextTurn'], local: LocalModelCallsSide | undefined): string[][] {
   const total = (side: 'ours' | 'peer' | 'peerLocalActivity') =>
     cpu.server[side].median + cpu.worker[side].median;
+  const localRows = local
+    ? [
+        [
+          'server + worker CPU per plain text turn, both model calls local activities',
+          `${(local.cpuMsPerTextTurn.server.median + local.cpuMsPerTextTurn.worker.median).toFixed(1)} ms`,
+          `${total('peerLocalActivity').toFixed(1)} ms`,
+          ratioRange(local.ratios.cpuMsPerTextTurn),
+        ],
+      ]
+    : [];
   return [
     [
       'server CPU per plain text turn',
@@ -1035,6 +1088,7 @@ function cpuRows(cpu: PeerResult['cpuMsPerTextTurn']): string[][] {
       `${total('peerLocalActivity').toFixed(1)} ms`,
       ratioRange(cpu.ratioOverLocalActivity),
     ],
+    ...localRows,
   ];
 }
 
@@ -1130,6 +1184,16 @@ function peerSection(result: PeerResult): string {
       ms(result.plainTurnMs.peerLocalActivity),
       ratioRange(result.ratios.plainTurnMsOverLocalActivity),
     ],
+    ...(result.oursLocalModelCalls
+      ? [
+          [
+            'plain text turn, both model calls local activities (ours `modelPolicy.localActivity`)',
+            ms(result.oursLocalModelCalls.plainTurnMs),
+            ms(result.plainTurnMs.peerLocalActivity),
+            ratioRange(result.oursLocalModelCalls.ratios.plainTurnMs),
+          ],
+        ]
+      : []),
     [
       'parallel efficiency, 8 × 200 ms',
       fmt(result.parallelEfficiency.ours, 2),
@@ -1146,7 +1210,7 @@ function peerSection(result: PeerResult): string {
           ],
         ]
       : []),
-    ...cpuRows(result.cpuMsPerTextTurn),
+    ...cpuRows(result.cpuMsPerTextTurn, result.oursLocalModelCalls),
     ...idleMemoryRows(result.idleMemory),
     ...result.history.flatMap((point) => [
       [
@@ -1182,7 +1246,7 @@ function peerSection(result: PeerResult): string {
   return [
     "## (p) Side by side with Temporal's own agent integration",
     '',
-    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the row that says a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns; the rows that say ours \`localActivity\` run our same tools declared \`localActivity: true\` in conversations of their own, against the peer's tools as activities, since \`activityAsTool\` makes activities), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the rows that say a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns; the rows that say ours \`localActivity\` run our same tools declared \`localActivity: true\` in conversations of their own, against the peer's tools as activities, since \`activityAsTool\` makes activities; the rows that say both model calls local activities run ours in a conversation of its own started with \`modelPolicy: { localActivity: true }\`, against the peer's \`useLocalActivity\` chat), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
     '',
     table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
   ].join('\n');

@@ -4,7 +4,7 @@
  * previous event. Not part of `npm run bench`; the tuning notes (bench/TUNING.md) were found with it.
  *
  *   npx tsx bench/stepTimes.ts [--tool=noop|sleep200] [--calls=20] [--mode=sequential|parallel]
- *     [--turns=5] [--dynamic-config=JSON] [--worker-options=JSON]
+ *     [--turns=5] [--dynamic-config=JSON] [--worker-options=JSON] [--local-model-calls]
  */
 import { parseArgs } from 'node:util';
 import proto from '@temporalio/proto';
@@ -22,6 +22,7 @@ const { values } = parseArgs({
     turns: { type: 'string', default: '5' },
     'dynamic-config': { type: 'string' },
     'worker-options': { type: 'string' },
+    'local-model-calls': { type: 'boolean', default: false },
   },
 });
 const calls = Number(values.calls);
@@ -39,6 +40,7 @@ try {
     systemPrompt: '',
     toolExecution: mode,
     maxModelCallsPerTurn: 50,
+    ...(values['local-model-calls'] ? { modelPolicy: { localActivity: true } } : {}),
   });
   await sendOk(conversation, callDirective(values.tool, calls));
   const perCall: string[] = [];

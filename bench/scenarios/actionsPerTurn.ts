@@ -33,6 +33,8 @@ export const TOOL_TURN = 'Tool turn: model, two parallel tools, model';
 export const LOCAL_TOOL_TURN = 'Tool turn: model, two parallel `localActivity` tools, model';
 /** The label's suffix of a step measured on a conversation started with `liveSearchAttributes: false`. */
 export const WITHOUT_LIVE_SEARCH_ATTRIBUTES = ', `liveSearchAttributes: false`';
+/** The label's suffix of a step measured on a conversation started with `modelPolicy: { localActivity: true }`. */
+export const LOCAL_MODEL_CALLS = ', model calls local activities (`modelPolicy.localActivity`)';
 
 export interface ActionRow {
   label: string;
@@ -175,6 +177,17 @@ export async function measureActionsPerTurn(
       });
     }
     await quiet.end();
+    // Model calls as local activities: a batch of markers with the workflow task instead of an
+    // activity. The run's first call is an activity, and the first local one writes the patch's marker.
+    const local = await agents.startConversation({
+      systemPrompt: 'Be brief.',
+      modelPolicy: { localActivity: true },
+    });
+    await sendOk(local, 'cost text');
+    await sendOk(local, 'cost text');
+    await count(`${TEXT_TURN}${LOCAL_MODEL_CALLS}`, 2, () => sendOk(local, 'cost text'));
+    await count(`${TOOL_TURN}${LOCAL_MODEL_CALLS}`, 5, () => sendOk(local, 'cost tools'));
+    await local.end();
     // One heartbeat per heartbeat timeout (30 s) is what keeps a long tool alive.
     await count(
       `Tool turn with one ${longToolSeconds} s tool reporting progress every 100 ms`,

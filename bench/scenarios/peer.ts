@@ -50,11 +50,24 @@ export interface LocalToolsSide {
   ratios: { perToolMs: Summary; parallelEfficiency: Summary };
 }
 
+/**
+ * Ours with `modelPolicy: { localActivity: true }`, beside the peer's model call as a local activity
+ * (`useLocalActivity`): both sides' like-for-like configuration, on the sequential chats.
+ */
+export interface LocalModelCallsSide {
+  plainTurnMs: Summary;
+  cpuMsPerTextTurn: { server: Summary; worker: Summary };
+  /** Ours over the peer's local-activity configuration, run by run. */
+  ratios: { plainTurnMs: Summary; cpuMsPerTextTurn: Summary };
+}
+
 export interface PeerResult {
   runs: number;
   perToolMs: SideBySide<Summary>;
   /** Absent in runs recorded before it. */
   oursLocalActivity?: LocalToolsSide;
+  /** Absent in runs recorded before 2026-12-05 19:45 UTC. */
+  oursLocalModelCalls?: LocalModelCallsSide;
   /**
    * `peer` with its model call as a regular activity (the plugin's default), `peerLocalActivity` as a
    * local activity (`useLocalActivity`), each chat after the same turns.
@@ -168,15 +181,30 @@ export async function measurePeer(
           maxModelCallsPerTurn: 50,
         }),
       ),
+      oursLocalModelCalls: ourSide(
+        await agents.startConversation({
+          systemPrompt: '',
+          toolExecution: 'sequential',
+          maxModelCallsPerTurn: 50,
+          modelPolicy: { localActivity: true },
+        }),
+      ),
     };
     const overhead = {
       ours: [] as number[][],
       peer: [] as number[][],
       peerLocalActivity: [] as number[][],
       oursLocalTools: [] as number[][],
+      oursLocalModelCalls: [] as number[][],
     };
     for (let run = -2; run < runs; run++) {
-      for (const side of ['ours', 'peer', 'peerLocalActivity', 'oursLocalTools'] as const) {
+      for (const side of [
+        'ours',
+        'peer',
+        'peerLocalActivity',
+        'oursLocalTools',
+        'oursLocalModelCalls',
+      ] as const) {
         const tool = side === 'oursLocalTools' ? LOCAL_TOOLS.noop : 'noop';
         const tools = await timed(() => sequential[side].send(callDirective(tool, SEQUENTIAL_CALLS)));
         const plain = await timed(() => sequential[side].send('hello'));
@@ -188,13 +216,19 @@ export async function measurePeer(
       ours: ourWorker.worker.child.pid as number,
       peer: peer.worker.child.pid as number,
       peerLocalActivity: peer.worker.child.pid as number,
+      oursLocalModelCalls: ourWorker.worker.child.pid as number,
     };
-    const cpu = {
-      server: { ours: [] as number[], peer: [] as number[], peerLocalActivity: [] as number[] },
-      worker: { ours: [] as number[], peer: [] as number[], peerLocalActivity: [] as number[] },
-    };
+    const cpuSides = ['ours', 'peer', 'peerLocalActivity', 'oursLocalModelCalls'] as const;
+    type CpuSide = (typeof cpuSides)[number];
+    const perSide = (): Record<CpuSide, number[]> => ({
+      ours: [],
+      peer: [],
+      peerLocalActivity: [],
+      oursLocalModelCalls: [],
+    });
+    const cpu = { server: perSide(), worker: perSide() };
     for (let run = -1; run < runs; run++) {
-      for (const side of ['ours', 'peer', 'peerLocalActivity'] as const) {
+      for (const side of cpuSides) {
         const before = { server: processCpuMs(env.server.pid), worker: processCpuMs(pids[side]) };
         for (let turn = 0; turn < CPU_TURNS; turn++) await sequential[side].send('hello');
         if (run < 0) continue;
@@ -202,7 +236,7 @@ export async function measurePeer(
         cpu.worker[side].push((processCpuMs(pids[side]) - before.worker) / CPU_TURNS);
       }
     }
-    const cpuTotal = (side: 'ours' | 'peer' | 'peerLocalActivity') =>
+    const cpuTotal = (side: CpuSide) =>
       cpu.server[side].map((server, run) => server + (cpu.worker[side][run] ?? Number.NaN));
 
     const parallel = {
@@ -234,6 +268,7 @@ export async function measurePeer(
     }
     await sequential.peerLocalActivity.end();
     await sequential.oursLocalTools.end();
+    await sequential.oursLocalModelCalls.end();
     await parallel.oursLocalTools.end();
     const perTool = (pairs: number[][]) =>
       pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS);
@@ -249,6 +284,20 @@ export async function measurePeer(
         ratios: {
           perToolMs: runByRun(perTool(overhead.oursLocalTools), perTool(overhead.peer)),
           parallelEfficiency: runByRun(efficiency.oursLocalTools, efficiency.peer),
+        },
+      },
+      oursLocalModelCalls: {
+        plainTurnMs: summarize(plainTurn(overhead.oursLocalModelCalls)),
+        cpuMsPerTextTurn: {
+          server: summarize(cpu.server.oursLocalModelCalls),
+          worker: summarize(cpu.worker.oursLocalModelCalls),
+        },
+        ratios: {
+          plainTurnMs: runByRun(
+            plainTurn(overhead.oursLocalModelCalls),
+            plainTurn(overhead.peerLocalActivity),
+          ),
+          cpuMsPerTextTurn: runByRun(cpuTotal('oursLocalModelCalls'), cpuTotal('peerLocalActivity')),
         },
       },
       plainTurnMs: {

@@ -28,15 +28,21 @@ export interface ThroughputResult {
   levels: ThroughputLevel[];
   /** The highest level again, its conversations started with `liveSearchAttributes: false` (runs before 2026-12-04 lack it). */
   withoutLiveSearchAttributes?: ThroughputLevel;
+  /**
+   * The highest level again with `modelPolicy: { localActivity: true }`: with live search attributes,
+   * and without them (runs before 2026-12-05 19:45 UTC lack it).
+   */
+  localModelCalls?: { live: ThroughputLevel; quiet: ThroughputLevel };
 }
 
 /** How a throughput run's conversations start, beyond the empty system prompt. */
-type ConversationStart = Pick<StartConversationOptions, 'liveSearchAttributes'>;
+type ConversationStart = Pick<StartConversationOptions, 'liveSearchAttributes' | 'modelPolicy'>;
 
 /**
  * (e) `n` conversations each sending text turns back to back for `seconds`; completed turns per
- * second, and the worker's memory when the run ends. The highest level runs once more with
- * conversations that keep no live search attributes.
+ * second, and the worker's memory when the run ends. The highest level runs again with
+ * conversations that keep no live search attributes, and with model calls as local activities, with
+ * and without them.
  */
 export async function measureThroughput(
   agents: AgentClient,
@@ -105,6 +111,10 @@ export async function measureThroughput(
     idleWorkerRssMb,
     levels: results,
     withoutLiveSearchAttributes: await measure(most, { liveSearchAttributes: false }),
+    localModelCalls: {
+      live: await measure(most, { modelPolicy: { localActivity: true } }),
+      quiet: await measure(most, { modelPolicy: { localActivity: true }, liveSearchAttributes: false }),
+    },
   };
 }
 

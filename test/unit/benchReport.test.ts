@@ -184,6 +184,40 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     for (const [row, cells] of sectionRows) expect(tableRow(report, row).slice(1), row).toEqual(cells);
   });
 
+  it('reads CPU and throughput at 100 conversations in the cheaper configurations too, judging the goals by the default', async () => {
+    const run = await recordedRun();
+    const throughput = run.results.throughput;
+    if (!throughput) throw new Error('the recorded run has section (e)');
+    const most = throughput.levels.at(-1);
+    if (!most) throw new Error('the recorded run has levels');
+    const level = (turnsPerSecond: number, server: number, worker: number) => ({
+      ...most,
+      turnsPerSecond: summary(turnsPerSecond),
+      cpuMsPerTurn: { server: summary(server), worker: summary(worker), driver: summary(2) },
+    });
+    const report = render(run, {
+      ...run.results,
+      throughput: {
+        ...throughput,
+        withoutLiveSearchAttributes: level(78, 14, 9),
+        localModelCalls: { live: level(80, 12, 11), quiet: level(105, 8, 10) },
+      },
+    });
+    const cpu = tableRow(report, 'CPU per text turn ≤ 30 ms');
+    expect(cpu[1]).toContain(
+      '; 23.0 ms at 100 with `liveSearchAttributes: false`; 23.0 ms at 100 with `modelPolicy.localActivity`; 18.0 ms at 100 with both',
+    );
+    expect(cpu.at(-1)).toBe('**missed**');
+    const rate = tableRow(report, '≥ 100 turns/s with 100 concurrent conversations');
+    expect(rate[1]).toContain(
+      '; 78.0 with `liveSearchAttributes: false`; 80.0 with `modelPolicy.localActivity`; 105.0 with both',
+    );
+    expect(rate.at(-1)).toBe('**missed**');
+    expect(tableRow(report, '100, `modelPolicy.localActivity` and `liveSearchAttributes: false`')[1]).toBe(
+      '105.0 (105.0–105.0)',
+    );
+  });
+
   it('keeps a row for every goal, saying which were not measured in this run', async () => {
     const report = render(await recordedRun());
     expect(tableRow(report, "Durability per sequential tool call at most half the peer's")[1]).toBe(
@@ -283,6 +317,45 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '0.35 MB',
       '1.80 MB',
       '0.19 ×',
+    ]);
+  });
+
+  it("judges the plain text turn against the peer's local-activity model call on ours configured alike, the default beside it", async () => {
+    const run = await recordedRun();
+    const local = {
+      plainTurnMs: summary(40, 38, 43),
+      cpuMsPerTextTurn: { server: summary(12), worker: summary(20) },
+      ratios: { plainTurnMs: summary(0.89, 0.84, 0.95), cpuMsPerTextTurn: summary(0.53, 0.5, 0.6) },
+    };
+    const report = render(run, { ...run.results, peer: peerResult({ oursLocalModelCalls: local }) });
+    expect(
+      tableRow(report, "A plain text turn no slower than the peer's local-activity configuration"),
+    ).toEqual([
+      "A plain text turn no slower than the peer's local-activity configuration",
+      '40 ms with `modelPolicy.localActivity` against 45 ms for the peer with its model call as a local activity; 60 ms with ours an activity (1.33 × (1.25–1.40))',
+      'none',
+      '0.89 × (0.84–0.95)',
+      'met',
+    ]);
+    expect(
+      tableRow(
+        report,
+        'plain text turn, both model calls local activities (ours `modelPolicy.localActivity`)',
+      ).slice(1),
+    ).toEqual(['40.0 ms (38.0–43.0)', '45.0 ms (45.0–45.0)', '0.89 × (0.84–0.95)']);
+    expect(
+      tableRow(report, 'server + worker CPU per plain text turn, both model calls local activities').slice(1),
+    ).toEqual(['32.0 ms', '60.0 ms', '0.53 × (0.50–0.60)']);
+
+    // A run without ours configured alike is judged on the default.
+    const before = render(run, { ...run.results, peer: peerResult() });
+    expect(
+      tableRow(before, "A plain text turn no slower than the peer's local-activity configuration").slice(1),
+    ).toEqual([
+      '60 ms against 45 ms for the peer with its model call as a local activity',
+      '0.33 × over',
+      '1.33 × (1.25–1.40)',
+      '**missed**',
     ]);
   });
 
