@@ -119,8 +119,9 @@ export interface ModelCallPolicy extends ActivityPolicy {
    * `true` runs each model call that nobody follows as a Temporal local activity, inside the workflow
    * task that asked for it, as Temporal's own agent samples configure theirs: no activity task and
    * no workflow task of its own, so a text turn is one workflow task and answers sooner, for less
-   * server CPU. A call that somebody follows stays an activity, so its text streams live; so does
-   * the first call of a run, a call to a rate-limited model's queue, and a call whose worker has lost
+   * server CPU. A call that somebody follows stays an activity, so its text streams live; so do the
+   * first call of a run and a call whose new entries are too large to carry (`CallModelInput.tail`),
+   * a call to a rate-limited model's queue, and a call whose worker has lost
    * the conversation's context (it was restarted, or another worker ran the previous call): a local
    * activity cannot ask the workflow for it, so such an attempt ends at once and the call runs as an
    * activity. What it gives up, as a `localActivity` tool does: no heartbeat (a worker lost mid-call
