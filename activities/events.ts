@@ -35,10 +35,11 @@ const FOLLOWER_CHECK_EVENTS = 20;
 const UNFOLLOWED_INTERVAL_MS = 5_000;
 
 /**
- * The events of local-activity attempts that failed and will run again, by conversation and call key, for the next
- * attempt to carry in its result: it runs in this process, inside the same workflow task, and a
- * signal sent now would reach the log only after the task completes, after the call's result. The
- * bound only matters for attempts whose next one never comes (its worker moved, the turn ended).
+ * The events of local-activity attempts that failed and will run again, by conversation and call
+ * key, for the next attempt to carry in its result: it runs in this process, inside the same
+ * workflow task, and a signal sent now would reach the log only after the task completes, after the
+ * call's result. The bound only matters for attempts whose next one never comes (its worker moved,
+ * the turn ended).
  */
 const carriedToNextAttempt = new LRUCache<string, ConversationEvent[]>({ max: 1_000 });
 
