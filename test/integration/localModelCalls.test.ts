@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
+import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { ActivityTool } from '../../src/contract/types.ts';
+import type { ActivityTool, ToolResultMessage } from '../../src/contract/types.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { scriptAgents } from '../support/agentScript.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { executions } from '../support/history.ts';
 
@@ -39,10 +41,18 @@ async function loggedEvents(conversation: Conversation, lastTurn: number): Promi
 describe('model calls as local activities', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [echo] });
+    agent = await startTestAgent({
+      tools: [
+        echo,
+        agentTool({ name: 'researcher', description: 'Looks things up', systemPrompt: 'You research.' }),
+      ],
+    });
   });
   afterAll(async () => agent?.close());
-  beforeEach(() => agent.model.reset());
+  beforeEach(() => {
+    agent.model.reset();
+    agent.model.respond(undefined);
+  });
 
   const startLocal = (): Promise<Conversation> =>
     agent.client.startConversation({
@@ -172,6 +182,36 @@ describe('model calls as local activities', () => {
     expect(await conversation.send('second')).toMatchObject({ status: 'completed', reply: 'Recovered.' });
     expect(agent.model.requestCount).toBe(3);
     expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 1, activities: 1 });
+  });
+
+  it('runs a sub-agent’s calls nobody follows as local activities too, its conversation inheriting the option', async () => {
+    const researcher = 'You research.';
+    scriptAgents(agent.model, {
+      'Be brief.': (_request, results) =>
+        results === 0
+          ? {
+              kind: 'toolCalls',
+              toolCalls: [{ id: 'ask', name: 'researcher', arguments: { task: 'find it' } }],
+            }
+          : { kind: 'text', text: 'Found.' },
+      [researcher]: (_request, results) =>
+        results === 0
+          ? { kind: 'toolCalls', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'fact' } }] }
+          : { kind: 'text', text: 'The fact.' },
+    });
+    const conversation = await startLocal();
+    expect(await conversation.send('research')).toMatchObject({ status: 'completed', reply: 'Found.' });
+    const [asked] = (await conversation.messages()).filter(
+      (message): message is ToolResultMessage => message.role === 'toolResult',
+    );
+    expect(asked?.content).toEqual([{ type: 'text', text: 'The fact.' }]);
+    const childId = (asked?.details as { conversationId: string }).conversationId;
+    // Each conversation's first call is an activity; the one after its tool result, a local activity.
+    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 1, activities: 1 });
+    expect(await executions(agent.client.getConversation(childId).handle, 'callModel')).toEqual({
+      markers: 1,
+      activities: 1,
+    });
   });
 
   it('takes a message sent and a cancel asked while a local call runs, once the worker extends its workflow task', async () => {
