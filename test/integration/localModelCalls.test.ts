@@ -205,7 +205,7 @@ describe('model calls as local activities', () => {
       (message): message is ToolResultMessage => message.role === 'toolResult',
     );
     expect(asked?.content).toEqual([{ type: 'text', text: 'The fact.' }]);
-    const childId = (asked?.details as { conversationId: string }).conversationId;
+    const childId = (asked?.details as { conversationId?: string } | undefined)?.conversationId ?? '';
     // Each conversation's first call is an activity; the one after its tool result, a local activity.
     expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 1, activities: 1 });
     expect(await executions(agent.client.getConversation(childId).handle, 'callModel')).toEqual({
