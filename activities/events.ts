@@ -93,8 +93,8 @@ export function activityEventPublisher(
     return stream.topic<ConversationEvent>(EVENTS_TOPIC);
   };
   // Keyed by conversation too: call keys are only unique within one.
-  const carryKey = local ? `${workflowExecution.workflowId}/${localCallKey}` : '';
-  const heldBack: ConversationEvent[] = local ? takeCarried(carryKey) : [];
+  const carryKey = local ? `${workflowExecution.workflowId}/${localCallKey}` : undefined;
+  const heldBack: ConversationEvent[] = carryKey ? takeCarried(carryKey) : [];
   let live = false;
   let seq = 0;
   let heldBackBytes = heldBack.reduce((bytes, event) => bytes + eventBytes(event), 0);
@@ -174,7 +174,7 @@ export function activityEventPublisher(
     },
     async abandon(options) {
       stopTimers();
-      if (local && !live && options?.retrying) {
+      if (carryKey && !live && options?.retrying) {
         carriedToNextAttempt.set(carryKey, heldBack.splice(0));
         return;
       }

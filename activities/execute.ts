@@ -17,7 +17,7 @@ import type {
 } from '../src/contract/types.ts';
 import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
-import { cancelledByWorkflow } from './cancellation.ts';
+import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { activityEventPublisher } from './events.ts';
 import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -231,10 +231,6 @@ function givesUp(error: unknown, attempt: number, maximumAttempts: number): bool
   if (error instanceof ApplicationFailure && error.nonRetryable) return true;
   if (error instanceof Error && error.name === 'ToolError') return true;
   return lastAttempt(attempt, maximumAttempts);
-}
-
-function lastAttempt(attempt: number, maximumAttempts: number): boolean {
-  return maximumAttempts > 0 && attempt >= maximumAttempts;
 }
 
 function failureResult(toolName: string, error: unknown, attempt: number, text?: string): AgentToolResult {

@@ -26,7 +26,7 @@ import {
   type ResolvedModelSettings,
 } from '../src/worker/model/settings.ts';
 import type { ToolRegistry } from '../src/worker/registry.ts';
-import { cancelledByWorkflow } from './cancellation.ts';
+import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
@@ -119,7 +119,7 @@ async function callWithFallbacks(
 function retriedAfter(error: unknown, context: Context, maximumAttempts: number): boolean {
   if (context.cancellationSignal.aborted) return false;
   if (error instanceof ApplicationFailure && error.nonRetryable) return false;
-  return maximumAttempts <= 0 || context.info.attempt < maximumAttempts;
+  return !lastAttempt(context.info.attempt, maximumAttempts);
 }
 
 async function streamModelCall(

@@ -27,7 +27,7 @@ import { OVERHEAD_TOOL_CALLS, type OverheadResult } from './scenarios/overhead.t
 import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scenarios/parallel.ts';
 import type { LocalModelCallsSide, PeerResult } from './scenarios/peer.ts';
 import type { RateLimitResult } from './scenarios/rateLimits.ts';
-import type { ThroughputResult } from './scenarios/throughput.ts';
+import type { ThroughputLevel, ThroughputResult } from './scenarios/throughput.ts';
 import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
 import type { TurnLatencyResult } from './scenarios/turnLatency.ts';
 import { formatSummary as fmt, type Summary } from './stats.ts';
@@ -346,22 +346,11 @@ function goalsSection(results: BenchResults): string {
     ms: level.cpuMsPerTurn.server.median + level.cpuMsPerTurn.worker.median,
   }));
   const mostCpu = cpuPerTurn && Math.max(...cpuPerTurn.map((level) => level.ms));
-  const quietThroughput = results.throughput?.withoutLiveSearchAttributes;
-  const localThroughput = results.throughput?.localModelCalls;
-  // The highest level in the cheaper configurations, as the (e) table's last rows read.
-  const configurations = [
-    ...(quietThroughput ? [{ level: quietThroughput, label: '`liveSearchAttributes: false`' }] : []),
-    ...(localThroughput
-      ? [
-          { level: localThroughput.live, label: '`modelPolicy.localActivity`' },
-          { level: localThroughput.quiet, label: 'both' },
-        ]
-      : []),
-  ];
+  const configurations = results.throughput ? cheaperConfigurations(results.throughput) : [];
   const quietCpu = configurations
     .map(
-      ({ level, label }) =>
-        `; ${cpuSum(level.cpuMsPerTurn).toFixed(1)} ms at ${level.conversations} with ${label}`,
+      ({ level, shortLabel }) =>
+        `; ${cpuSum(level.cpuMsPerTurn).toFixed(1)} ms at ${level.conversations} with ${shortLabel}`,
     )
     .join('');
   rows.push(
@@ -393,7 +382,7 @@ function goalsSection(results: BenchResults): string {
       hundred && {
         measured: `${hundred.turnsPerSecond.median.toFixed(1)} turns/s${configurations
           .filter(({ level }) => level.conversations === 100)
-          .map(({ level, label }) => `; ${level.turnsPerSecond.median.toFixed(1)} with ${label}`)
+          .map(({ level, shortLabel }) => `; ${level.turnsPerSecond.median.toFixed(1)} with ${shortLabel}`)
           .join('')}${onFloor((bare) => `${bare.throughput.turnsPerSecond.median.toFixed(1)} turns/s`)}`,
         gap: short(hundred.turnsPerSecond.median, 100, 1, ' turns/s'),
         met: hundred.turnsPerSecond.median >= 100,
@@ -745,6 +734,28 @@ function historySection(points: HistoryBytesPoint[]): string {
   )}`;
 }
 
+/**
+ * The highest throughput level run again in the configurations that cost less, as the (e) table
+ * labels them and as the Goals table names them in short.
+ */
+function cheaperConfigurations(
+  result: ThroughputResult,
+): { level: ThroughputLevel; label: string; shortLabel: string }[] {
+  const quiet = '`liveSearchAttributes: false`';
+  const local = '`modelPolicy.localActivity`';
+  return [
+    ...(result.withoutLiveSearchAttributes
+      ? [{ level: result.withoutLiveSearchAttributes, label: quiet, shortLabel: quiet }]
+      : []),
+    ...(result.localModelCalls
+      ? [
+          { level: result.localModelCalls.live, label: local, shortLabel: local },
+          { level: result.localModelCalls.quiet, label: `${local} and ${quiet}`, shortLabel: 'both' },
+        ]
+      : []),
+  ];
+}
+
 function throughputSection(result: ThroughputResult): string {
   return `## (e) Throughput and worker memory\n\nN conversations each sending text turns (one model call per turn) back to back for ${result.seconds} s, after one warm-up turn each; ${result.runs} runs per level, one worker process (default options), server and worker on this machine. Worker RSS is read at the end of each run after a forced GC; the idle worker had ${result.idleWorkerRssMb.toFixed(0)} MB.\n\n${table(
     [
@@ -758,26 +769,10 @@ function throughputSection(result: ThroughputResult): string {
     ],
     [
       ...result.levels.map((level) => ({ level, label: String(level.conversations) })),
-      ...(result.withoutLiveSearchAttributes
-        ? [
-            {
-              level: result.withoutLiveSearchAttributes,
-              label: `${result.withoutLiveSearchAttributes.conversations}, \`liveSearchAttributes: false\``,
-            },
-          ]
-        : []),
-      ...(result.localModelCalls
-        ? [
-            {
-              level: result.localModelCalls.live,
-              label: `${result.localModelCalls.live.conversations}, \`modelPolicy.localActivity\``,
-            },
-            {
-              level: result.localModelCalls.quiet,
-              label: `${result.localModelCalls.quiet.conversations}, \`modelPolicy.localActivity\` and \`liveSearchAttributes: false\``,
-            },
-          ]
-        : []),
+      ...cheaperConfigurations(result).map(({ level, label }) => ({
+        level,
+        label: `${level.conversations}, ${label}`,
+      })),
     ].map(({ level, label }) => [
       label,
       fmt(level.turnsPerSecond, 1),
@@ -1057,7 +1052,7 @@ function cpuRows(cpu: PeerResult['cpuMsPerTextTurn'], local: LocalModelCallsSide
     ? [
         [
           'server + worker CPU per plain text turn, both model calls local activities',
-          `${(local.cpuMsPerTextTurn.server.median + local.cpuMsPerTextTurn.worker.median).toFixed(1)} ms`,
+          `${cpuSum(local.cpuMsPerTextTurn).toFixed(1)} ms`,
           `${total('peerLocalActivity').toFixed(1)} ms`,
           ratioRange(local.ratios.cpuMsPerTextTurn),
         ],

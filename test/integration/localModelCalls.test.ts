@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { ActivityTool, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ActivityTool, AgentDefinition, ToolResultMessage } from '../../src/contract/types.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
@@ -24,6 +24,13 @@ const echo: ActivityTool = {
   execute: async (_toolCallId, args) => textResult(`echo: ${String(args.text)}`),
 };
 
+/** A sub-agent that echoes once and answers. */
+const researcher: AgentDefinition = {
+  name: 'researcher',
+  description: 'Looks things up',
+  systemPrompt: 'You research.',
+};
+
 /** The log's events up to the end of turn `lastTurn`, as `<turn>:<type>[:detail]`. */
 async function loggedEvents(conversation: Conversation, lastTurn: number): Promise<string[]> {
   const seen: string[] = [];
@@ -42,10 +49,7 @@ describe('model calls as local activities', () => {
   let agent: TestAgent;
   beforeAll(async () => {
     agent = await startTestAgent({
-      tools: [
-        echo,
-        agentTool({ name: 'researcher', description: 'Looks things up', systemPrompt: 'You research.' }),
-      ],
+      tools: [echo, agentTool(researcher)],
     });
   });
   afterAll(async () => agent?.close());
@@ -185,7 +189,6 @@ describe('model calls as local activities', () => {
   });
 
   it('runs a sub-agent’s calls nobody follows as local activities too, its conversation inheriting the option', async () => {
-    const researcher = 'You research.';
     scriptAgents(agent.model, {
       'Be brief.': (_request, results) =>
         results === 0
@@ -194,7 +197,7 @@ describe('model calls as local activities', () => {
               toolCalls: [{ id: 'ask', name: 'researcher', arguments: { task: 'find it' } }],
             }
           : { kind: 'text', text: 'Found.' },
-      [researcher]: (_request, results) =>
+      [researcher.systemPrompt]: (_request, results) =>
         results === 0
           ? { kind: 'toolCalls', toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'fact' } }] }
           : { kind: 'text', text: 'The fact.' },

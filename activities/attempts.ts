@@ -11,3 +11,8 @@ export function cancelledByWorkflow(context: Context): CancelledFailure | undefi
   const { aborted, reason } = context.cancellationSignal;
   return aborted && reason instanceof CancelledFailure && reason.message === 'CANCELLED' ? reason : undefined;
 }
+
+/** Whether `attempt` is the last its retry policy allows (`maximumAttempts` 0: no limit). */
+export function lastAttempt(attempt: number, maximumAttempts: number): boolean {
+  return maximumAttempts > 0 && attempt >= maximumAttempts;
+}
