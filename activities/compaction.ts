@@ -43,7 +43,7 @@ export async function compactContext(
     throw ApplicationFailure.nonRetryable('compactContext runs only inside a conversation workflow');
   }
   const stopHeartbeats = heartbeatWhileRunning(context);
-  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const events = activityEventPublisher(input.turn, deps.warn, input);
   const calls = new WholeModelCalls(deps, context, events);
   try {
     const transcript = {

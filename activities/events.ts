@@ -4,9 +4,15 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { workflowStreamPollUpdate } from '@temporalio/workflow-streams/workflow';
 import { LRUCache } from 'lru-cache';
 import { MAX_HELD_BACK_EVENT_BYTES } from '../src/contract/limits.ts';
-import { type ActivityEvents, type ConversationEventBody, EVENTS_TOPIC } from '../src/contract/protocol.ts';
+import {
+  type ActivityEvents,
+  type ConversationEventBody,
+  EVENTS_TOPIC,
+  type LiveEntry,
+} from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import type { ConversationEvent } from '../src/contract/types.ts';
+import { LiveChannel } from '../src/infrastructure/storage/liveChannel.ts';
 
 /** How often buffered events travel to the workflow: one signal per interval, whatever the token rate. */
 const BATCH_INTERVAL = '250 milliseconds';
@@ -33,6 +39,11 @@ const FOLLOWER_CHECK_INTERVAL_MS = 5_000;
 const FOLLOWER_CHECK_EVENTS = 20;
 /** Held-back events that outgrew the result go live unfollowed, a batch per this interval. */
 const UNFOLLOWED_INTERVAL_MS = 5_000;
+/**
+ * How often an attempt looks for a follower of the live channel (a folder listing, no Temporal
+ * call), and gathers events for it: a batch of events is one file.
+ */
+const LIVE_CHANNEL_INTERVAL_MS = 250;
 
 /**
  * The events of local-activity attempts that failed and will run again, by conversation and call
@@ -42,6 +53,15 @@ const UNFOLLOWED_INTERVAL_MS = 5_000;
  * the turn ended).
  */
 const carriedToNextAttempt = new LRUCache<string, ConversationEvent[]>({ max: 1_000 });
+
+/** The live channel of each worker client's data converter (undefined: its store has none). */
+const liveChannels = new WeakMap<object, LiveChannel | undefined>();
+
+function liveChannelOf(context: Context): LiveChannel | undefined {
+  const converter = context.client.options.loadedDataConverter;
+  if (!liveChannels.has(converter)) liveChannels.set(converter, LiveChannel.of(converter));
+  return liveChannels.get(converter);
+}
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
@@ -65,9 +85,11 @@ export interface ActivityEventPublisher {
 
 /**
  * A publisher for the current activity attempt: events carry its turn and attempt and a sequence
- * number starting at 0, so a retried attempt visibly starts over. `followed` says whether anyone
- * followed the log when the call was scheduled; if not, events travel with the result unless a
- * follower attaches while the attempt runs. A local activity's attempt (`localCallKey`, the
+ * number starting at 0, so a retried attempt visibly starts over. `scheduled.followed` says whether
+ * anyone polled the log when the call was scheduled; if not, events travel with the result unless
+ * a follower attaches while the attempt runs. Followers of the live channel read the attempt's
+ * events there as it runs (after the log's events before `scheduled.eventOffset`), and the log
+ * takes them with its result. A local activity's attempt (`localCallKey`, the
  * workflow's key for the call) never goes live: its signals would reach the log after its result,
  * since the workflow task that waits for it is open; its events travel with its result, behind
  * those of its failed attempts before it.
@@ -75,14 +97,14 @@ export interface ActivityEventPublisher {
 export function activityEventPublisher(
   turn: number,
   warn: (message: string) => void,
-  followed: boolean,
+  scheduled: { followed?: boolean | undefined; eventOffset?: number | undefined },
   localCallKey?: string,
 ): ActivityEventPublisher {
   const context = Context.current();
   const { attempt, workflowExecution } = context.info;
   if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
   const local = localCallKey !== undefined;
-  let following = followed && !local;
+  let following = scheduled.followed !== false && !local;
   // Created when the attempt goes live: an attempt whose events travel in its result needs none.
   let stream: WorkflowStreamClient | undefined;
   const liveTopic = () => {
@@ -101,10 +123,12 @@ export function activityEventPublisher(
   let liveTimer: ReturnType<typeof setTimeout> | undefined;
   let followerCheck: ReturnType<typeof setInterval> | undefined;
   let ended = false;
+  const preview = local ? undefined : livePreview(context, scheduled.eventOffset ?? 0, warn);
   const stopTimers = (): void => {
     ended = true;
     clearTimeout(liveTimer);
     clearInterval(followerCheck);
+    preview?.stop();
   };
 
   const goLive = (): void => {
@@ -114,10 +138,15 @@ export function activityEventPublisher(
     // Live but unfollowed (the held-back events outgrew the result), the check goes on for a follower.
     if (following) clearInterval(followerCheck);
     const topic = liveTopic();
+    // Followers of the live channel read these already: the origin lets them know them again.
+    const origin = preview?.previewing ? preview.origin : undefined;
     heldBack.splice(0).forEach((event, index, all) => {
-      topic.publish(event, { forceFlush: index === all.length - 1 });
+      topic.publish(origin ? Object.assign({}, event, { origin }) : event, {
+        forceFlush: index === all.length - 1,
+      });
     });
   };
+  preview?.start(() => heldBack);
   if (following) liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
   else if (!local) {
     const scheduledAt = context.info.scheduledTimestampMs;
@@ -164,11 +193,15 @@ export function activityEventPublisher(
       }
       heldBack.push(full);
       heldBackBytes += eventBytes(full);
-      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES || (following && awaited)) goLive();
+      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) goLive();
+      else if (preview?.previewing) preview.add(full, awaited || publishOptions?.now === true);
+      else if (following && awaited) goLive();
     },
     async finish() {
       stopTimers();
-      if (!live) return heldBack.splice(0);
+      await preview?.flush();
+      if (!live)
+        return preview?.previewing ? withOrigin(heldBack.splice(0), preview.origin) : heldBack.splice(0);
       await send();
       return [];
     },
@@ -180,6 +213,81 @@ export function activityEventPublisher(
       }
       goLive();
       await send();
+    },
+  };
+}
+
+/** `events` with `origin` on the first: followers of the live channel read them before, under that name. */
+function withOrigin(events: ConversationEvent[], origin: string): ActivityEvents {
+  const [first, ...rest] = events;
+  return first ? [{ ...first, origin }, ...rest] : [];
+}
+
+/**
+ * An attempt's events for the followers of the live channel, while it runs. It looks for a follower
+ * at once and then every `LIVE_CHANNEL_INTERVAL_MS`; from the first it finds, it writes every event
+ * of the attempt from its first on, as `preview` entries, a batch per interval or at once for what a
+ * reader waits for (streamed text). The events still travel in the result: the log keeps them.
+ */
+function livePreview(context: Context, after: number, warn: (message: string) => void) {
+  const channel = liveChannelOf(context);
+  const { workflowExecution, namespace, activityId, attempt } = context.info;
+  if (!channel || !workflowExecution) return undefined;
+  const { workflowId } = workflowExecution;
+  const origin = `${activityId}/${attempt}`;
+  let previewing = false;
+  const pending: LiveEntry[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let failed = false;
+  const write = (): Promise<void> => {
+    const entries = pending.splice(0);
+    if (entries.length > 0) {
+      writing = writing
+        .then(() => channel.append(namespace, workflowId, entries))
+        .catch((error) => {
+          if (failed) return;
+          failed = true;
+          warn(`Could not write this call's events to the live channel: ${describeThrown(error)}`);
+        });
+    }
+    return writing;
+  };
+  return {
+    origin,
+    get previewing() {
+      return previewing;
+    },
+    start(heldBack: () => ConversationEvent[]) {
+      let looking = false;
+      const look = () => {
+        if (previewing) return void write();
+        if (looking) return;
+        looking = true;
+        channel
+          .followed(namespace, workflowId)
+          .then((followed) => {
+            if (!followed || previewing || timer === undefined) return;
+            previewing = true;
+            for (const event of heldBack()) pending.push({ kind: 'preview', origin, event, after });
+            void write();
+          })
+          .catch(() => undefined)
+          .finally(() => {
+            looking = false;
+          });
+      };
+      timer = setInterval(look, LIVE_CHANNEL_INTERVAL_MS);
+      look();
+    },
+    add(event: ConversationEvent, now: boolean) {
+      pending.push({ kind: 'preview', origin, event, after });
+      if (now) void write();
+    },
+    flush: write,
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
     },
   };
 }

@@ -64,7 +64,7 @@ export async function executeTool(
   }
   const event = { conversationId, toolCallId, toolName, attempt };
   const localCallKey = context.info.isLocal ? input.callKey : undefined;
-  const published = activityEventPublisher(input.turn, deps.warn, input.followed !== false, localCallKey);
+  const published = activityEventPublisher(input.turn, deps.warn, input, localCallKey);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },

@@ -48,7 +48,7 @@ export async function runGuardrails(
   });
   const context = Context.current();
   const stopHeartbeats = heartbeatWhileRunning(context);
-  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false);
+  const events = activityEventPublisher(input.turn, deps.warn, input);
   const calls = new WholeModelCalls(deps, context, events);
   const complete = async (request: GuardrailModelRequest) => {
     const named = modelNamed(deps.models, request.model, `The ${stage} guardrail's complete()`);

@@ -95,7 +95,7 @@ async function callWithFallbacks(
 ): Promise<CallModelOutput> {
   const first = modelNamed(deps.models, input.model);
   const { local } = input;
-  const events = activityEventPublisher(input.turn, deps.warn, input.followed !== false, local?.callKey);
+  const events = activityEventPublisher(input.turn, deps.warn, input, local?.callKey);
   try {
     const { reply, fallbacks } = await withFallbacks(
       deps.models,

@@ -157,6 +157,7 @@ export class ConversationCompaction {
       ...(model ? { model } : {}),
       ...(settings.prompt === DEFAULT_COMPACTION_PROMPT ? {} : { prompt: settings.prompt }),
       followed: state.events.followed,
+      eventOffset: state.events.offset,
     };
     const output = await compactContext(state, settings, input);
     if (output.events) state.events.publishFromResult(output.events);

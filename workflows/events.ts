@@ -1,4 +1,4 @@
-import { ApplicationFailure, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, defaultPayloadConverter, type Payload, setHandler } from '@temporalio/workflow';
 import {
   type PollInput,
   type PollResult,
@@ -6,14 +6,23 @@ import {
   type WorkflowTopicHandle,
   workflowStreamPollUpdate,
 } from '@temporalio/workflow-streams/workflow';
-import { MAX_CARRIED_EVENT_BYTES, MAX_CARRIED_EVENTS, MAX_EVENT_LOG_BYTES } from '../src/contract/limits.ts';
+import { eventsQuery } from '../src/contract/definitions.ts';
+import {
+  MAX_CARRIED_EVENT_BYTES,
+  MAX_CARRIED_EVENTS,
+  MAX_EVENT_LOG_BYTES,
+  MAX_EVENT_PAGE_ITEMS,
+} from '../src/contract/limits.ts';
 import {
   type ActivityEvents,
   type ConversationEventBody,
   EVENTS_TOPIC,
   type EventLogCarryOver,
+  type EventLogPage,
+  type LiveEntry,
 } from '../src/contract/protocol.ts';
 import type { ConversationEvent } from '../src/contract/types.ts';
+import { appendLiveEntries } from './eventSink.ts';
 
 /**
  * A follower counts as present this long after its last poll returned: it polls again at once, but
@@ -25,6 +34,10 @@ const FOLLOWER_GRACE_MS = 10_000;
  * The conversation's event log: a workflow stream that clients follow by polling Update. Long
  * activity attempts publish to it by signal, short ones in their result. Events the workflow
  * publishes itself cost no history of their own: they are rebuilt on replay.
+ *
+ * Each event the log takes is also handed to the worker (a sink: not again on replay), which copies
+ * it to the conversation's live channel in the payload store while someone reads it there; such a
+ * follower catches up with the `events` query and sends no Update.
  */
 export class ConversationEvents {
   #stream: WorkflowStream;
@@ -36,13 +49,52 @@ export class ConversationEvents {
   /** The encoded bytes of the live log's entries before offset `#measuredTo` (`trim`). */
   #loggedBytes = 0;
   #measuredTo = 0;
+  /** The offset up to which the live channel has been handed the log's events. */
+  #copiedTo: number;
 
   constructor(carried?: EventLogCarryOver) {
     this.#stream = new WorkflowStream(carried?.stream);
     this.#topic = this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
     this.#seq = carried?.seq ?? 0;
     this.#lastPollEndedAt = carried?.followedAt ?? Number.NEGATIVE_INFINITY;
+    // The previous run handed over what it carries.
+    this.#copiedTo = this.offset;
     this.#countFollowers();
+    setHandler(eventsQuery, (fromOffset, maxItems) => this.#page(fromOffset, maxItems));
+  }
+
+  #page(fromOffset: number, maxItems = MAX_EVENT_PAGE_ITEMS): EventLogPage {
+    const { log, baseOffset } = this.#stream as unknown as LiveLog;
+    const from = Math.max(fromOffset, baseOffset);
+    const upTo = Math.min(baseOffset + log.length, from + Math.max(1, maxItems));
+    const items: EventLogPage['items'] = [];
+    for (let offset = from; offset < upTo; offset++) {
+      items.push({ offset, event: eventAt(log, offset - baseOffset) });
+    }
+    return { items, next: Math.max(upTo, fromOffset) };
+  }
+
+  /**
+   * Hands the live channel what the log took since it was last handed anything: events that came by
+   * signal (the stream library logs them itself) and then `entries`, which the log has just taken.
+   */
+  #copyToLiveChannel(entries: LiveEntry[]): void {
+    const { log, baseOffset } = this.#stream as unknown as LiveLog;
+    const first = entries[0]?.kind === 'logged' ? entries[0].offset : baseOffset + log.length;
+    const unseen: LiveEntry[] = [];
+    for (let offset = Math.max(this.#copiedTo, baseOffset); offset < first; offset++) {
+      const { origin, ...event } = eventAt(log, offset - baseOffset) as ConversationEvent & {
+        origin?: string;
+      };
+      unseen.push({
+        kind: 'logged',
+        offset,
+        event: event as ConversationEvent,
+        ...(origin ? { origin } : {}),
+      });
+    }
+    this.#copiedTo = baseOffset + log.length;
+    appendLiveEntries([...unseen, ...entries]);
   }
 
   /**
@@ -89,8 +141,11 @@ export class ConversationEvents {
     return baseOffset + log.length;
   }
 
-  publish(turn: number, event: ConversationEventBody): void {
-    this.#topic.publish({ ...event, turn, attempt: 1, seq: this.#seq++ } as ConversationEvent);
+  publish(turn: number, body: ConversationEventBody): void {
+    const offset = this.offset;
+    const event = { ...body, turn, attempt: 1, seq: this.#seq++ } as ConversationEvent;
+    this.#topic.publish(event);
+    this.#copyToLiveChannel([{ kind: 'logged', offset, event }]);
   }
 
   /**
@@ -98,12 +153,18 @@ export class ConversationEvents {
    * `messageText` becomes the delta carrying the whole text of the attempt's message.
    */
   publishFromResult(events: ActivityEvents, messageText = ''): void {
-    for (const event of events) {
-      const { type, turn, attempt, seq } = event;
-      this.#topic.publish(
-        type === 'messageText' ? { type: 'textDelta', text: messageText, turn, attempt, seq } : event,
-      );
+    const origin = events[0]?.origin;
+    const entries: LiveEntry[] = [];
+    for (const { origin: _origin, ...carried } of events) {
+      const { turn, attempt, seq } = carried;
+      const event: ConversationEvent =
+        carried.type === 'messageText'
+          ? { type: 'textDelta', text: messageText, turn, attempt, seq }
+          : carried;
+      entries.push({ kind: 'logged', offset: this.offset, event, ...(origin ? { origin } : {}) });
+      this.#topic.publish(event);
     }
+    if (entries.length > 0) this.#copyToLiveChannel(entries);
   }
 
   /** Whether followers have been let go (they come back to the next run). */
@@ -176,8 +237,15 @@ export class ConversationEvents {
 
 /** What `WorkflowStream` keeps in memory: its log of payloads and the offset of the first one. */
 interface LiveLog {
-  log: { payload: { data?: Uint8Array | null } }[];
+  log: { payload: Payload }[];
   baseOffset: number;
+}
+
+/** The event at `index` of the live log. */
+function eventAt(log: LiveLog['log'], index: number): ConversationEvent {
+  const entry = log[index];
+  if (!entry) throw new Error(`The event log has no entry ${index}`);
+  return defaultPayloadConverter.fromPayload<ConversationEvent>(entry.payload);
 }
 
 /** How long an entry's payload is as base64, the form `getState()` and `carryOver()` measure. */

@@ -151,6 +151,7 @@ async function runGuardrails(
     guardrails: names,
     messages,
     followed: state.events.followed,
+    eventOffset: state.events.offset,
   });
   // Recorded histories hold the outcomes alone, from before the activity reported events.
   if (Array.isArray(output)) return output;

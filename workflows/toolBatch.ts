@@ -301,6 +301,7 @@ async function executeInActivity(
       args: call.args,
       maximumAttempts: policy.retry.maximumAttempts,
       followed: state.events.followed,
+      eventOffset: state.events.offset,
       ...toolBudget(state),
       ...(local ? { callKey: activityId } : {}),
     });

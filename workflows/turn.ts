@@ -128,6 +128,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         ...(tail ? { tail } : {}),
         ...(model ? { model } : {}),
         followed: state.events.followed,
+        eventOffset: state.events.offset,
         ...(agent ? { agent } : {}),
         ...offeredTools(state),
         ...state.compaction.modelCallInput(),

@@ -3,6 +3,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { EVENTS_TOPIC } from '../contract/protocol.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types.ts';
+import { followLiveChannel, liveChannelFor } from './liveEvents.ts';
 import { isUnreachable, type ReconnectOptions, untilReachable } from './reachability.ts';
 
 export type { ReconnectOptions } from './reachability.ts';
@@ -18,12 +19,20 @@ export interface FollowEventsOptions {
    * backoff until it answers again, and resumes from the next offset, instead of throwing.
    */
   reconnect?: ReconnectOptions;
+  /**
+   * Reads from the payload store's live channel when every worker of the conversation's task queue
+   * copies events there and shares this client's store (default true): no poll Update per batch of
+   * events. `false` polls the conversation's log by Update, as a client of another store must.
+   */
+  liveChannel?: boolean;
 }
 
 /**
  * Follows a conversation's event log until the conversation ends or `signal` aborts. The stream
  * library ends a subscription when a long poll times out; while the conversation still runs, this
- * subscribes again from the next offset, so a follower never misses or repeats an event.
+ * subscribes again from the next offset, so a follower never misses or repeats an event. When the
+ * conversation's workers copy its events to the payload store's live channel, it reads them there
+ * instead: no poll Update per batch (each a billed Action and a row in the Web UI).
  */
 export async function* followEvents(
   handle: WorkflowHandle,
@@ -35,8 +44,18 @@ export async function* followEvents(
     if (signal?.aborted) resolve('aborted');
     signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
+  // Read on the live channel when the conversation's workers copy events there; else polled.
+  const channel =
+    options.liveChannel === false ? undefined : await liveChannelFor(handle).catch(() => undefined);
   while (!signal?.aborted) {
     try {
+      if (channel) {
+        for await (const item of followLiveChannel(handle, channel, offset, signal)) {
+          yield item;
+          offset = item.live ? item.offset : item.offset + 1;
+        }
+        return;
+      }
       const items = new WorkflowStreamClient(handle)
         .topic<ConversationEvent>(EVENTS_TOPIC)
         .subscribe(offset, { pollCooldown: '50 milliseconds' });

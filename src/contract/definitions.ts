@@ -4,7 +4,12 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { KeptCompaction } from './compaction.ts';
-import type { ConversationCarryOver, ModelContext, SubAgentApprovalMessage } from './protocol.ts';
+import type {
+  ConversationCarryOver,
+  EventLogPage,
+  ModelContext,
+  SubAgentApprovalMessage,
+} from './protocol.ts';
 import type { TranscriptPage, TurnStarts } from './transcript.ts';
 import type {
   ApprovalDecision,
@@ -93,6 +98,12 @@ export const modelContextQuery = defineQuery<ModelContext, [fromIndex: number, m
  * `null` when there is nothing older to summarise. Refused when the conversation has `compaction: false`.
  */
 export const compactUpdate = defineUpdate<KeptCompaction | null>('compact');
+
+/**
+ * The event log from `fromOffset` on, at most `maxItems` events: how a follower who reads the live
+ * channel catches up when it attaches, and fills a gap. A query, so it adds nothing to the history.
+ */
+export const eventsQuery = defineQuery<EventLogPage, [fromOffset: number, maxItems?: number]>('events');
 
 /**
  * The conversation's latest compactions (see `MAX_KEPT_COMPACTIONS`) from compaction `fromId` on

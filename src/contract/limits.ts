@@ -106,6 +106,8 @@ export const MAX_CARRIED_EVENT_BYTES = 256 * 1024;
 
 /** The log a run keeps in memory; older events are dropped at the end of a turn. */
 export const MAX_EVENT_LOG_BYTES = 1024 * 1024;
+/** The most events one `events` query answers with; a follower asks again from its `next`. */
+export const MAX_EVENT_PAGE_ITEMS = 1_000;
 
 /** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
 export const MAX_HELD_BACK_EVENT_BYTES = 256 * 1024;

@@ -147,6 +147,8 @@ export interface CallModelInput {
    * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
    */
   followed?: boolean;
+  /** The event log's offset when the call was scheduled: live-channel followers see its events after the log's before it. */
+  eventOffset?: number;
   /** The active agent (after a handoff): its system prompt replaces the conversation's. */
   agent?: AgentDefinition;
   /** The names of the tools the model is offered; absent: every registered tool. */
@@ -189,6 +191,8 @@ export interface CompactContextInput {
   prompt?: string;
   /** Whether anyone followed the event log when the compaction was scheduled (as `CallModelInput.followed`). */
   followed?: boolean;
+  /** The event log's offset when the call was scheduled: live-channel followers see its events after the log's before it. */
+  eventOffset?: number;
 }
 
 /**
@@ -203,7 +207,13 @@ export type CompactContextOutput = CompactionSummary & { model: string; events?:
  * it acts on the result. `messageText` stands for the attempt's text deltas, which the workflow
  * rebuilds from the message so that the text is not recorded twice.
  */
-export type ActivityEvents = (ConversationEvent | (EventOrigin & { type: 'messageText' }))[];
+export type ActivityEvents = ((ConversationEvent | (EventOrigin & { type: 'messageText' })) & {
+  /**
+   * On the first event of an attempt that followers read live from the payload store's live channel
+   * (a {@link LiveEntry} `preview`): the attempt's name there, so followers know these events again.
+   */
+  origin?: string;
+})[];
 
 /**
  * A model call's reply, with its events when they travel in the result, and its tool calls PREPAREd
@@ -289,6 +299,8 @@ export interface ExecuteToolInput {
    * following, a long attempt sends its events rarely: each signal is a billed Action and a workflow task.
    */
   followed?: boolean;
+  /** The event log's offset when the call was scheduled: live-channel followers see its events after the log's before it. */
+  eventOffset?: number;
   /** What the conversation may still spend, when it has a budget (`ToolCallInfo.remainingBudget`). */
   remainingBudget?: SpendLimits;
   /**
@@ -330,6 +342,8 @@ export interface RunGuardrailsInput {
    * the activity answers with the outcomes alone, as it did before.
    */
   followed?: boolean;
+  /** The event log's offset when the call was scheduled: live-channel followers see its events after the log's before it. */
+  eventOffset?: number;
 }
 
 /** The outcomes, one per message in order, and the events of the guardrails' model calls (a `modelFallback`). */
@@ -396,4 +410,27 @@ export interface EventLogCarryOver {
 /** The worker's `eventSink`, reached from workflow code for calls the workflow runs itself. */
 export interface AgentEventSinks extends Sinks {
   yiemAgentEvents: { emit(event: AgentEvent): void };
+  /** Copies what the event log just took to the live channel, for followers who read it there. */
+  yiemLiveEvents: { append(entries: LiveEntry[]): void };
+}
+
+/**
+ * What followers read from a conversation's live channel in the payload store, outside Temporal:
+ * - `logged`: an event the log took, at its offset. `origin` names the activity attempt whose result
+ *   carried it, when that attempt was read live as it ran.
+ * - `preview`: an event of an activity attempt still running; the log takes it with the attempt's
+ *   result, under the same `origin`. `after`: the log's offset when the call was scheduled.
+ */
+export type LiveEntry =
+  | { kind: 'logged'; offset: number; event: ConversationEvent; origin?: string }
+  | { kind: 'preview'; origin: string; event: ConversationEvent; after: number };
+
+/** The event log from an offset on, as the `events` query answers. */
+export interface EventLogPage {
+  items: { offset: number; event: ConversationEvent }[];
+  /**
+   * The offset after the last item: where the next page, or the next live event, starts. A log that
+   * no longer holds the offset asked for answers from its oldest event, as a poll does.
+   */
+  next: number;
 }

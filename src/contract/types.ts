@@ -974,8 +974,13 @@ export type ConversationEvent = EventOrigin &
     | { type: 'turnEnd'; result: TurnResult; spend?: { conversation: Spend; turn: Spend } }
   );
 
-/** An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`. */
-export type ConversationEventItem = ConversationEvent & { offset: number };
+/**
+ * An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`.
+ * A `live` item is an event of a model or tool call still running, read from the payload store's
+ * live channel before the log takes it with the call's result: its `offset` is where the log's next
+ * event goes (resume from `offset`), and the log's copy of it is not yielded again.
+ */
+export type ConversationEventItem = ConversationEvent & { offset: number; live?: true };
 /**
  * A tool written by `writeTool`, as its file hands it to `ToolLoadContext.sandboxedTool`. The sources
  * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.

@@ -1,11 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { Context } from '@temporalio/activity';
+import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { InjectedSinks, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { safeSink } from '../../activities/execute.ts';
 import { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import type { McpServerConfig } from '../contract/types.ts';
+import { LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
 import { describeModels, modelTableOf } from './model/models.ts';
@@ -48,6 +50,8 @@ export class AgentPlugin extends SimplePlugin {
   readonly #dependencies: AgentActivityDependencies;
   readonly #runsModelCalls: boolean;
   readonly #neighbours: TaskQueueNeighbours;
+  /** Where conversations' events are copied for followers: the worker's file store's live channel. */
+  #liveChannel: LiveChannel | undefined;
 
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
     const neighbours = new TaskQueueNeighbours(dependencies.log ?? console.warn);
@@ -76,9 +80,17 @@ export class AgentPlugin extends SimplePlugin {
             ...(dependencies.log ? { log: dependencies.log } : {}),
           });
     // Sub-agent, handoff and callback calls run in the workflow; their events reach the sink too.
-    const emit = safeSink(dependencies.eventSink, dependencies.log ?? console.warn);
+    const warn = dependencies.log ?? console.warn;
+    const emit = safeSink(dependencies.eventSink, warn);
     this.#sinks = {
       yiemAgentEvents: { emit: { fn: (_info, event) => emit(event), callDuringReplay: false } },
+      yiemLiveEvents: {
+        append: {
+          fn: ({ namespace, workflowId }, entries) =>
+            this.#liveChannel?.copy(namespace, workflowId, entries, warn),
+          callDuringReplay: false,
+        },
+      },
     };
   }
 
@@ -107,7 +119,8 @@ export class AgentPlugin extends SimplePlugin {
       ...(this.#runsModelCalls ? { model: describeModels(modelTableOf(this.#dependencies)) } : {}),
       tools: toolSetHash(this.#dependencies.registry.names()),
     };
-    const identity = identityWithSignature(options.identity, signature);
+    this.#liveChannel = LiveChannel.of(loadDataConverter(options.dataConverter));
+    const identity = identityWithSignature(options.identity, signature, this.#liveChannel !== undefined);
     this.#neighbours.bind(identity, signature);
     const configured = {
       ...super.configureWorker(options),

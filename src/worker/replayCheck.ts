@@ -46,6 +46,7 @@ export interface ReplayCheckReport {
 /** Events are never emitted during replay; the sink is there so the workflow finds it. */
 const REPLAY_SINKS: InjectedSinks<AgentEventSinks> = {
   yiemAgentEvents: { emit: { fn: () => undefined, callDuringReplay: false } },
+  yiemLiveEvents: { append: { fn: () => undefined, callDuringReplay: false } },
 };
 
 interface RecordedEvent {

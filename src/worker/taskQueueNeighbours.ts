@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { LIVE_ANNOUNCEMENT } from '../infrastructure/storage/liveChannel.ts';
 import {
   recentPollers,
   TASK_QUEUE_TYPE_ACTIVITY,
@@ -22,7 +23,7 @@ export interface WorkerSignature {
   tools: string;
 }
 
-const SIGNATURE = / yiem\((?:(model .+), )?tools ([0-9a-f]{8})\)$/;
+const SIGNATURE = new RegExp(` yiem\\((?:(model .+), )?tools ([0-9a-f]{8})(?:${LIVE_ANNOUNCEMENT})?\\)$`);
 
 /** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
 const LOOK_INTERVAL_MS = 10_000;
@@ -34,9 +35,18 @@ export function toolSetHash(names: string[]): string {
     .slice(0, 8);
 }
 
-export function identityWithSignature(base: string | undefined, signature: WorkerSignature): string {
+/**
+ * The worker's identity with what it serves; `live` says that it copies conversations' events to
+ * its payload store's live channel (`LiveChannel`), where followers may read them.
+ */
+export function identityWithSignature(
+  base: string | undefined,
+  signature: WorkerSignature,
+  live = false,
+): string {
   const model = signature.model ? `${signature.model}, ` : '';
-  return `${base ?? `${process.pid}@${os.hostname()}`} yiem(${model}tools ${signature.tools})`;
+  const announcement = live ? LIVE_ANNOUNCEMENT : '';
+  return `${base ?? `${process.pid}@${os.hostname()}`} yiem(${model}tools ${signature.tools}${announcement})`;
 }
 
 export function signatureOf(identity: string): WorkerSignature | undefined {

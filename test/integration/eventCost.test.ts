@@ -70,12 +70,12 @@ async function publishSignals(conversation: Conversation): Promise<number> {
   ).length;
 }
 
-/** Every event of the first turn, from offset 0, with when it arrived. */
+/** Every event of the first turn, from offset 0, with when it arrived, polled from the log. */
 async function collectTurn(
   conversation: Conversation,
 ): Promise<{ event: ConversationEventItem; at: number }[]> {
   const seen: { event: ConversationEventItem; at: number }[] = [];
-  for await (const event of conversation.events({ fromOffset: 0 })) {
+  for await (const event of conversation.events({ fromOffset: 0, liveChannel: false })) {
     seen.push({ event, at: Date.now() });
     if (event.type === 'turnEnd') break;
   }
@@ -194,7 +194,10 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     script();
     const seen: ConversationEventItem[] = [];
     const following = (async () => {
-      for await (const event of conversation.events({ fromOffset: attached.eventOffset })) {
+      for await (const event of conversation.events({
+        fromOffset: attached.eventOffset,
+        liveChannel: false,
+      })) {
         seen.push(event);
         if (event.type === 'turnEnd') break;
       }

@@ -339,7 +339,10 @@ export async function startLoopHarness(): Promise<LoopHarness> {
     workflowBundle: await workflowBundle(),
     activities,
     // Sub-agent, handoff and callback calls report to the worker's event sink; none are under test.
-    sinks: { yiemAgentEvents: { emit: { fn() {} } } } satisfies InjectedSinks<AgentEventSinks>,
+    sinks: {
+      yiemAgentEvents: { emit: { fn() {} } },
+      yiemLiveEvents: { append: { fn() {} } },
+    } satisfies InjectedSinks<AgentEventSinks>,
   });
   const running = worker.run();
 

@@ -1,0 +1,177 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+
+/** Reports progress every 250 ms for `ms`. */
+const survey = {
+  started: 0,
+  finishedAt: [] as number[],
+  tool: {
+    name: 'survey',
+    label: 'Survey',
+    description: 'Takes a while and reports progress',
+    parallelToolExecute: true,
+    inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
+    async execute(_id, args, _signal, onPartialResult) {
+      const { ms } = args as { ms: number };
+      survey.started += 1;
+      for (let elapsed = 0; elapsed < ms; elapsed += 250) {
+        onPartialResult({ elapsed });
+        await sleep(250);
+      }
+      survey.finishedAt.push(Date.now());
+      return textResult('4,200 answers');
+    },
+  } satisfies AgentTool,
+};
+
+const REPLY = 'Forty-two people answered the survey.';
+const TURN_EVENTS = [
+  'turnStart',
+  'messageStart',
+  'messageEnd',
+  'toolStart',
+  'toolEnd',
+  'messageStart',
+  'textDelta',
+  'messageEnd',
+  'turnEnd',
+];
+
+/** The Updates and signals in the conversation's history, by name: each one a billed Action and a Web UI row. */
+async function updatesAndSignals(conversation: Conversation): Promise<string[]> {
+  const history = await conversation.handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    return [update, signal].filter((name): name is string => typeof name === 'string');
+  });
+}
+
+/** The turn's events from `fromOffset`, with when each arrived. */
+async function collectTurn(
+  conversation: Conversation,
+  options: { fromOffset?: number; liveChannel?: boolean } = {},
+) {
+  const seen: { event: ConversationEventItem; at: number }[] = [];
+  for await (const event of conversation.events({ fromOffset: 0, ...options })) {
+    seen.push({ event, at: Date.now() });
+    if (event.type === 'turnEnd') break;
+  }
+  return seen;
+}
+
+/** What a user sees: the event types in order (text deltas merged, progress apart) and the text. */
+function userView(seen: { event: ConversationEventItem }[]) {
+  const types = seen
+    .map(({ event }) => event.type)
+    .filter((type, index, all) => type !== 'textDelta' || all[index - 1] !== 'textDelta');
+  return {
+    types: types.filter((type) => type !== 'toolProgress'),
+    progress: types.filter((type) => type === 'toolProgress').length,
+    text: seen.map(({ event }) => (event.type === 'textDelta' ? event.text : '')).join(''),
+  };
+}
+
+describe('live channel: followers read events from the payload store, not by polling the conversation', () => {
+  let agent: TestAgent;
+  beforeAll(async () => {
+    agent = await startTestAgent({ tools: [survey.tool] });
+  });
+  afterAll(async () => agent?.close());
+
+  const script = (ms: number) =>
+    agent.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: { ms } }] },
+      // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
+      { kind: 'text', text: REPLY, deltaDelayMs: 400 },
+    );
+
+  it('streams a followed tool turn with no Update or signal but the prompt, text before the model has finished, each event once', async () => {
+    script(1_000);
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const following = collectTurn(conversation);
+    await sleep(500);
+    expect(await conversation.send('How many answered?')).toMatchObject({
+      status: 'completed',
+      reply: REPLY,
+    });
+    const seen = await following;
+
+    expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
+    const lastPieceSentAt = agent.model.lastRequest()?.textSentAt.at(-1) ?? 0;
+    const firstText = seen.find(({ event }) => event.type === 'textDelta');
+    expect(firstText?.event.live).toBe(true);
+    expect(firstText?.at).toBeLessThan(lastPieceSentAt);
+    const live = userView(seen);
+    expect(live.types).toEqual(TURN_EVENTS);
+    expect(live.text).toBe(REPLY);
+    expect(live.progress).toBe(4);
+    // The same turn as the log has it, read afterwards by polling.
+    const logged = userView(await collectTurn(conversation, { liveChannel: false }));
+    expect(logged).toEqual(live);
+    // Offsets go on from the log's: a live item's is where the log's next event goes.
+    const lastOffset = seen.at(-1)?.event.offset ?? -1;
+    expect(lastOffset).toBe((await conversation.eventOffset()) - 1);
+  });
+
+  it('shows a follower who attaches during a long tool its progress while the tool runs, with no signal', async () => {
+    script(4_000);
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const runs = survey.started;
+    const turn = conversation.send('How many answered?');
+    while (survey.started === runs) await sleep(50);
+    await sleep(1_000);
+    const seen = await collectTurn(conversation);
+    expect(await turn).toMatchObject({ status: 'completed', reply: REPLY });
+
+    const progress = seen.filter(({ event }) => event.type === 'toolProgress');
+    expect(progress).toHaveLength(16);
+    expect(progress.at(-2)?.at).toBeLessThan(survey.finishedAt[runs] ?? 0);
+    expect(userView(seen).types).toEqual(TURN_EVENTS);
+    expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
+  });
+
+  it('follows from where the log ends into the next turn, from its start', async () => {
+    script(250);
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    await conversation.send('How many answered?');
+    const { eventOffset } = await conversation.statusAndOffset();
+    script(250);
+    const following = collectTurn(conversation, { fromOffset: eventOffset });
+    await sleep(300);
+    await conversation.send('And now?');
+    const seen = (await following).map(({ event }) => event);
+    expect(seen[0]).toMatchObject({ type: 'turnStart', turn: 2, offset: eventOffset });
+    expect(seen.filter((event) => event.turn !== 2)).toEqual([]);
+    expect(await updatesAndSignals(conversation)).toEqual(['prompt', 'prompt']);
+  });
+
+  it('polls the log when the client uses another payload store than the workers', async () => {
+    const otherStore = await mkdtemp(path.join(os.tmpdir(), 'yiem-other-store-'));
+    const client = new AgentClient({
+      address: agent.address,
+      taskQueue: agent.taskQueue,
+      dataConverter: dataConverterFromEnv({ ...process.env, YIEM_PAYLOADS_DIR: otherStore }),
+    });
+    try {
+      script(1_000);
+      const conversation = await client.startConversation({ systemPrompt: '' });
+      const following = collectTurn(conversation);
+      await sleep(500);
+      await conversation.send('How many answered?');
+      const view = userView(await following);
+      expect(view).toMatchObject({ types: TURN_EVENTS, text: REPLY });
+      expect(await updatesAndSignals(conversation)).toContain('__temporal_workflow_stream_poll');
+    } finally {
+      await client.close();
+    }
+  });
+});
