@@ -123,7 +123,7 @@ export function activityEventPublisher(
   let liveTimer: ReturnType<typeof setTimeout> | undefined;
   let followerCheck: ReturnType<typeof setInterval> | undefined;
   let ended = false;
-  const preview = local ? undefined : livePreview(context, scheduled.eventOffset ?? 0, warn);
+  const preview = livePreview(context, scheduled.eventOffset ?? 0, warn);
   const stopTimers = (): void => {
     ended = true;
     clearTimeout(liveTimer);
@@ -194,7 +194,8 @@ export function activityEventPublisher(
       heldBack.push(full);
       heldBackBytes += eventBytes(full);
       if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) goLive();
-      else if (preview?.previewing) preview.add(full, awaited || publishOptions?.now === true);
+      else if (preview?.previewing)
+        preview.add(full, heldBack.length - 1, awaited || publishOptions?.now === true);
       else if (following && awaited) goLive();
     },
     async finish() {
@@ -224,10 +225,11 @@ function withOrigin(events: ConversationEvent[], origin: string): ActivityEvents
 }
 
 /**
- * An attempt's events for the followers of the live channel, while it runs. It looks for a follower
- * at once and then every `LIVE_CHANNEL_INTERVAL_MS`; from the first it finds, it writes every event
- * of the attempt from its first on, as `preview` entries, a batch per interval or at once for what a
- * reader waits for (streamed text). The events still travel in the result: the log keeps them.
+ * An attempt's events for the followers of the live channel, while it runs. It looks for followers
+ * at once and then every `LIVE_CHANNEL_INTERVAL_MS`; when one comes, it writes every event of the
+ * attempt from its first on, as `preview` entries, and then each new one, a batch per interval or at
+ * once for what a reader waits for (streamed text). The events still travel in the result: the log
+ * keeps them.
  */
 function livePreview(context: Context, after: number, warn: (message: string) => void) {
   const channel = liveChannelOf(context);
@@ -237,6 +239,13 @@ function livePreview(context: Context, after: number, warn: (message: string) =>
   const origin = `${activityId}/${attempt}`;
   let previewing = false;
   const pending: LiveEntry[] = [];
+  const entry = (event: ConversationEvent, index: number): LiveEntry => ({
+    kind: 'preview',
+    origin,
+    index,
+    event,
+    after,
+  });
   let writing: Promise<void> = Promise.resolve();
   let timer: ReturnType<typeof setInterval> | undefined;
   let failed = false;
@@ -259,18 +268,23 @@ function livePreview(context: Context, after: number, warn: (message: string) =>
       return previewing;
     },
     start(heldBack: () => ConversationEvent[]) {
+      const known = new Set<string>();
       let looking = false;
       const look = () => {
-        if (previewing) return void write();
         if (looking) return;
         looking = true;
         channel
-          .followed(namespace, workflowId)
-          .then((followed) => {
-            if (!followed || previewing || timer === undefined) return;
-            previewing = true;
-            for (const event of heldBack()) pending.push({ kind: 'preview', origin, event, after });
-            void write();
+          .followers(namespace, workflowId)
+          .then((followers) => {
+            if (timer === undefined) return;
+            // A follower who came since shows the attempt from its first event: those who read it
+            // already skip what they have.
+            if (followers.some((follower) => !known.has(follower))) {
+              pending.splice(0, pending.length, ...heldBack().map((event, index) => entry(event, index)));
+              previewing = true;
+            }
+            for (const follower of followers) known.add(follower);
+            if (previewing) void write();
           })
           .catch(() => undefined)
           .finally(() => {
@@ -280,8 +294,8 @@ function livePreview(context: Context, after: number, warn: (message: string) =>
       timer = setInterval(look, LIVE_CHANNEL_INTERVAL_MS);
       look();
     },
-    add(event: ConversationEvent, now: boolean) {
-      pending.push({ kind: 'preview', origin, event, after });
+    add(event: ConversationEvent, index: number, now: boolean) {
+      pending.push(entry(event, index));
       if (now) void write();
     },
     flush: write,

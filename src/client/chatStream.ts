@@ -101,7 +101,8 @@ export async function* chatStream(
       const event: ConversationEventItem = outcome.value;
       offset = event.offset + 1;
       const chunks = await translator.translate(event);
-      if (event.offset >= emitFrom && chunks.length > 0) {
+      // A running call's live event is new to the client, whatever offset it follows.
+      if ((event.live || event.offset >= emitFrom) && chunks.length > 0) {
         if (!started) yield start(translator.turn);
         yield* chunks;
       }

@@ -52,7 +52,7 @@ export async function* followEvents(
       if (channel) {
         for await (const item of followLiveChannel(handle, channel, offset, signal)) {
           yield item;
-          offset = item.live ? item.offset : item.offset + 1;
+          offset = item.offset + 1;
         }
         return;
       }

@@ -96,17 +96,23 @@ export async function* followLiveChannel(
  * Puts what a follower reads from the log and the live channel in the log's order, each event once:
  * logged events by offset; a running call's `preview` events at once, and then their logged copies
  * (under the same origin) not again. A call's text comes to the log whole: only what its previews
- * had not shown is yielded. An origin's previews count from its first event, so a follower who
- * attached mid-call reads that call from the log.
+ * had not shown is yielded. An origin's previews count from its first event: a call shows itself
+ * again from there when a follower comes, and those who read it already skip what they have.
  */
 export class LiveEventOrder {
   #next: number;
   readonly #logged = new Map<number, { event: ConversationEvent; origin?: string | undefined }>();
-  /** Per origin: how many events of each type were shown, and the text shown; null: not shown. */
-  readonly #previewed = new Map<string, { counts: Map<string, number>; text: string } | null>();
+  /**
+   * Per origin: how many events of each type were shown, the text shown and the last one's index;
+   * null: not shown (its first event came before this follower).
+   */
+  readonly #previewed = new Map<
+    string,
+    { counts: Map<string, number>; text: string; index: number } | null
+  >();
   #ready: ConversationEventItem[] = [];
   /** Previews of calls scheduled after log events not read yet, in the order they came. */
-  #early: { origin: string; event: ConversationEvent; after: number }[] = [];
+  #early: Extract<LiveEntry, { kind: 'preview' }>[] = [];
   #waitingSince: number | undefined;
 
   constructor(fromOffset: number) {
@@ -149,16 +155,18 @@ export class LiveEventOrder {
     if (offset >= this.#next) this.#logged.set(offset, { event, origin });
   }
 
-  #preview(origin: string, event: ConversationEvent): void {
+  #preview({ origin, index, event }: Extract<LiveEntry, { kind: 'preview' }>): void {
     let shown = this.#previewed.get(origin);
     if (shown === undefined) {
-      shown = event.seq === 0 ? { counts: new Map(), text: '' } : null;
+      shown = index === 0 ? { counts: new Map(), text: '', index: -1 } : null;
       this.#previewed.set(origin, shown);
     }
-    if (!shown) return;
+    // An attempt shows itself again from its first event when a follower comes.
+    if (!shown || index <= shown.index) return;
+    shown.index = index;
     if (event.type === 'textDelta') shown.text += event.text;
     else shown.counts.set(event.type, (shown.counts.get(event.type) ?? 0) + 1);
-    this.#ready.push({ ...event, offset: this.#next, live: true });
+    this.#ready.push({ ...event, offset: this.#next - 1, live: true });
   }
 
   #release(): void {
@@ -176,9 +184,9 @@ export class LiveEventOrder {
   /** Shows the previews whose call was scheduled before the next logged event, in the order they came. */
   #releasePreviews(): void {
     let shown = 0;
-    for (const { origin, event, after } of this.#early) {
-      if (after > this.#next) break;
-      this.#preview(origin, event);
+    for (const preview of this.#early) {
+      if (preview.after > this.#next) break;
+      this.#preview(preview);
       shown += 1;
     }
     this.#early.splice(0, shown);

@@ -419,11 +419,12 @@ export interface AgentEventSinks extends Sinks {
  * - `logged`: an event the log took, at its offset. `origin` names the activity attempt whose result
  *   carried it, when that attempt was read live as it ran.
  * - `preview`: an event of an activity attempt still running; the log takes it with the attempt's
- *   result, under the same `origin`. `after`: the log's offset when the call was scheduled.
+ *   result, under the same `origin`. `index`: its place among the attempt's events (an attempt
+ *   writes them all again when a follower comes); `after`: the log's offset when the call was scheduled.
  */
 export type LiveEntry =
   | { kind: 'logged'; offset: number; event: ConversationEvent; origin?: string }
-  | { kind: 'preview'; origin: string; event: ConversationEvent; after: number };
+  | { kind: 'preview'; origin: string; index: number; event: ConversationEvent; after: number };
 
 /** The event log from an offset on, as the `events` query answers. */
 export interface EventLogPage {

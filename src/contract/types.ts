@@ -977,8 +977,9 @@ export type ConversationEvent = EventOrigin &
 /**
  * An event with its offset in the conversation's event log: resume with `events({ fromOffset: offset + 1 })`.
  * A `live` item is an event of a model or tool call still running, read from the payload store's
- * live channel before the log takes it with the call's result: its `offset` is where the log's next
- * event goes (resume from `offset`), and the log's copy of it is not yielded again.
+ * live channel before the log takes it with the call's result: its `offset` is that of the log's
+ * event before it, so resuming after it reads the log from there (and the call's events again, as
+ * the log has them); following on, the log's copy of it is not yielded again.
  */
 export type ConversationEventItem = ConversationEvent & { offset: number; live?: true };
 /**

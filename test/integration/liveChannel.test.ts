@@ -154,6 +154,72 @@ describe('live channel: followers read events from the payload store, not by pol
     expect(await updatesAndSignals(conversation)).toEqual(['prompt', 'prompt']);
   });
 
+  it('shows a second follower who comes during a call the call from its start, and neither sees an event twice', async () => {
+    script(3_000);
+    const conversation = await agent.client.startConversation({ systemPrompt: '' });
+    const first = collectTurn(conversation);
+    await sleep(500);
+    const runs = survey.started;
+    const turn = conversation.send('How many answered?');
+    while (survey.started === runs) await sleep(50);
+    await sleep(1_000);
+    const second = collectTurn(conversation);
+    await turn;
+    for (const seen of [await first, await second]) {
+      const view = userView(seen);
+      expect(view).toEqual({ types: TURN_EVENTS, progress: 12, text: REPLY });
+      // The second saw the running tool's progress live, not only with its result.
+      expect(seen.filter(({ event }) => event.type === 'toolProgress' && event.live).length).toBeGreaterThan(
+        6,
+      );
+    }
+    expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
+  });
+
+  it('keeps offsets going across runs, and resumes after a live event without losing one', async () => {
+    agent.model.enqueue(
+      { kind: 'text', text: 'one', deltaDelayMs: 0 },
+      { kind: 'text', text: 'two pieces of text', deltaDelayMs: 300 },
+      { kind: 'text', text: 'three' },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
+    const firstRun = (await conversation.handle.describe()).runId;
+    const seen: ConversationEventItem[] = [];
+    const following = (async () => {
+      for await (const event of conversation.events({ fromOffset: 0 })) {
+        seen.push(event);
+        if (event.type === 'turnEnd' && event.turn === 3) break;
+      }
+    })();
+    await sleep(300);
+    for (const text of ['a', 'b', 'c']) await conversation.send(text);
+    await following;
+
+    expect((await conversation.handle.describe()).runId).not.toBe(firstRun);
+    // Offsets go on across runs; a live event has the offset of the log's event before it, and the
+    // log's copy of it is not yielded again.
+    const offsets = seen.map((event) => event.offset);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    const logged = seen.filter((event) => !event.live).map((event) => event.offset);
+    expect(new Set(logged).size).toBe(logged.length);
+    expect(offsets.at(-1)).toBe((await conversation.eventOffset()) - 1);
+    const replies = seen.flatMap((event) => (event.type === 'turnEnd' ? [event.result.reply] : []));
+    expect(replies).toEqual(['one', 'two pieces of text', 'three']);
+    // Each live event's offset is the log's event before it: resuming after it misses nothing.
+    const live = seen.find((event) => event.live);
+    expect(live).toBeDefined();
+    const resumed: ConversationEventItem[] = [];
+    for await (const event of conversation.events({
+      fromOffset: (live?.offset ?? 0) + 1,
+      liveChannel: false,
+    })) {
+      resumed.push(event);
+      if (event.type === 'turnEnd' && event.turn === 3) break;
+    }
+    expect(resumed[0]?.offset).toBe((live?.offset ?? 0) + 1);
+    expect(resumed.map((event) => event.type)).toContain('turnEnd');
+  });
+
   it('polls the log when the client uses another payload store than the workers', async () => {
     const otherStore = await mkdtemp(path.join(os.tmpdir(), 'yiem-other-store-'));
     const client = new AgentClient({

@@ -117,7 +117,11 @@ describe('model calls as local activities', () => {
     await replayAndRecord(conversation.handle, 'local-model-calls');
   });
 
-  it('keeps a followed call an activity, so that its text streams to the follower as it comes', async () => {
+  /**
+   * Two turns while a follower reads along (polling the log, or on the live channel): the second
+   * turn's text as the follower received it, and how its model calls ran.
+   */
+  const followTwoTurns = async (liveChannel: boolean) => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hello.' },
       { kind: 'text', text: 'A reply that streams in four pieces.', deltaDelayMs: 300 },
@@ -127,13 +131,13 @@ describe('model calls as local activities', () => {
     let turnsEnded = 0;
     const following = new AbortController();
     const follower = (async () => {
-      for await (const event of conversation.events({ signal: following.signal })) {
+      for await (const event of conversation.events({ signal: following.signal, liveChannel })) {
         if (event.type === 'textDelta' && event.turn === 2) deltas.push(event.text);
         if (event.type === 'turnEnd') turnsEnded += 1;
       }
     })();
     await conversation.send('hi');
-    // Once the follower has read the first turn, its poll waits in the workflow: the next call is followed.
+    // Once the follower has read the first turn, it is surely following when the next call starts.
     await expect.poll(() => turnsEnded, { timeout: 10_000 }).toBe(1);
     expect(await conversation.send('stream it')).toMatchObject({ turn: 2, status: 'completed' });
     await expect
@@ -141,7 +145,18 @@ describe('model calls as local activities', () => {
       .toBe('A reply that streams in four pieces.');
     following.abort();
     await follower;
-    expect(await executions(conversation.handle, 'callModel')).toEqual({ markers: 0, activities: 2 });
+    return { deltas, calls: await executions(conversation.handle, 'callModel') };
+  };
+
+  it('keeps a call followed by polling the log an activity, so that its text streams to the follower as it comes', async () => {
+    const { deltas, calls } = await followTwoTurns(false);
+    expect(calls).toEqual({ markers: 0, activities: 2 });
+    expect(deltas.length).toBeGreaterThan(1);
+  });
+
+  it('runs a call followed on the live channel locally, its text streaming there as it comes', async () => {
+    const { deltas, calls } = await followTwoTurns(true);
+    expect(calls).toEqual({ markers: 1, activities: 1 });
     expect(deltas.length).toBeGreaterThan(1);
   });
 

@@ -115,7 +115,7 @@ describe('following a conversation live', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
     let replied = false;
     let deltaBeforeReply = false;
-    const following = collectTurn(conversation.events(), 1, (event) => {
+    const following = collectTurn(conversation.events({ liveChannel: false }), 1, (event) => {
       if (event.type === 'textDelta' && event.text !== '' && !replied && reply.startsWith(event.text)) {
         deltaBeforeReply = true;
       }
@@ -142,7 +142,7 @@ describe('following a conversation live', () => {
 
     // A follower that lost its connection after the tool started picks up exactly where it left off.
     const cut = events.findIndex((event) => event.type === 'toolStart');
-    const resumed = await collectTurn(conversation.events({ fromOffset: cut + 1 }), 1);
+    const resumed = await collectTurn(conversation.events({ fromOffset: cut + 1, liveChannel: false }), 1);
     expect(resumed).toEqual(events.slice(cut + 1));
   });
 
@@ -150,7 +150,7 @@ describe('following a conversation live', () => {
     const reply = 'One two three four five six seven eight nine ten eleven twelve.';
     agent.model.enqueue({ kind: 'text', text: reply });
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
-    const following = collectTurn(conversation.events(), 1);
+    const following = collectTurn(conversation.events({ liveChannel: false }), 1);
     await conversation.send('count');
     const deltas = (await following).filter((event) => event.type === 'textDelta');
     expect(deltas.map((delta) => delta.text).join('')).toBe(reply);
@@ -170,7 +170,7 @@ describe('following a conversation live', () => {
       { kind: 'text', text: 'The slow one finished.' },
     );
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
-    const quick = collectTurn(conversation.events(), 1);
+    const quick = collectTurn(conversation.events({ liveChannel: false }), 1);
     await conversation.send('Weather in Oslo?');
     expect(trace(await quick)).toEqual(LOOKUP_TURN);
     expect(textOf(await quick)).toBe('Oslo is sunny.');
@@ -179,7 +179,7 @@ describe('following a conversation live', () => {
     expect(await signals()).toBe(0);
 
     // The slow tool's start and progress reach the follower while it is still running.
-    const slow = collectTurn(conversation.events(), 2, (event) => {
+    const slow = collectTurn(conversation.events({ liveChannel: false }), 2, (event) => {
       if (event.type === 'toolProgress' && event.toolName === 'slow') finishSlowTool();
     });
     const result = await conversation.send('Run the slow one');
@@ -198,7 +198,7 @@ describe('following a conversation live', () => {
       systemPrompt: '',
       modelPolicy: { retry: { ...FAST_MODEL_RETRY.retry, maximumAttempts: 5 } },
     });
-    const following = collectTurn(conversation.events(), 1);
+    const following = collectTurn(conversation.events({ liveChannel: false }), 1);
     const result = await conversation.send('What is the answer?');
     const events = await following;
 
@@ -234,7 +234,7 @@ describe('following a conversation live', () => {
     );
     const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
     const firstRun = (await conversation.handle.describe()).runId;
-    const following = collectTurn(conversation.events(), 3);
+    const following = collectTurn(conversation.events({ liveChannel: false }), 3);
     for (const text of ['a', 'b', 'c']) await conversation.send(text);
     const events = await following;
 
@@ -249,7 +249,9 @@ describe('following a conversation live', () => {
   it('takes followers back when a prompt comes after they were let go for a new run', async () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 1 });
     const seen: string[] = [];
-    const following = collectTurn(conversation.events(), 2, (event) => seen.push(...trace([event])));
+    const following = collectTurn(conversation.events({ liveChannel: false }), 2, (event) =>
+      seen.push(...trace([event])),
+    );
     // An unfinished Update keeps the run from continuing as new after turn 1, once it has let its
     // followers go; the prompt that comes meanwhile gets its turn in this run.
     toolListing.close();

@@ -158,7 +158,7 @@ describe('two agents on one task queue', () => {
     const identities = await untilPollers(users, shared, 2);
     expect(
       identities.every((identity) =>
-        / yiem\(model scripted at http:\/\/127\.0\.0\.1:\d+\/v1, tools [0-9a-f]{8}\)$/.test(identity),
+        / yiem\(model scripted at http:\/\/127\.0\.0\.1:\d+\/v1, tools [0-9a-f]{8}, live\)$/.test(identity),
       ),
     ).toBe(true);
     devStack.model.enqueue({ kind: 'text', text: 'the demo model answers' });

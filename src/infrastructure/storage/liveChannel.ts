@@ -23,6 +23,8 @@ const FOLLOWER_TTL_MS = 30_000;
 const FOLLOWER_REFRESH_MS = 10_000;
 /** Entries older than this are deleted by the followers who read them: one who falls further behind catches up by query. */
 const ENTRY_TTL_MS = 60_000;
+/** Entries nobody follows are deleted once this old. */
+const FORGET_AFTER_MS = 10_000;
 /** `<written at, ms>-<process>-<counter>`: sorted by name, the entries of one writer keep their order. */
 const ENTRY_NAME = /^(\d{15})-\d+-\d{9}$/;
 
@@ -56,15 +58,31 @@ export class LiveChannel {
     return path.join(this.#root, segment(namespace), segment(workflowId));
   }
 
-  /** Whether someone reads `workflowId`'s channel now. */
-  async followed(namespace: string, workflowId: string): Promise<boolean> {
-    const followers = path.join(this.#folder(namespace, workflowId), 'followers');
-    const names = await readdir(followers).catch(() => [] as string[]);
-    for (const name of names) {
-      const touched = await stat(path.join(followers, name)).catch(() => undefined);
-      if (touched && Date.now() - touched.mtimeMs < FOLLOWER_TTL_MS) return true;
+  /** Who reads `workflowId`'s channel now: an id per follower. */
+  async followers(namespace: string, workflowId: string): Promise<string[]> {
+    const folder = path.join(this.#folder(namespace, workflowId), 'followers');
+    const present: string[] = [];
+    for (const name of await readdir(folder).catch(() => [] as string[])) {
+      const file = path.join(folder, name);
+      const touched = await stat(file).catch(() => undefined);
+      if (touched && Date.now() - touched.mtimeMs < FOLLOWER_TTL_MS) present.push(name);
+      // A follower that stopped saying so (its process died) is gone.
+      else if (touched) await unlink(file).catch(() => undefined);
     }
-    return false;
+    return present;
+  }
+
+  /**
+   * Deletes the entries nobody follows any more (a follower reads only what was written after it
+   * attached); recent ones stay, in case a follower attached a moment ago.
+   */
+  async #forget(namespace: string, workflowId: string): Promise<void> {
+    const folder = this.#folder(namespace, workflowId);
+    const before = Date.now() - FORGET_AFTER_MS;
+    for (const name of await readdir(folder).catch(() => [] as string[])) {
+      const writtenAt = Number(ENTRY_NAME.exec(name)?.[1]);
+      if (writtenAt < before) await unlink(path.join(folder, name)).catch(() => undefined);
+    }
   }
 
   /** Writes a batch of entries; a rename makes it appear whole. */
@@ -98,7 +116,9 @@ export class LiveChannel {
       .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
       .then(async () => {
         copies.waiting = undefined;
-        if (await this.followed(namespace, workflowId)) await this.append(namespace, workflowId, waiting);
+        const followers = await this.followers(namespace, workflowId);
+        if (followers.length > 0) await this.append(namespace, workflowId, waiting);
+        else await this.#forget(namespace, workflowId);
       })
       .catch((error) =>
         warn(`Could not copy conversation events to the live channel: ${describeThrown(error)}`),
@@ -112,9 +132,10 @@ export class LiveChannel {
   async attach(namespace: string, workflowId: string): Promise<LiveReader> {
     const folder = this.#folder(namespace, workflowId);
     const presence = path.join(folder, 'followers', randomUUID());
+    const attachedAt = Date.now();
     await mkdir(path.dirname(presence), { recursive: true });
     await writeFile(presence, '');
-    return new LiveReader(folder, presence, (bytes) => this.#decode(bytes));
+    return new LiveReader(folder, presence, attachedAt, (bytes) => this.#decode(bytes));
   }
 
   async #encode(entries: LiveEntry[]): Promise<Uint8Array> {
@@ -142,10 +163,18 @@ export class LiveReader {
   readonly #decode: (bytes: Uint8Array) => Promise<LiveEntry[]>;
   readonly #read = new Set<string>();
   readonly #refresh: NodeJS.Timeout;
+  /** Entries written before this were written for other followers; the log has what they hold. */
+  readonly #attachedAt: number;
 
-  constructor(folder: string, presence: string, decode: (bytes: Uint8Array) => Promise<LiveEntry[]>) {
+  constructor(
+    folder: string,
+    presence: string,
+    attachedAt: number,
+    decode: (bytes: Uint8Array) => Promise<LiveEntry[]>,
+  ) {
     this.#folder = folder;
     this.#presence = presence;
+    this.#attachedAt = attachedAt;
     this.#decode = decode;
     this.#refresh = setInterval(() => {
       const now = new Date();
@@ -158,7 +187,7 @@ export class LiveReader {
   /** The entries written since the last read, in the order each writer wrote them. */
   async read(): Promise<LiveEntry[]> {
     const names = (await readdir(this.#folder).catch(() => [] as string[]))
-      .filter((name) => ENTRY_NAME.test(name) && !this.#read.has(name))
+      .filter((name) => Number(ENTRY_NAME.exec(name)?.[1]) >= this.#attachedAt && !this.#read.has(name))
       .sort();
     const entries: LiveEntry[] = [];
     for (const name of names) {
