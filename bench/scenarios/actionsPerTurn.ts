@@ -97,8 +97,7 @@ function costReply(request: RecordedRequest): ScriptedReply {
  * with nothing else running: a text turn, a turn with one model call, two parallel tools and a final
  * model call, both again on a conversation without live search attributes, the tool turn with
  * `localActivity` tools on both, the tool turn with a follower (what `yiem chat` runs: `events()`,
- * whose polls are Updates),
- * and an idle open chat, scaled to an hour.
+ * here on the live channel), and an idle open chat, scaled to an hour.
  */
 export async function measureActionsPerTurn(
   env: BenchEnvironment,
@@ -199,8 +198,9 @@ export async function measureActionsPerTurn(
     const following = new AbortController();
     let follower: Promise<void> = Promise.resolve();
     let turnsSeen = 0;
-    // What `yiem chat` does when it opens: the conversation's state and where the log ends, one query.
-    await count('`yiem chat` opens (status query)', 2, async () => {
+    // What `yiem chat` does when it opens: the conversation's state and where the log ends, one query;
+    // then the follower's catch-up from the log, another.
+    await count('`yiem chat` opens (status and events queries)', 2, async () => {
       const { eventOffset } = await chat.statusAndOffset();
       follower = (async () => {
         for await (const event of chat.events({ fromOffset: eventOffset, signal: following.signal })) {
@@ -210,7 +210,7 @@ export async function measureActionsPerTurn(
     });
     await count(
       'Tool turn with `yiem chat` following',
-      6,
+      5,
       async () => {
         await sendOk(chat, 'cost tools');
         while (turnsSeen < 1) await sleep(20);
