@@ -1,65 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import {
+  collectTurn,
+  SURVEY_REPLY,
+  SURVEY_TURN_EVENTS,
+  surveyTool,
+  userView,
+} from '../support/surveyTurn.ts';
 
-/** Reports progress for a second: longer than an attempt may hold its events back when followed. */
-const survey: AgentTool = {
-  name: 'survey',
-  label: 'Survey',
-  description: 'Takes a second and reports progress',
-  inputSchema: { type: 'object', properties: {} },
-  parallelToolExecute: true,
-  async execute(_id, _args, _signal, onPartialResult) {
-    for (let step = 1; step <= 4; step++) {
-      onPartialResult({ step });
-      await sleep(250);
-    }
-    return textResult('42 answers');
-  },
-};
-
+/** Reports progress for a second (`ms: 1000`): longer than an attempt may hold its events back when followed. */
+const survey = surveyTool('survey');
 /** Runs for `ms` and reports progress every 250 ms: long enough for an attempt to look for followers. */
-const longSurvey = {
-  started: 0,
-  /** When each run returned, by the test's clock. */
-  finishedAt: [] as number[],
-  tool: {
-    name: 'longSurvey',
-    label: 'Long survey',
-    description: 'Takes a while and reports progress',
-    parallelToolExecute: true,
-    inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
-    async execute(_id, args, _signal, onPartialResult) {
-      const { ms } = args as { ms: number };
-      longSurvey.started += 1;
-      for (let elapsed = 0; elapsed < ms; elapsed += 250) {
-        onPartialResult({ elapsed });
-        await sleep(250);
-      }
-      longSurvey.finishedAt.push(Date.now());
-      return textResult('4,200 answers');
-    },
-  } satisfies AgentTool,
-};
+const longSurvey = surveyTool('longSurvey');
 /** Longer than an unfollowed attempt waits before it first looks for a follower (5 s). */
 const LONG_SURVEY_MS = 8_000;
-
-const REPLY = 'Forty-two people answered the survey.';
-/** The turn's events apart from tool progress (text deltas merged). */
-const TURN_EVENTS = [
-  'turnStart',
-  'messageStart',
-  'messageEnd',
-  'toolStart',
-  'toolEnd',
-  'messageStart',
-  'textDelta',
-  'messageEnd',
-  'turnEnd',
-];
 
 /** The live stream's signals in the conversation's history: each one a billed Action. */
 async function publishSignals(conversation: Conversation): Promise<number> {
@@ -71,38 +28,20 @@ async function publishSignals(conversation: Conversation): Promise<number> {
 }
 
 /** Every event of the first turn, from offset 0, with when it arrived, polled from the log. */
-async function collectTurn(
-  conversation: Conversation,
-): Promise<{ event: ConversationEventItem; at: number }[]> {
-  const seen: { event: ConversationEventItem; at: number }[] = [];
-  for await (const event of conversation.events({ fromOffset: 0, liveChannel: false })) {
-    seen.push({ event, at: Date.now() });
-    if (event.type === 'turnEnd') break;
-  }
-  return seen;
-}
-
-/** What a user sees: the event types in order (text deltas merged) and the text of the final reply. */
-function userView(seen: { event: ConversationEventItem }[]) {
-  const types = seen
-    .map(({ event }) => event.type)
-    .filter((type, index, all) => type !== 'textDelta' || all[index - 1] !== 'textDelta');
-  const text = seen.map(({ event }) => (event.type === 'textDelta' ? event.text : '')).join('');
-  return { types, text };
-}
+const pollTurn = (conversation: Conversation) => collectTurn(conversation, { liveChannel: false });
 
 describe('event stream cost: nobody pays for live events nobody reads', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [survey, longSurvey.tool] });
+    agent = await startTestAgent({ tools: [survey.tool, longSurvey.tool] });
   });
   afterAll(async () => agent?.close());
 
   const script = () =>
     agent.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: {} }] },
+      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: { ms: 1_000 } }] },
       // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
-      { kind: 'text', text: REPLY, deltaDelayMs: 400 },
+      { kind: 'text', text: SURVEY_REPLY, deltaDelayMs: 400 },
     );
 
   /**
@@ -113,31 +52,31 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
     expect(await conversation.send('How many answered?')).toMatchObject({
       status: 'completed',
-      reply: REPLY,
+      reply: SURVEY_REPLY,
     });
     expect(await publishSignals(conversation)).toBe(0);
 
-    const view = userView(await collectTurn(conversation));
-    expect(view.types.filter((type) => type === 'toolProgress')).toHaveLength(progressCount);
-    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    const view = userView(await pollTurn(conversation));
+    expect(view.progress).toBe(progressCount);
+    expect(view.types).toEqual(SURVEY_TURN_EVENTS);
     return view;
   };
 
   it('sends no signal for a streamed reply and a long tool when nobody follows, and the log still has every event', async () => {
     script();
     const view = await expectUnfollowedTurn(4);
-    expect(view.text).toBe(REPLY);
+    expect(view.text).toBe(SURVEY_REPLY);
   });
 
   it('streams the same events live to a follower, text before the model has finished', async () => {
     script();
     const conversation = await agent.client.startConversation({ systemPrompt: '' });
-    const following = collectTurn(conversation);
+    const following = pollTurn(conversation);
     // The follower's first poll is waiting before the prompt arrives, as in `yiem chat`.
     await sleep(500);
     expect(await conversation.send('How many answered?')).toMatchObject({
       status: 'completed',
-      reply: REPLY,
+      reply: SURVEY_REPLY,
     });
     const seen = await following;
     expect(await publishSignals(conversation)).toBeGreaterThan(0);
@@ -146,15 +85,15 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     const firstText = seen.find(({ event }) => event.type === 'textDelta');
     expect(firstText?.at).toBeLessThan(lastPieceSentAt);
     const view = userView(seen);
-    expect(view.types).toContain('toolProgress');
-    expect(view.types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
-    expect(view.text).toBe(REPLY);
+    expect(view.progress).toBeGreaterThan(0);
+    expect(view.types).toEqual(SURVEY_TURN_EVENTS);
+    expect(view.text).toBe(SURVEY_REPLY);
   });
 
   const scriptLong = () =>
     agent.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ name: 'longSurvey', arguments: { ms: LONG_SURVEY_MS } }] },
-      { kind: 'text', text: REPLY },
+      { kind: 'text', text: SURVEY_REPLY },
     );
   const progressCount = LONG_SURVEY_MS / 250;
 
@@ -171,15 +110,15 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
     // Attach once the tool runs unfollowed, as `yiem chat` opened mid-call would.
     while (longSurvey.started === runs) await sleep(50);
     await sleep(500);
-    const seen = await collectTurn(conversation);
-    expect(await turn).toMatchObject({ status: 'completed', reply: REPLY });
+    const seen = await pollTurn(conversation);
+    expect(await turn).toMatchObject({ status: 'completed', reply: SURVEY_REPLY });
 
     const toolFinishedAt = longSurvey.finishedAt[runs] ?? 0;
     const progress = seen.filter(({ event }) => event.type === 'toolProgress');
     expect(progress).toHaveLength(progressCount);
     expect(progress[0]?.at).toBeLessThan(toolFinishedAt);
     expect(await publishSignals(conversation)).toBeGreaterThan(0);
-    expect(userView(seen).types.filter((type) => type !== 'toolProgress')).toEqual(TURN_EVENTS);
+    expect(userView(seen).types).toEqual(SURVEY_TURN_EVENTS);
   });
 
   it('tells with the status where the log ends: a follower from there reads the next turn from its start', async () => {

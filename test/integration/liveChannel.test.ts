@@ -4,46 +4,18 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import {
+  collectTurn,
+  SURVEY_REPLY,
+  SURVEY_TURN_EVENTS,
+  surveyTool,
+  userView,
+} from '../support/surveyTurn.ts';
 
-/** Reports progress every 250 ms for `ms`. */
-const survey = {
-  started: 0,
-  finishedAt: [] as number[],
-  tool: {
-    name: 'survey',
-    label: 'Survey',
-    description: 'Takes a while and reports progress',
-    parallelToolExecute: true,
-    inputSchema: { type: 'object', properties: { ms: { type: 'number' } }, required: ['ms'] },
-    async execute(_id, args, _signal, onPartialResult) {
-      const { ms } = args as { ms: number };
-      survey.started += 1;
-      for (let elapsed = 0; elapsed < ms; elapsed += 250) {
-        onPartialResult({ elapsed });
-        await sleep(250);
-      }
-      survey.finishedAt.push(Date.now());
-      return textResult('4,200 answers');
-    },
-  } satisfies AgentTool,
-};
-
-const REPLY = 'Forty-two people answered the survey.';
-const TURN_EVENTS = [
-  'turnStart',
-  'messageStart',
-  'messageEnd',
-  'toolStart',
-  'toolEnd',
-  'messageStart',
-  'textDelta',
-  'messageEnd',
-  'turnEnd',
-];
+const survey = surveyTool('survey');
 
 /** The Updates and signals in the conversation's history, by name: each one a billed Action and a Web UI row. */
 async function updatesAndSignals(conversation: Conversation): Promise<string[]> {
@@ -53,31 +25,6 @@ async function updatesAndSignals(conversation: Conversation): Promise<string[]> 
     const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
     return [update, signal].filter((name): name is string => typeof name === 'string');
   });
-}
-
-/** The turn's events from `fromOffset`, with when each arrived. */
-async function collectTurn(
-  conversation: Conversation,
-  options: { fromOffset?: number; liveChannel?: boolean } = {},
-) {
-  const seen: { event: ConversationEventItem; at: number }[] = [];
-  for await (const event of conversation.events({ fromOffset: 0, ...options })) {
-    seen.push({ event, at: Date.now() });
-    if (event.type === 'turnEnd') break;
-  }
-  return seen;
-}
-
-/** What a user sees: the event types in order (text deltas merged, progress apart) and the text. */
-function userView(seen: { event: ConversationEventItem }[]) {
-  const types = seen
-    .map(({ event }) => event.type)
-    .filter((type, index, all) => type !== 'textDelta' || all[index - 1] !== 'textDelta');
-  return {
-    types: types.filter((type) => type !== 'toolProgress'),
-    progress: types.filter((type) => type === 'toolProgress').length,
-    text: seen.map(({ event }) => (event.type === 'textDelta' ? event.text : '')).join(''),
-  };
 }
 
 describe('live channel: followers read events from the payload store, not by polling the conversation', () => {
@@ -91,7 +38,7 @@ describe('live channel: followers read events from the payload store, not by pol
     agent.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: { ms } }] },
       // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
-      { kind: 'text', text: REPLY, deltaDelayMs: 400 },
+      { kind: 'text', text: SURVEY_REPLY, deltaDelayMs: 400 },
     );
 
   it('streams a followed tool turn with no Update or signal but the prompt, text before the model has finished, each event once', async () => {
@@ -101,7 +48,7 @@ describe('live channel: followers read events from the payload store, not by pol
     await sleep(500);
     expect(await conversation.send('How many answered?')).toMatchObject({
       status: 'completed',
-      reply: REPLY,
+      reply: SURVEY_REPLY,
     });
     const seen = await following;
 
@@ -111,8 +58,8 @@ describe('live channel: followers read events from the payload store, not by pol
     expect(firstText?.event.live).toBe(true);
     expect(firstText?.at).toBeLessThan(lastPieceSentAt);
     const live = userView(seen);
-    expect(live.types).toEqual(TURN_EVENTS);
-    expect(live.text).toBe(REPLY);
+    expect(live.types).toEqual(SURVEY_TURN_EVENTS);
+    expect(live.text).toBe(SURVEY_REPLY);
     expect(live.progress).toBe(4);
     // The same turn as the log has it, read afterwards by polling.
     const logged = userView(await collectTurn(conversation, { liveChannel: false }));
@@ -130,12 +77,12 @@ describe('live channel: followers read events from the payload store, not by pol
     while (survey.started === runs) await sleep(50);
     await sleep(1_000);
     const seen = await collectTurn(conversation);
-    expect(await turn).toMatchObject({ status: 'completed', reply: REPLY });
+    expect(await turn).toMatchObject({ status: 'completed', reply: SURVEY_REPLY });
 
     const progress = seen.filter(({ event }) => event.type === 'toolProgress');
     expect(progress).toHaveLength(16);
     expect(progress.at(-2)?.at).toBeLessThan(survey.finishedAt[runs] ?? 0);
-    expect(userView(seen).types).toEqual(TURN_EVENTS);
+    expect(userView(seen).types).toEqual(SURVEY_TURN_EVENTS);
     expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
   });
 
@@ -167,7 +114,7 @@ describe('live channel: followers read events from the payload store, not by pol
     await turn;
     for (const seen of [await first, await second]) {
       const view = userView(seen);
-      expect(view).toEqual({ types: TURN_EVENTS, progress: 12, text: REPLY });
+      expect(view).toEqual({ types: SURVEY_TURN_EVENTS, progress: 12, text: SURVEY_REPLY });
       // The second saw the running tool's progress live, not only with its result.
       expect(seen.filter(({ event }) => event.type === 'toolProgress' && event.live).length).toBeGreaterThan(
         6,
@@ -234,7 +181,7 @@ describe('live channel: followers read events from the payload store, not by pol
       await sleep(500);
       await conversation.send('How many answered?');
       const view = userView(await following);
-      expect(view).toMatchObject({ types: TURN_EVENTS, text: REPLY });
+      expect(view).toMatchObject({ types: SURVEY_TURN_EVENTS, text: SURVEY_REPLY });
       expect(await updatesAndSignals(conversation)).toContain('__temporal_workflow_stream_poll');
     } finally {
       await client.close();
