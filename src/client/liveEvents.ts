@@ -32,10 +32,13 @@ export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChanne
     taskQueue,
     TASK_QUEUE_TYPE_WORKFLOW,
   );
-  const workers = identities.filter((identity) => announcementOf(identity).announced);
-  const copying = (identity: string) =>
-    announcesLiveChannel(identity) && announcementOf(identity).store?.id === own.id;
-  return workers.length > 0 && workers.every(copying) ? channel : undefined;
+  const workers = identities
+    .map((identity) => ({ identity, ...announcementOf(identity) }))
+    .filter((worker) => worker.announced);
+  const copying = workers.every(
+    (worker) => announcesLiveChannel(worker.identity) && worker.store?.id === own.id,
+  );
+  return workers.length > 0 && copying ? channel : undefined;
 }
 
 /**

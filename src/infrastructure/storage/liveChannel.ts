@@ -23,8 +23,11 @@ const FOLLOWER_TTL_MS = 30_000;
 const FOLLOWER_REFRESH_MS = 10_000;
 /** Entries older than this are deleted by the followers who read them: one who falls further behind catches up by query. */
 const ENTRY_TTL_MS = 60_000;
-/** Entries nobody follows are deleted once this old. */
-const FORGET_AFTER_MS = 10_000;
+/**
+ * Entries this process wrote, for their names: one count per process, since a worker writes through
+ * two channels on one store (its sink's and its activities'), and a name must not come twice.
+ */
+let entriesWritten = 0;
 /** `<written at, ms>-<process>-<counter>`: sorted by name, the entries of one writer keep their order. */
 const ENTRY_NAME = /^(\d{15})-\d+-\d{9}$/;
 
@@ -39,7 +42,6 @@ const ENTRY_NAME = /^(\d{15})-\d+-\d{9}$/;
 export class LiveChannel {
   readonly #root: string;
   readonly #converter: LoadedDataConverter;
-  #counter = 0;
   /** Per conversation: what waits to be copied, and the copy before it (copies of one keep their order). */
   readonly #copies = new Map<string, { waiting: LiveEntry[] | undefined; done: Promise<void> }>();
 
@@ -72,24 +74,11 @@ export class LiveChannel {
     return present;
   }
 
-  /**
-   * Deletes the entries nobody follows any more (a follower reads only what was written after it
-   * attached); recent ones stay, in case a follower attached a moment ago.
-   */
-  async #forget(namespace: string, workflowId: string): Promise<void> {
-    const folder = this.#folder(namespace, workflowId);
-    const before = Date.now() - FORGET_AFTER_MS;
-    for (const name of await readdir(folder).catch(() => [] as string[])) {
-      const writtenAt = Number(ENTRY_NAME.exec(name)?.[1]);
-      if (writtenAt < before) await unlink(path.join(folder, name)).catch(() => undefined);
-    }
-  }
-
   /** Writes a batch of entries; a rename makes it appear whole. */
   async append(namespace: string, workflowId: string, entries: LiveEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const folder = this.#folder(namespace, workflowId);
-    const counter = String(this.#counter++ % 1e9).padStart(9, '0');
+    const counter = String(entriesWritten++ % 1e9).padStart(9, '0');
     const name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${counter}`;
     const bytes = await this.#encode(entries);
     await mkdir(folder, { recursive: true });
@@ -118,7 +107,6 @@ export class LiveChannel {
         copies.waiting = undefined;
         const followers = await this.followers(namespace, workflowId);
         if (followers.length > 0) await this.append(namespace, workflowId, waiting);
-        else await this.#forget(namespace, workflowId);
       })
       .catch((error) =>
         warn(`Could not copy conversation events to the live channel: ${describeThrown(error)}`),
@@ -135,7 +123,10 @@ export class LiveChannel {
     const attachedAt = Date.now();
     await mkdir(path.dirname(presence), { recursive: true });
     await writeFile(presence, '');
-    return new LiveReader(folder, presence, attachedAt, (bytes) => this.#decode(bytes));
+    return new LiveReader(folder, presence, attachedAt, {
+      decode: (bytes) => this.#decode(bytes),
+      followers: () => this.followers(namespace, workflowId),
+    });
   }
 
   async #encode(entries: LiveEntry[]): Promise<Uint8Array> {
@@ -160,22 +151,17 @@ export class LiveChannel {
 export class LiveReader {
   readonly #folder: string;
   readonly #presence: string;
-  readonly #decode: (bytes: Uint8Array) => Promise<LiveEntry[]>;
+  readonly #channel: LiveReaderChannel;
   readonly #read = new Set<string>();
   readonly #refresh: NodeJS.Timeout;
   /** Entries written before this were written for other followers; the log has what they hold. */
   readonly #attachedAt: number;
 
-  constructor(
-    folder: string,
-    presence: string,
-    attachedAt: number,
-    decode: (bytes: Uint8Array) => Promise<LiveEntry[]>,
-  ) {
+  constructor(folder: string, presence: string, attachedAt: number, channel: LiveReaderChannel) {
     this.#folder = folder;
     this.#presence = presence;
     this.#attachedAt = attachedAt;
-    this.#decode = decode;
+    this.#channel = channel;
     this.#refresh = setInterval(() => {
       const now = new Date();
       // Written again if a sweep or another follower's clean-up took it.
@@ -193,7 +179,7 @@ export class LiveReader {
     for (const name of names) {
       const bytes = await readFile(path.join(this.#folder, name)).catch(() => undefined);
       this.#read.add(name);
-      if (bytes) entries.push(...(await this.#decode(bytes)));
+      if (bytes) entries.push(...(await this.#channel.decode(bytes)));
     }
     await this.#forgetOld();
     return entries;
@@ -208,10 +194,24 @@ export class LiveReader {
     }
   }
 
+  /**
+   * Stops following. The last follower to go deletes what is left: workers write nothing more until
+   * the next one comes, and it reads only what is written after it attached.
+   */
   async close(): Promise<void> {
     clearInterval(this.#refresh);
     await unlink(this.#presence).catch(() => undefined);
+    if ((await this.#channel.followers()).length > 0) return;
+    for (const name of await readdir(this.#folder).catch(() => [] as string[])) {
+      if (ENTRY_NAME.test(name)) await unlink(path.join(this.#folder, name)).catch(() => undefined);
+    }
   }
+}
+
+/** What a reader asks of its channel: to decode a file, and who else follows. */
+interface LiveReaderChannel {
+  decode(bytes: Uint8Array): Promise<LiveEntry[]>;
+  followers(): Promise<string[]>;
 }
 
 /** A folder name for `name`, dots too encoded, so no id reads as `.` or `..`. */
