@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ownedShards } from './shardOwnership.ts';
@@ -127,12 +127,13 @@ export function temporalNode(serverBin: string, dir: string, name: string, confi
     },
     async start() {
       await writeFile(configFile, nodeConfigYaml(config));
-      const log = createWriteStream(logFile, { flags: 'a' });
+      // The node writes its own log: two pipes into one stream would end it when the first closes, and the
+      // second's last lines would then throw "write after end" in the test process.
+      const log = openSync(logFile, 'a');
       const started = spawn(serverBin, ['--config-file', configFile, '--allow-no-auth', 'start'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', log, log],
       });
-      started.stdout?.pipe(log);
-      started.stderr?.pipe(log);
+      closeSync(log);
       child = started;
       exited = new Promise((resolve) => started.once('exit', () => resolve()));
     },
