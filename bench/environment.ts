@@ -6,7 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { AgentClient } from '../src/client/client.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../src/infrastructure/server/index.ts';
-import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
+import { payloadStorage, payloadStorageFromEnv } from '../src/infrastructure/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../src/testing/index.ts';
 import { benchReply } from './scriptedReplies.ts';
 import { startWorkerProcess, type WorkerHandle } from './workerHandle.ts';
@@ -39,6 +39,8 @@ export interface BenchEnvironment {
     /** Self-written tools and MCP servers (scenario j). */
     selfWritingDir?: string;
     mcpServers?: Record<string, { command: string; args: string[] }>;
+    /** The worker and the returned client keep payloads in the store this environment configures (S3). */
+    payloadStoreEnv?: Record<string, string>;
   }): Promise<{ worker: WorkerHandle; agents: AgentClient; taskQueue: string }>;
   close(): Promise<void>;
 }
@@ -99,13 +101,20 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         modelBaseURL: model.baseURL,
         crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
         payloadsDir,
+        ...(workerOptions.payloadStoreEnv ? { payloadStoreEnv: workerOptions.payloadStoreEnv } : {}),
         ...(workerOptions.workerOptions ? { workerOptions: workerOptions.workerOptions } : {}),
         ...(workerOptions.selfWritingDir ? { selfWritingDir: workerOptions.selfWritingDir } : {}),
         ...(workerOptions.mcpServers ? { mcpServers: workerOptions.mcpServers } : {}),
       });
       workers.add(worker);
       worker.child.once('exit', () => workers.delete(worker));
-      return { worker, agents: new AgentClient({ client: temporal, taskQueue }), taskQueue };
+      const client = workerOptions.payloadStoreEnv
+        ? new Client({
+            connection,
+            dataConverter: { externalStorage: payloadStorageFromEnv(workerOptions.payloadStoreEnv) },
+          })
+        : temporal;
+      return { worker, agents: new AgentClient({ client, taskQueue }), taskQueue };
     },
     async close() {
       await Promise.all([...workers].map((worker) => worker.stop()));

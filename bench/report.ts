@@ -3,8 +3,10 @@ import type { MachineInfo, SectionLoad } from './machine.ts';
 import {
   type ActionRow,
   type ActionsResult,
+  FOLLOWED_TOOL_TURN,
   LOCAL_MODEL_CALLS,
   LOCAL_TOOL_TURN,
+  ON_S3_STORE,
   TEXT_TURN,
   TOOL_TURN,
   WITHOUT_LIVE_SEARCH_ATTRIBUTES,
@@ -502,18 +504,22 @@ function goalsSection(results: BenchResults): string {
     ),
   );
 
-  const followed = results.actions?.rows.find((row) => row.uiRows && row.label.includes('following'));
-  const unfollowed = results.actions?.rows.find((row) => row.uiRows && !row.label.includes('following'));
+  const followed = results.actions?.rows.find((row) => row.label === FOLLOWED_TOOL_TURN);
+  const followedOnS3 = results.actions?.rows.find(
+    (row) => row.label === `${FOLLOWED_TOOL_TURN}${ON_S3_STORE}`,
+  );
+  const unfollowed = results.actions?.rows.find((row) => row.label === TOOL_TURN);
   const followedRows = followed?.uiRows && uiRowCount(followed.uiRows);
+  const followedRowsOnS3 = followedOnS3?.uiRows && uiRowCount(followedOnS3.uiRows);
   rows.push(
     goalRow(
       `A followed turn ≤ ${FOLLOWED_UI_ROWS_GOAL} Web UI rows besides the user's message, model calls, tool calls, approvals and sub-agents`,
       'g',
       followed?.uiRows &&
         followedRows !== undefined && {
-          measured: `${followedRows} (${uiRowKinds(followed.uiRows)})${unfollowed?.uiRows ? `; the same turn unfollowed: ${uiRowCount(unfollowed.uiRows)}` : ''}`,
-          gap: over(followedRows, FOLLOWED_UI_ROWS_GOAL, 0, ' rows'),
-          met: followedRows <= FOLLOWED_UI_ROWS_GOAL,
+          measured: `${followedRows} (${uiRowKinds(followed.uiRows)})${followedRowsOnS3 === undefined ? '' : `; ${followedRowsOnS3} with the worker and follower on the S3 store`}${unfollowed?.uiRows ? `; the same turn unfollowed: ${uiRowCount(unfollowed.uiRows)}` : ''}`,
+          gap: over(Math.max(followedRows, followedRowsOnS3 ?? 0), FOLLOWED_UI_ROWS_GOAL, 0, ' rows'),
+          met: Math.max(followedRows, followedRowsOnS3 ?? 0) <= FOLLOWED_UI_ROWS_GOAL,
         },
     ),
   );

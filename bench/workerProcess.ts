@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { payloadStorage } from '../src/infrastructure/storage/payloadStorage.ts';
+import { payloadStorage, payloadStorageFromEnv } from '../src/infrastructure/storage/payloadStorage.ts';
 import { createAgentWorker } from '../src/worker/worker.ts';
 import { createBaselineActivities } from './baseline/activities.ts';
 import {
@@ -31,6 +31,8 @@ export interface WorkerProcessConfig {
   workerOptions?: Record<string, unknown>;
   /** The payload store's directory, shared with the benchmark's client. */
   payloadsDir?: string;
+  /** Instead, the payload store this environment configures (`payloadStorageFromEnv`: the S3 store). */
+  payloadStoreEnv?: Record<string, string>;
   /** Self-written tools in this directory and MCP servers (scenario j: large results). */
   selfWritingDir?: string;
   mcpServers?: Record<string, { command: string; args: string[] }>;
@@ -67,9 +69,11 @@ async function main(): Promise<void> {
     model,
     ...(config.selfWritingDir ? { selfWriting: { toolsDir: config.selfWritingDir, memoryMb: 128 } } : {}),
     ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
-    ...(config.payloadsDir
-      ? { dataConverter: { externalStorage: payloadStorage({ directory: config.payloadsDir }) } }
-      : {}),
+    ...(config.payloadStoreEnv
+      ? { dataConverter: { externalStorage: payloadStorageFromEnv(config.payloadStoreEnv) } }
+      : config.payloadsDir
+        ? { dataConverter: { externalStorage: payloadStorage({ directory: config.payloadsDir }) } }
+        : {}),
     workflowBundle: { code: await readFile(config.bundlePath, 'utf8') },
     ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
   });

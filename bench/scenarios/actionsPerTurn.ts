@@ -9,6 +9,7 @@ import {
   subAgentApprovalSignal,
 } from '../../src/contract/definitions.ts';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
+import { startS3Server } from '../../test/support/s3Server.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { storedHistory, type TurnContent, uiRowsBesides } from '../history.ts';
@@ -35,6 +36,9 @@ export const LOCAL_TOOL_TURN = 'Tool turn: model, two parallel `localActivity` t
 export const WITHOUT_LIVE_SEARCH_ATTRIBUTES = ', `liveSearchAttributes: false`';
 /** The label's suffix of a step measured on a conversation started with `modelPolicy: { localActivity: true }`. */
 export const LOCAL_MODEL_CALLS = ', model calls local activities (`modelPolicy.localActivity`)';
+/** The steps of a follower, and the label's suffix of one measured with the worker and follower on an S3 store. */
+export const FOLLOWED_TOOL_TURN = 'Tool turn with `yiem chat` following';
+export const ON_S3_STORE = ', both on the S3 payload store';
 
 export interface ActionRow {
   label: string;
@@ -97,7 +101,9 @@ function costReply(request: RecordedRequest): ScriptedReply {
  * with nothing else running: a text turn, a turn with one model call, two parallel tools and a final
  * model call, both again on a conversation without live search attributes, the tool turn with
  * `localActivity` tools on both, the tool turn with a follower (what `yiem chat` runs: `events()`,
- * here on the live channel), and an idle open chat, scaled to an hour.
+ * here on the live channel), and an idle open chat, scaled to an hour; then the followed tool turn
+ * and the idle chat again with the worker and the follower on an S3 store (a real S3-compatible
+ * server, its live channel a prefix of the bucket).
  */
 export async function measureActionsPerTurn(
   env: BenchEnvironment,
@@ -145,6 +151,45 @@ export async function measureActionsPerTurn(
     const result = await conversation.send(text);
     if (result.status !== 'completed')
       throw new Error(`turn ${result.turn}: ${result.status} ${result.error}`);
+  };
+  /** `yiem chat` opening on `chat`, a tool turn it follows, and the chat left open and idle. */
+  const countFollowed = async (chat: Conversation, suffix: string): Promise<void> => {
+    const following = new AbortController();
+    let follower: Promise<void> = Promise.resolve();
+    let turnsSeen = 0;
+    // What `yiem chat` does when it opens: the conversation's state and where the log ends, one query;
+    // then the follower's catch-up from the log, another.
+    await count(`\`yiem chat\` opens (status and events queries)${suffix}`, 2, async () => {
+      const { eventOffset } = await chat.statusAndOffset();
+      follower = (async () => {
+        for await (const event of chat.events({ fromOffset: eventOffset, signal: following.signal })) {
+          if (event.type === 'turnEnd') turnsSeen += 1;
+        }
+      })();
+    });
+    await count(
+      `${FOLLOWED_TOOL_TURN}${suffix}`,
+      5,
+      async () => {
+        await sendOk(chat, 'cost tools');
+        while (turnsSeen < 1) await sleep(20);
+      },
+      { goal: 7, history: chat },
+    );
+    const idle = await count(`Idle open chat, measured${suffix}`, 0, () => sleep(idleSeconds * 1000));
+    rows.pop();
+    const perHour = Object.fromEntries(
+      Object.entries(idle).map(([type, value]) => [type, (value * 3600) / idleSeconds]),
+    );
+    rows.push({
+      label: `Idle open chat, per hour${suffix}`,
+      minimum: 0,
+      goal: 0,
+      actions: totalActions(perHour),
+      byType: perHour,
+    });
+    following.abort();
+    await follower;
   };
   try {
     let conversation: Conversation | undefined;
@@ -195,46 +240,25 @@ export async function measureActionsPerTurn(
       { goal: LONG_TOOL_ACTIONS_GOAL },
     );
 
-    const following = new AbortController();
-    let follower: Promise<void> = Promise.resolve();
-    let turnsSeen = 0;
-    // What `yiem chat` does when it opens: the conversation's state and where the log ends, one query;
-    // then the follower's catch-up from the log, another.
-    await count('`yiem chat` opens (status and events queries)', 2, async () => {
-      const { eventOffset } = await chat.statusAndOffset();
-      follower = (async () => {
-        for await (const event of chat.events({ fromOffset: eventOffset, signal: following.signal })) {
-          if (event.type === 'turnEnd') turnsSeen += 1;
-        }
-      })();
-    });
-    await count(
-      'Tool turn with `yiem chat` following',
-      5,
-      async () => {
-        await sendOk(chat, 'cost tools');
-        while (turnsSeen < 1) await sleep(20);
-      },
-      { goal: 7, history: chat },
-    );
-    const idle = await count('Idle open chat, measured', 0, () => sleep(idleSeconds * 1000));
-    rows.pop();
-    const perHour = Object.fromEntries(
-      Object.entries(idle).map(([type, value]) => [type, (value * 3600) / idleSeconds]),
-    );
-    rows.push({
-      label: 'Idle open chat, per hour',
-      minimum: 0,
-      goal: 0,
-      actions: totalActions(perHour),
-      byType: perHour,
-    });
-    following.abort();
-    await follower;
+    await countFollowed(chat, '');
     await chat.end();
   } finally {
     env.model.respond(benchReply);
     await worker.stop();
+  }
+  const s3 = await startS3Server();
+  const onS3 = await env.startWorker({ payloadStoreEnv: s3.env });
+  env.model.respond(costReply);
+  try {
+    const chat = await onS3.agents.startConversation({ systemPrompt: 'Be brief.' });
+    await sendOk(chat, 'cost text');
+    await sendOk(chat, 'cost tools');
+    await countFollowed(chat, ON_S3_STORE);
+    await chat.end();
+  } finally {
+    env.model.respond(benchReply);
+    await onS3.worker.stop();
+    await s3.close();
   }
   return { rows, idleSeconds, longToolSeconds };
 }

@@ -8,16 +8,14 @@ import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
 import { announcementOf } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { recentPollers, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 
-/** How often a follower lists the live channel for new entries. */
-const READ_INTERVAL_MS = 50;
 /** A later event waits this long for an earlier one before the follower asks the log for it. */
 const GAP_WAIT_MS = 500;
 /** After this long with nothing new, the follower asks Temporal whether the conversation still runs. */
 const QUIET_CHECK_MS = 2_000;
 
 /**
- * The live channel a follower of `handle` reads, when it can: this client's payload store is a file
- * store, and every yiem worker polling the conversation's task queue announces the same store and
+ * The live channel a follower of `handle` reads, when it can: this client's payload store keeps one
+ * (the file store, or the S3 store unless `YIEM_S3_LIVE_CHANNEL=0`), and every yiem worker polling the conversation's task queue announces the same store and
  * that it copies events there. Undefined otherwise: the follower polls the log by Update.
  */
 export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChannel | undefined> {
@@ -65,7 +63,9 @@ export async function* followLiveChannel(
     await catchUp();
     yield* order.take();
     let quietSince = Date.now();
+    let lastEntryAt = quietSince;
     let historyLength: number | undefined;
+    const intervals = channel.readIntervals;
     while (!signal?.aborted) {
       const entries = await reader.read();
       order.add(entries);
@@ -74,12 +74,16 @@ export async function* followLiveChannel(
       if (order.waitingSince(now) > GAP_WAIT_MS) await catchUp();
       if (entries.length > 0) {
         quietSince = now;
+        lastEntryAt = now;
         historyLength = undefined;
       } else if (now - quietSince > QUIET_CHECK_MS) {
         quietSince = now;
         const description = await handle.describe();
         // History grew with nothing copied here: something was not copied (a worker that cannot write).
-        if (historyLength !== undefined && description.historyLength !== historyLength) await catchUp();
+        if (historyLength !== undefined && description.historyLength !== historyLength) {
+          await catchUp();
+          lastEntryAt = now;
+        }
         historyLength = description.historyLength;
         if (description.status.name !== 'RUNNING') {
           order.add(await reader.read());
@@ -88,7 +92,8 @@ export async function* followLiveChannel(
         }
       }
       yield* order.take();
-      await delay(READ_INTERVAL_MS, undefined, signal ? { signal } : {}).catch(() => undefined);
+      const interval = now - lastEntryAt > intervals.idleAfter ? intervals.idle : intervals.active;
+      await delay(interval, undefined, signal ? { signal } : {}).catch(() => undefined);
     }
   } finally {
     await reader.close();

@@ -7,6 +7,7 @@ import {
   collectTurn,
   SURVEY_REPLY,
   SURVEY_TURN_EVENTS,
+  scriptSurveyTurn,
   surveyTool,
   userView,
 } from '../support/surveyTurn.ts';
@@ -37,12 +38,7 @@ describe('event stream cost: nobody pays for live events nobody reads', () => {
   });
   afterAll(async () => agent?.close());
 
-  const script = () =>
-    agent.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: { ms: 1_000 } }] },
-      // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
-      { kind: 'text', text: SURVEY_REPLY, deltaDelayMs: 400 },
-    );
+  const script = () => scriptSurveyTurn(agent.model, 1_000);
 
   /**
    * One turn nobody follows: it completes without a live signal, and read afterwards from the log it

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import { AgentClient } from '../../src/client/client.ts';
 import type { ConversationEventItem } from '../../src/contract/types.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
@@ -11,21 +11,13 @@ import {
   collectTurn,
   SURVEY_REPLY,
   SURVEY_TURN_EVENTS,
+  scriptSurveyTurn,
   surveyTool,
+  updatesAndSignals,
   userView,
 } from '../support/surveyTurn.ts';
 
 const survey = surveyTool('survey');
-
-/** The Updates and signals in the conversation's history, by name: each one a billed Action and a Web UI row. */
-async function updatesAndSignals(conversation: Conversation): Promise<string[]> {
-  const history = await conversation.handle.fetchHistory();
-  return (history.events ?? []).flatMap((event) => {
-    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
-    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
-    return [update, signal].filter((name): name is string => typeof name === 'string');
-  });
-}
 
 describe('live channel: followers read events from the payload store, not by polling the conversation', () => {
   let agent: TestAgent;
@@ -34,12 +26,7 @@ describe('live channel: followers read events from the payload store, not by pol
   });
   afterAll(async () => agent?.close());
 
-  const script = (ms: number) =>
-    agent.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ name: 'survey', arguments: { ms } }] },
-      // Four pieces, 400 ms apart: a model call that streams for 1.6 s.
-      { kind: 'text', text: SURVEY_REPLY, deltaDelayMs: 400 },
-    );
+  const script = (ms: number) => scriptSurveyTurn(agent.model, ms);
 
   it('streams a followed tool turn with no Update or signal but the prompt, text before the model has finished, each event once', async () => {
     script(1_000);

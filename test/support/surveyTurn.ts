@@ -3,6 +3,7 @@ import type { Conversation } from '../../src/client/client.ts';
 import type { FollowEventsOptions } from '../../src/client/conversationEvents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import type { ScriptedModel } from '../../src/testing/index.ts';
 
 /**
  * A tool `name` that runs for its `ms` argument and reports progress every 250 ms, counting its runs
@@ -31,6 +32,14 @@ export function surveyTool(name: string) {
 }
 
 export const SURVEY_REPLY = 'Forty-two people answered the survey.';
+
+/** Scripts a survey turn: the model asks for `ms` of survey, then streams its reply for 1.6 s (four pieces, 400 ms apart). */
+export function scriptSurveyTurn(model: Pick<ScriptedModel, 'enqueue'>, ms: number, tool = 'survey'): void {
+  model.enqueue(
+    { kind: 'toolCalls', toolCalls: [{ name: tool, arguments: { ms } }] },
+    { kind: 'text', text: SURVEY_REPLY, deltaDelayMs: 400 },
+  );
+}
 
 /** A survey turn's events apart from tool progress (text deltas merged). */
 export const SURVEY_TURN_EVENTS = [
@@ -65,4 +74,14 @@ export function userView(seen: { event: ConversationEventItem }[]) {
     progress: types.filter((type) => type === 'toolProgress').length,
     text: seen.map(({ event }) => (event.type === 'textDelta' ? event.text : '')).join(''),
   };
+}
+
+/** The Updates and signals in the conversation's history, by name: each one a billed Action and a Web UI row. */
+export async function updatesAndSignals(conversation: Conversation): Promise<string[]> {
+  const history = await conversation.handle.fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const update = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    const signal = event.workflowExecutionSignaledEventAttributes?.signalName;
+    return [update, signal].filter((name): name is string => typeof name === 'string');
+  });
 }

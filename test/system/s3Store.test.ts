@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { Worker } from '@temporalio/worker';
@@ -16,6 +17,15 @@ import { pathOfGroup } from '../../src/infrastructure/storage/sweep.ts';
 import { startTestAgent, type TestAgent, workflowBundle } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { type S3Server, startS3Server } from '../support/s3Server.ts';
+import {
+  collectTurn,
+  SURVEY_REPLY,
+  SURVEY_TURN_EVENTS,
+  scriptSurveyTurn,
+  surveyTool,
+  updatesAndSignals,
+  userView,
+} from '../support/surveyTurn.ts';
 
 const USER_SECRET = 'USER-SECRET-labradorite';
 const TOOL_SECRET = 'TOOL-SECRET-chrysoprase';
@@ -31,6 +41,8 @@ const archive: AgentTool = {
   parallelToolExecute: true,
   execute: () => textResult(toolText),
 };
+
+const survey = surveyTool('survey');
 
 /** Where the payloads stored for workflow `id` of the default namespace are kept. */
 const groupOf = (id: string): string => pathOfGroup({ namespace: 'default', workflowId: id });
@@ -92,7 +104,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
     env = { ...s3.env, YIEM_CODEC_KEYS: `s3-key:${randomBytes(32).toString('base64')}` };
     const dataConverter = dataConverterFromEnv(env);
     agent = await startTestAgent({
-      tools: [archive],
+      tools: [archive, survey.tool],
       worker: { ...(dataConverter ? { dataConverter } : {}) },
     });
     raw = new S3Client({
@@ -308,6 +320,69 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       agent.model.enqueue({ kind: 'text', text: 'Still here.' });
       expect(await running.send('And now?')).toMatchObject({ status: 'completed' });
       expect((await running.messages())[2]).toMatchObject({ content: [{ type: 'text', text: toolText }] });
+    });
+  });
+
+  describe('the live channel in the bucket', () => {
+    /** The keys of a conversation's live channel: its entries and its followers' presence. */
+    const liveKeys = async (conversation: Conversation): Promise<string[]> => {
+      const listing = await raw.send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `live/default/${conversation.id}/` }),
+      );
+      return (listing.Contents ?? []).flatMap(({ Key }) => (Key ? [Key] : []));
+    };
+
+    it('streams a followed tool turn through the bucket, encrypted, with no Update or signal but the prompt', async () => {
+      scriptSurveyTurn(agent.model, 2_000);
+      const conversation = await agent.client.startConversation({ systemPrompt: '' });
+      const following = collectTurn(conversation);
+      await sleep(500);
+      const runs = survey.started;
+      const turn = conversation.send('How many answered?');
+      while (survey.started === runs) await sleep(50);
+      await sleep(1_000);
+
+      const during = await liveKeys(conversation);
+      expect(during.filter((key) => key.includes('/followers/'))).toHaveLength(1);
+      const entries = during.filter((key) => !key.includes('/followers/'));
+      expect(entries.length).toBeGreaterThan(0);
+      for (const key of entries) {
+        const object = await raw.send(new GetObjectCommand({ Bucket: s3.bucket, Key: key }));
+        const bytes = Buffer.from((await object.Body?.transformToByteArray()) ?? []);
+        expect(bytes.toString('latin1')).not.toContain('toolProgress');
+      }
+      expect(await turn).toMatchObject({ status: 'completed', reply: SURVEY_REPLY });
+
+      const seen = await following;
+      expect(userView(seen)).toEqual({ types: SURVEY_TURN_EVENTS, progress: 8, text: SURVEY_REPLY });
+      // Read while the tool ran, not with its result.
+      const liveProgress = seen.filter(({ event }) => event.type === 'toolProgress' && event.live);
+      expect(liveProgress.length).toBeGreaterThan(2);
+      expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
+      // The last follower to go takes the channel's objects with it.
+      await expect.poll(() => liveKeys(conversation), { timeout: 10_000 }).toEqual([]);
+    });
+
+    it('is not used when the workers turn it off (YIEM_S3_LIVE_CHANNEL=0): followers poll the conversation', async () => {
+      const dataConverter = dataConverterFromEnv({ ...env, YIEM_S3_LIVE_CHANNEL: '0' });
+      const polled = await startTestAgent({
+        tools: [survey.tool],
+        worker: { ...(dataConverter ? { dataConverter } : {}) },
+        // The client would read the channel; the workers say they do not write it.
+        client: { dataConverter: dataConverterFromEnv(env) },
+      });
+      try {
+        scriptSurveyTurn(polled.model, 500);
+        const conversation = await polled.client.startConversation({ systemPrompt: '' });
+        const following = collectTurn(conversation);
+        await sleep(500);
+        expect(await conversation.send('How many answered?')).toMatchObject({ reply: SURVEY_REPLY });
+        expect(userView(await following).types).toEqual(SURVEY_TURN_EVENTS);
+        expect(await updatesAndSignals(conversation)).toContain('__temporal_workflow_stream_poll');
+        expect(await liveKeys(conversation)).toEqual([]);
+      } finally {
+        await polled.close();
+      }
     });
   });
 });

@@ -21,5 +21,20 @@ describe('YIEM_PAYLOAD_STORAGE=s3', () => {
     expect(() => payloadStorageFromEnv({ YIEM_PAYLOAD_STORAGE: 'S3 ' })).toThrow(
       'YIEM_PAYLOAD_STORAGE=S3 : expected file (the default), s3 or off',
     );
+    expect(() =>
+      payloadStorageFromEnv({ YIEM_PAYLOAD_STORAGE: 's3', YIEM_S3_BUCKET: 'b', YIEM_S3_LIVE_CHANNEL: 'yes' }),
+    ).toThrow('YIEM_S3_LIVE_CHANNEL=yes: expected 1 (the default) or 0');
+  });
+
+  it('keeps live channels in the bucket unless YIEM_S3_LIVE_CHANNEL=0', () => {
+    const driver = (live?: string) =>
+      payloadStorageFromEnv({
+        YIEM_PAYLOAD_STORAGE: 's3',
+        YIEM_S3_BUCKET: 'conversations',
+        ...(live === undefined ? {} : { YIEM_S3_LIVE_CHANNEL: live }),
+      })?.drivers[0] as S3StorageDriver;
+    expect(driver().liveStore()).toBeDefined();
+    expect(driver('1').liveStore()).toBeDefined();
+    expect(driver('0').liveStore()).toBeUndefined();
   });
 });

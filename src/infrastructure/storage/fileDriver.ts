@@ -10,6 +10,7 @@ import {
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
+import type { LiveStore } from './liveStore.ts';
 import {
   GROUPS_ROOT,
   groupName,
@@ -119,6 +120,38 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
     // Gone once empty, so the next sweep does not list it; a store meanwhile makes it again.
     await rmdir(folder).catch(() => undefined);
     return deleted;
+  }
+
+  /** The live channels' files (`LiveChannel`), in `live/` beside the payloads: a listing is a local read. */
+  liveStore(): LiveStore {
+    const root = path.join(this.directory, 'live');
+    const at = (folder: string, name = ''): string => path.join(root, ...folder.split('/'), name);
+    // Half-written files (renamed whole when done) are not there yet.
+    const names = async (folder: string): Promise<string[]> =>
+      (await readdir(at(folder)).catch(() => [] as string[])).filter((name) => !name.endsWith('.tmp'));
+    return {
+      readIntervalMs: 50,
+      idleReadIntervalMs: 50,
+      followersListingMs: 0,
+      names: async (folder, after) =>
+        (await names(folder)).filter((name) => after === undefined || name > after),
+      async written(folder) {
+        const written = new Map<string, number>();
+        for (const name of await names(folder)) {
+          const file = await stat(at(folder, name)).catch(() => undefined);
+          if (file?.isFile()) written.set(name, file.mtimeMs);
+        }
+        return written;
+      },
+      async write(folder, name, bytes) {
+        await mkdir(at(folder), { recursive: true });
+        const temporary = at(folder, `${name}.${randomUUID()}.tmp`);
+        await writeFile(temporary, bytes);
+        await rename(temporary, at(folder, name));
+      },
+      read: (folder, name) => readFile(at(folder, name)).catch(() => undefined),
+      remove: (folder, name) => unlink(at(folder, name)).catch(() => undefined),
+    };
   }
 
   /** Writes through a temporary file and a rename, so a reader never sees half a payload. */

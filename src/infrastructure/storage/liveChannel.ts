@@ -1,11 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { LoadedDataConverter, Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { LRUCache } from 'lru-cache';
 import type { LiveEntry } from '../../contract/protocol.ts';
 import { describeThrown } from '../../contract/thrown.ts';
-import { FileStorageDriver } from './fileDriver.ts';
+import type { LiveStore } from './liveStore.ts';
 
 // A CommonJS module: Node's ESM loader does not see its named exports.
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
@@ -28,63 +27,82 @@ const ENTRY_TTL_MS = 60_000;
  * two channels on one store (its sink's and its activities'), and a name must not come twice.
  */
 let entriesWritten = 0;
-/** `<written at, ms>-<process>-<counter>`: sorted by name, the entries of one writer keep their order. */
-const ENTRY_NAME = /^(\d{15})-\d+-\d{9}$/;
+/** This process among the writers of a store that machines share (a process id alone may come twice). */
+const WRITER = randomBytes(6).toString('hex');
+/** `<written at, ms>-<writer>-<counter>`: sorted by name, the entries of one writer keep their order. */
+const ENTRY_NAME = /^(\d{15})-[0-9a-f]{12}-\d{9}$/;
+/**
+ * A follower reads the logged entries written from this long before it attached: the clocks of
+ * machines that share a store may differ by this much. What it reads again is in the log it caught
+ * up from, and goes by offset. Previews it takes only from after it attached: one of a call that
+ * ended before then would show the call again.
+ */
+const CLOCK_SKEW_MS = 5_000;
+/** A follower reads at its store's idle interval once nothing came for this long. */
+const IDLE_AFTER_MS = 2_000;
 
 /**
  * A conversation's live channel: its events copied to the payload store as they happen, so that a
  * follower reads them without a poll Update or signal per batch (each a billed Action and a Web UI
  * row). Workers write only while a follower says it is present; the event log in the workflow stays
- * the record, and a follower catches up from it by query. A folder per conversation under the file
- * store's `live/`: a file per batch of entries (converted and encoded as a payload is, so the codec
- * encrypts them too) and a file per follower, touched while it follows.
+ * the record, and a follower catches up from it by query. A folder per conversation under the
+ * store's `live/` (a folder of the file store, a prefix of the S3 bucket): a file per batch of
+ * entries (converted and encoded as a payload is, so the codec encrypts them too) and a file per
+ * follower, written again while it follows.
  */
 export class LiveChannel {
-  readonly #root: string;
+  readonly #store: LiveStore;
   readonly #converter: LoadedDataConverter;
   /** Per conversation: what waits to be copied, and the copy before it (copies of one keep their order). */
   readonly #copies = new Map<string, { waiting: LiveEntry[] | undefined; done: Promise<void> }>();
+  /** The last listing of each conversation's followers, reused for the store's `followersListingMs`. */
+  readonly #followers: LRUCache<string, string[]> | undefined;
 
-  constructor(directory: string, converter: LoadedDataConverter) {
-    this.#root = path.join(directory, 'live');
+  constructor(store: LiveStore, converter: LoadedDataConverter) {
+    this.#store = store;
     this.#converter = converter;
+    this.#followers =
+      store.followersListingMs > 0 ? new LRUCache({ max: 10_000, ttl: store.followersListingMs }) : undefined;
   }
 
-  /** The channel of a data converter whose payload store is the file store; undefined for any other. */
+  /** The channel of a data converter whose payload store keeps live channels; undefined for any other. */
   static of(converter: LoadedDataConverter): LiveChannel | undefined {
-    const driver = converter.externalStorage?.drivers[0];
-    return driver instanceof FileStorageDriver ? new LiveChannel(driver.directory, converter) : undefined;
+    const driver = converter.externalStorage?.drivers[0] as { liveStore?: () => LiveStore | undefined };
+    const store = typeof driver?.liveStore === 'function' ? driver.liveStore() : undefined;
+    return store ? new LiveChannel(store, converter) : undefined;
   }
 
-  #folder(namespace: string, workflowId: string): string {
-    return path.join(this.#root, segment(namespace), segment(workflowId));
+  /** How often a follower reads: while entries come, and once they stopped for a while. */
+  get readIntervals(): { active: number; idle: number; idleAfter: number } {
+    return {
+      active: this.#store.readIntervalMs,
+      idle: this.#store.idleReadIntervalMs,
+      idleAfter: IDLE_AFTER_MS,
+    };
   }
 
-  /** Who reads `workflowId`'s channel now: an id per follower. */
-  async followers(namespace: string, workflowId: string): Promise<string[]> {
-    const folder = path.join(this.#folder(namespace, workflowId), 'followers');
+  /** Who reads `workflowId`'s channel now: an id per follower. `fresh`: not a listing reused. */
+  async followers(namespace: string, workflowId: string, fresh = false): Promise<string[]> {
+    const key = `${namespace}/${workflowId}`;
+    const reused = fresh ? undefined : this.#followers?.get(key);
+    if (reused) return reused;
+    const folder = `${conversationFolder(namespace, workflowId)}/followers`;
     const present: string[] = [];
-    for (const name of await readdir(folder).catch(() => [] as string[])) {
-      const file = path.join(folder, name);
-      const touched = await stat(file).catch(() => undefined);
-      if (touched && Date.now() - touched.mtimeMs < FOLLOWER_TTL_MS) present.push(name);
+    for (const [name, writtenAt] of await this.#store.written(folder)) {
+      if (Date.now() - writtenAt < FOLLOWER_TTL_MS) present.push(name);
       // A follower that stopped saying so (its process died) is gone.
-      else if (touched) await unlink(file).catch(() => undefined);
+      else await this.#store.remove(folder, name).catch(() => undefined);
     }
+    this.#followers?.set(key, present);
     return present;
   }
 
-  /** Writes a batch of entries; a rename makes it appear whole. */
+  /** Writes a batch of entries as one file. */
   async append(namespace: string, workflowId: string, entries: LiveEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    const folder = this.#folder(namespace, workflowId);
     const counter = String(entriesWritten++ % 1e9).padStart(9, '0');
-    const name = `${String(Date.now()).padStart(15, '0')}-${process.pid}-${counter}`;
-    const bytes = await this.#encode(entries);
-    await mkdir(folder, { recursive: true });
-    const temporary = path.join(folder, `${name}.${randomUUID()}.tmp`);
-    await writeFile(temporary, bytes);
-    await rename(temporary, path.join(folder, name));
+    const name = `${timeName(Date.now())}-${WRITER}-${counter}`;
+    await this.#store.write(conversationFolder(namespace, workflowId), name, await this.#encode(entries));
   }
 
   /**
@@ -118,14 +136,23 @@ export class LiveChannel {
 
   /** Says this process follows `workflowId` until `close()`, and reads what workers write from now on. */
   async attach(namespace: string, workflowId: string): Promise<LiveReader> {
-    const folder = this.#folder(namespace, workflowId);
-    const presence = path.join(folder, 'followers', randomUUID());
+    const folder = conversationFolder(namespace, workflowId);
+    const presence = randomUUID();
     const attachedAt = Date.now();
-    await mkdir(path.dirname(presence), { recursive: true });
-    await writeFile(presence, '');
-    return new LiveReader(folder, presence, attachedAt, {
-      decode: (bytes) => this.#decode(bytes),
-      followers: () => this.followers(namespace, workflowId),
+    const store = this.#store;
+    await store.write(`${folder}/followers`, presence, new Uint8Array());
+    return new LiveReader(attachedAt, {
+      names: (after) => store.names(folder, after),
+      read: async (name) => {
+        const bytes = await store.read(folder, name);
+        return bytes ? this.#decode(bytes) : undefined;
+      },
+      remove: (name) => store.remove(folder, name),
+      present: () => store.write(`${folder}/followers`, presence, new Uint8Array()),
+      leave: async () => {
+        await store.remove(`${folder}/followers`, presence);
+        return (await this.followers(namespace, workflowId, true)).length === 0;
+      },
     });
   }
 
@@ -149,37 +176,34 @@ export class LiveChannel {
 
 /** One follower's reading of a live channel. */
 export class LiveReader {
-  readonly #folder: string;
-  readonly #presence: string;
   readonly #channel: LiveReaderChannel;
   readonly #read = new Set<string>();
   readonly #refresh: NodeJS.Timeout;
-  /** Entries written before this were written for other followers; the log has what they hold. */
-  readonly #attachedAt: number;
+  /** Entries named before this were written for other followers; the log has what they hold. */
+  readonly #from: string;
+  /** Of the entries named before this, only the logged ones are for this follower. */
+  readonly #attachedAt: string;
 
-  constructor(folder: string, presence: string, attachedAt: number, channel: LiveReaderChannel) {
-    this.#folder = folder;
-    this.#presence = presence;
-    this.#attachedAt = attachedAt;
+  constructor(attachedAt: number, channel: LiveReaderChannel) {
+    this.#from = timeName(attachedAt - CLOCK_SKEW_MS);
+    this.#attachedAt = timeName(attachedAt);
     this.#channel = channel;
-    this.#refresh = setInterval(() => {
-      const now = new Date();
-      // Written again if a sweep or another follower's clean-up took it.
-      utimes(presence, now, now).catch(() => writeFile(presence, '').catch(() => undefined));
-    }, FOLLOWER_REFRESH_MS);
+    // Written again too if a sweep or another follower's clean-up took it.
+    this.#refresh = setInterval(() => void channel.present().catch(() => undefined), FOLLOWER_REFRESH_MS);
     this.#refresh.unref();
   }
 
   /** The entries written since the last read, in the order each writer wrote them. */
   async read(): Promise<LiveEntry[]> {
-    const names = (await readdir(this.#folder).catch(() => [] as string[]))
-      .filter((name) => Number(ENTRY_NAME.exec(name)?.[1]) >= this.#attachedAt && !this.#read.has(name))
+    const names = (await this.#channel.names(this.#from))
+      .filter((name) => ENTRY_NAME.test(name) && !this.#read.has(name))
       .sort();
     const entries: LiveEntry[] = [];
     for (const name of names) {
-      const bytes = await readFile(path.join(this.#folder, name)).catch(() => undefined);
+      const read = (await this.#channel.read(name)) ?? [];
       this.#read.add(name);
-      if (bytes) entries.push(...(await this.#channel.decode(bytes)));
+      const early = name < this.#attachedAt;
+      entries.push(...read.filter((entry) => !early || entry.kind === 'logged'));
     }
     await this.#forgetOld();
     return entries;
@@ -190,7 +214,7 @@ export class LiveReader {
     for (const name of this.#read) {
       if (Number(ENTRY_NAME.exec(name)?.[1]) >= before) continue;
       this.#read.delete(name);
-      await unlink(path.join(this.#folder, name)).catch(() => undefined);
+      await this.#channel.remove(name).catch(() => undefined);
     }
   }
 
@@ -200,18 +224,34 @@ export class LiveReader {
    */
   async close(): Promise<void> {
     clearInterval(this.#refresh);
-    await unlink(this.#presence).catch(() => undefined);
-    if ((await this.#channel.followers()).length > 0) return;
-    for (const name of await readdir(this.#folder).catch(() => [] as string[])) {
-      if (ENTRY_NAME.test(name)) await unlink(path.join(this.#folder, name)).catch(() => undefined);
+    if (!(await this.#channel.leave().catch(() => false))) return;
+    for (const name of await this.#channel.names().catch(() => [] as string[])) {
+      if (ENTRY_NAME.test(name)) await this.#channel.remove(name).catch(() => undefined);
     }
   }
 }
 
-/** What a reader asks of its channel: to decode a file, and who else follows. */
+/** What a reader asks of its channel. */
 interface LiveReaderChannel {
-  decode(bytes: Uint8Array): Promise<LiveEntry[]>;
-  followers(): Promise<string[]>;
+  /** The channel's files named after `after` (all, without it). */
+  names(after?: string): Promise<string[]>;
+  /** A file's entries; undefined once it is gone. */
+  read(name: string): Promise<LiveEntry[] | undefined>;
+  remove(name: string): Promise<void>;
+  /** Says again that this follower is present. */
+  present(): Promise<void>;
+  /** Says this follower left; true if no other is present. */
+  leave(): Promise<boolean>;
+}
+
+/** A conversation's folder in the live store. */
+function conversationFolder(namespace: string, workflowId: string): string {
+  return `${segment(namespace)}/${segment(workflowId)}`;
+}
+
+/** The start of an entry's name written at `ms`: names sort as their times do. */
+function timeName(ms: number): string {
+  return String(Math.max(0, ms)).padStart(15, '0');
 }
 
 /** A folder name for `name`, dots too encoded, so no id reads as `.` or `..`. */

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandOutput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import {
   type Payload,
   type StorageDriver,
@@ -10,6 +10,7 @@ import {
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
 import { requireOptional } from '../optionalDependency.ts';
+import type { LiveStore } from './liveStore.ts';
 import { type PayloadStoreIdentity, STORE_ID_PATTERN } from './payloadStoreIdentity.ts';
 import {
   GROUPS_ROOT,
@@ -34,6 +35,13 @@ export interface S3StorageDriverOptions {
   prefix?: string;
   /** The S3 client's settings (endpoint, region, credentials, forcePathStyle); default the AWS SDK's own. */
   client?: S3ClientConfig;
+  /**
+   * Whether followers read conversations' events from the bucket (`live/` after the prefix) instead of
+   * polling the conversation; default true. Each follower then lists the bucket every 100 ms while
+   * events come and every second while none do, and each running call once a second: requests
+   * AWS bills, where a poll would be a Temporal Action (README, "The live channel").
+   */
+  liveChannel?: boolean;
 }
 
 /**
@@ -49,6 +57,7 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
   readonly bucket: string;
   readonly prefix: string;
   readonly #clientConfig: S3ClientConfig;
+  readonly #liveChannel: boolean;
   #identity: Promise<PayloadStoreIdentity> | undefined;
   #client: { s3: S3Module; client: S3Client } | undefined;
 
@@ -56,6 +65,7 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
     this.bucket = options.bucket;
     this.prefix = options.prefix ?? '';
     this.#clientConfig = options.client ?? {};
+    this.#liveChannel = options.liveChannel ?? true;
     this.name = name;
   }
 
@@ -180,9 +190,64 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
     return deleted;
   }
 
+  /** The live channels' objects (`LiveChannel`), under `live/` after the prefix; undefined when turned off. */
+  liveStore(): LiveStore | undefined {
+    if (!this.#liveChannel) return undefined;
+    const key = (folder: string, name: string): string => `${this.prefix}live/${folder}/${name}`;
+    return {
+      readIntervalMs: 100,
+      idleReadIntervalMs: 1_000,
+      followersListingMs: 1_000,
+      names: async (folder, after) => (await this.#listLive(folder, after)).map(({ name }) => name),
+      written: async (folder) =>
+        new Map((await this.#listLive(folder)).map(({ name, writtenAt }) => [name, writtenAt])),
+      write: async (folder, name, bytes) => {
+        const { s3, client } = this.#s3();
+        await client.send(
+          new s3.PutObjectCommand({ Bucket: this.bucket, Key: key(folder, name), Body: bytes }),
+        );
+      },
+      read: async (folder, name) => {
+        const { s3, client } = this.#s3();
+        try {
+          const object = await client.send(
+            new s3.GetObjectCommand({ Bucket: this.bucket, Key: key(folder, name) }),
+          );
+          return await object.Body?.transformToByteArray();
+        } catch (error) {
+          if ((error as { name?: string }).name === 'NoSuchKey') return undefined;
+          throw error;
+        }
+      },
+      remove: async (folder, name) => {
+        const { s3, client } = this.#s3();
+        await client.send(new s3.DeleteObjectCommand({ Bucket: this.bucket, Key: key(folder, name) }));
+      },
+    };
+  }
+
+  /** The objects directly under `live/<folder>/`, after `after` in key order. */
+  async #listLive(folder: string, after?: string): Promise<{ name: string; writtenAt: number }[]> {
+    const prefix = `${this.prefix}live/${folder}/`;
+    const pages = await this.#listFolder(prefix, after === undefined ? undefined : `${prefix}${after}`);
+    return pages.flatMap((page) =>
+      (page.Contents ?? []).flatMap(({ Key, LastModified }) =>
+        Key ? [{ name: Key.slice(prefix.length), writtenAt: LastModified?.getTime() ?? 0 }] : [],
+      ),
+    );
+  }
+
   async #listPrefixes(prefix: string): Promise<string[]> {
+    const pages = await this.#listFolder(prefix);
+    return pages.flatMap((page) =>
+      (page.CommonPrefixes ?? []).flatMap(({ Prefix }) => (Prefix ? [Prefix] : [])),
+    );
+  }
+
+  /** Every page of the listing of what is directly under `prefix` (keys after `startAfter`). */
+  async #listFolder(prefix: string, startAfter?: string): Promise<ListObjectsV2CommandOutput[]> {
     const { s3, client } = this.#s3();
-    const prefixes: string[] = [];
+    const pages: ListObjectsV2CommandOutput[] = [];
     let token: string | undefined;
     do {
       const page = await client.send(
@@ -190,13 +255,13 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
           Bucket: this.bucket,
           Prefix: prefix,
           Delimiter: '/',
-          ContinuationToken: token,
+          ...(token ? { ContinuationToken: token } : startAfter ? { StartAfter: startAfter } : {}),
         }),
       );
-      for (const common of page.CommonPrefixes ?? []) if (common.Prefix) prefixes.push(common.Prefix);
+      pages.push(page);
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
-    return prefixes;
+    return pages;
   }
 
   #s3(): { s3: S3Module; client: S3Client } {
@@ -222,10 +287,11 @@ function lastSegment(prefix: string): string {
 /**
  * The S3 driver the environment configures: `YIEM_S3_BUCKET` (required), `YIEM_S3_PREFIX`,
  * `YIEM_S3_ENDPOINT` (an S3-compatible server; path-style addressing then, unless
- * `YIEM_S3_FORCE_PATH_STYLE=0`). Region and credentials come the AWS way (`AWS_REGION`,
+ * `YIEM_S3_FORCE_PATH_STYLE=0`), `YIEM_S3_LIVE_CHANNEL=0` (followers poll the conversation instead
+ * of listing the bucket). Region and credentials come the AWS way (`AWS_REGION`,
  * `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, instance roles...).
  *
- * @throws when `YIEM_S3_BUCKET` is missing.
+ * @throws when `YIEM_S3_BUCKET` is missing or `YIEM_S3_LIVE_CHANNEL` is neither 0 nor 1.
  */
 export function s3DriverFromEnv(env: Record<string, string | undefined>): S3StorageDriver {
   const bucket = env.YIEM_S3_BUCKET;
@@ -253,9 +319,14 @@ export function s3DriverFromEnv(env: Record<string, string | undefined>): S3Stor
     client.requestChecksumCalculation = 'WHEN_REQUIRED';
     client.responseChecksumValidation = 'WHEN_REQUIRED';
   }
+  const liveChannel = env.YIEM_S3_LIVE_CHANNEL;
+  if (liveChannel !== undefined && liveChannel !== '' && !['0', '1'].includes(liveChannel)) {
+    throw new Error(`YIEM_S3_LIVE_CHANNEL=${liveChannel}: expected 1 (the default) or 0`);
+  }
   return new S3StorageDriver({
     bucket,
     ...(env.YIEM_S3_PREFIX ? { prefix: env.YIEM_S3_PREFIX } : {}),
     client,
+    liveChannel: liveChannel !== '0',
   });
 }
