@@ -229,7 +229,14 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
   /** The objects directly under `live/<folder>/`, after `after` in key order. */
   async #listLive(folder: string, after?: string): Promise<{ name: string; writtenAt: number }[]> {
     const prefix = `${this.prefix}live/${folder}/`;
-    const pages = await this.#listFolder(prefix, after === undefined ? undefined : `${prefix}${after}`);
+    const pages = await this.#listFolder(prefix, after === undefined ? undefined : `${prefix}${after}`).catch(
+      (error: unknown) => {
+        // Some S3-compatible servers (gofakes3's file backend) answer so for a prefix without objects:
+        // a channel nobody wrote to yet. A bucket really missing fails the store's own calls loudly.
+        if ((error as { name?: string }).name === 'NoSuchBucket') return [];
+        throw error;
+      },
+    );
     return pages.flatMap((page) =>
       (page.Contents ?? []).flatMap(({ Key, LastModified }) =>
         Key ? [{ name: Key.slice(prefix.length), writtenAt: LastModified?.getTime() ?? 0 }] : [],
