@@ -30,7 +30,7 @@ import { PARALLEL_TOOLS, type ParallelResult, parallelEfficiency } from './scena
 import type { LocalModelCallsSide, PeerResult } from './scenarios/peer.ts';
 import type { RateLimitResult } from './scenarios/rateLimits.ts';
 import type { ThroughputLevel, ThroughputResult } from './scenarios/throughput.ts';
-import { TOKEN_DELAY_GOAL, type TokenDelayResult } from './scenarios/tokenDelay.ts';
+import { TOKEN_DELAY_GOAL, type TokenDelayResult, type TokenDelayStore } from './scenarios/tokenDelay.ts';
 import type { TurnLatencyResult } from './scenarios/turnLatency.ts';
 import { formatSummary as fmt, type Summary } from './stats.ts';
 
@@ -496,11 +496,17 @@ function goalsSection(results: BenchResults): string {
     goalRow(
       `Token to follower ≤ ${TOKEN_DELAY_GOAL.p99Ms} ms p99`,
       'h',
-      tokens && {
-        measured: `${tokens.p99Ms.toFixed(0)} ms p99 (median ${tokens.medianMs.toFixed(0)} ms)`,
-        gap: over(tokens.p99Ms, TOKEN_DELAY_GOAL.p99Ms, 0, ' ms'),
-        met: tokens.p99Ms <= TOKEN_DELAY_GOAL.p99Ms,
-      },
+      tokens &&
+        tokens.rows.length > 0 && {
+          measured: tokens.rows
+            .map(
+              (row) =>
+                `${row.p99Ms.toFixed(0)} ms p99 (median ${row.medianMs.toFixed(0)} ms) ${TOKEN_DELAY_STORES[row.store]}${row.pollUpdates > 0 ? `, polling (${row.pollUpdates} poll Updates)` : ''}`,
+            )
+            .join('; '),
+          gap: over(Math.max(...tokens.rows.map((row) => row.p99Ms)), TOKEN_DELAY_GOAL.p99Ms, 0, ' ms'),
+          met: tokens.rows.every((row) => row.p99Ms <= TOKEN_DELAY_GOAL.p99Ms),
+        },
     ),
   );
 
@@ -588,7 +594,7 @@ function actionTypes(row: Pick<ActionRow, 'byType'>): string {
 }
 
 function actionsSection(result: ActionsResult): string {
-  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step before it and after the step itself for trailing workflow tasks and the server's count of the last call. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, which here reads on the payload store's live channel (the worker shares the client's file store): one \`events\` query when it attaches, then files, no poll Update or signal. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (the \`localActivity\` tools' calls of one workflow task: one Action, as Temporal Cloud bills local activities) (plus, once per conversation, asking the worker for its default model), the prompt Update, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert.\n\n${table(
+  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step before it and after the step itself for trailing workflow tasks and the server's count of the last call. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, which here reads on the payload store's live channel (the worker shares the client's file store): one \`events\` query when it attaches, then files, no poll Update or signal. The rows that say so measured the same with a worker and a follower of their own on an S3 store (a real S3-compatible server on this machine, \`deploy/s3\`), the live channel a prefix of its bucket. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (the \`localActivity\` tools' calls of one workflow task: one Action, as Temporal Cloud bills local activities) (plus, once per conversation, asking the worker for its default model), the prompt Update, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert.\n\n${table(
     ['Step', 'Actions', 'Minimum', 'Gap', 'By type'],
     result.rows.map((row) => [
       row.label,
@@ -634,17 +640,24 @@ function featureCostSection(result: FeatureCostResult): string {
   )}`;
 }
 
+/** Where (h)'s follower and worker kept payloads, and so read the live channel. */
+const TOKEN_DELAY_STORES: Record<TokenDelayStore, string> = {
+  file: 'on the file store',
+  s3: 'on the S3 store',
+};
+
 function tokenDelaySection(result: TokenDelayResult): string {
-  return `## (h) Token delay for a follower\n\nThe scripted model streams one token every 50 ms (2 s per reply); for every token, the time from the model server writing it to \`Conversation.events()\` yielding the event that carries it, on one machine. ${result.turns} turns after one that is not measured (the follower is surely attached by its end); the follower reads on the live channel, as \`yiem chat\` on the worker's machine does, ${result.tokens} tokens.\n\n${table(
-    ['Median', 'p99', 'Max', 'Goal'],
-    [
-      [
-        `${result.medianMs.toFixed(0)} ms`,
-        `${result.p99Ms.toFixed(0)} ms`,
-        `${result.maxMs.toFixed(0)} ms`,
-        `≤ ${TOKEN_DELAY_GOAL.p99Ms} ms p99`,
-      ],
-    ],
+  return `## (h) Token delay for a follower\n\nThe scripted model streams one token every 50 ms (2 s per reply); for every token, the time from the model server writing it to \`Conversation.events()\` yielding the event that carries it, on one machine. ${result.turns} turns after one that is not measured (the follower is surely attached by its end), as \`yiem chat\` reads along: the worker and the follower on one payload store, the file store (a folder), then an S3 store (a real S3-compatible server on this machine, \`deploy/s3\`), where the follower reads the live channel, which the column of poll Updates in the conversation's history confirms (0: no poll).\n\n${table(
+    ['store', 'tokens', 'Median', 'p99', 'Max', 'poll Updates', 'Goal'],
+    result.rows.map((row) => [
+      TOKEN_DELAY_STORES[row.store].replace(/^on the /, ''),
+      String(row.tokens),
+      `${row.medianMs.toFixed(0)} ms`,
+      `${row.p99Ms.toFixed(0)} ms`,
+      `${row.maxMs.toFixed(0)} ms`,
+      String(row.pollUpdates),
+      `≤ ${TOKEN_DELAY_GOAL.p99Ms} ms p99`,
+    ]),
   )}`;
 }
 
