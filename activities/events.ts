@@ -65,6 +65,8 @@ function liveChannelOf(context: Context): LiveChannel | undefined {
 
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
+  /** Whether followers read this attempt's events on the live channel only: an event sent costs no Action. */
+  readonly onLiveChannel: boolean;
   /**
    * `now` sends a live event without waiting for the batch interval. `live` is `now` that also makes
    * a followed attempt go live for the event: a follower reads along with streamed text, so holding
@@ -184,6 +186,9 @@ export function activityEventPublisher(
   };
 
   return {
+    get onLiveChannel() {
+      return preview?.previewing === true && !live;
+    },
     publish(event, publishOptions) {
       const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
       const awaited = publishOptions?.live === true;

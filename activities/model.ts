@@ -164,10 +164,13 @@ async function streamModelCall(
     if (!announced) events.publish({ type: 'messageStart', model: target.name }, { now: true });
     announced = true;
   };
-  const text = new TextDeltaBatcher((delta, streaming) => {
-    announce();
-    events.publish({ type: 'textDelta', text: delta }, { live: streaming });
-  });
+  const text = new TextDeltaBatcher(
+    (delta, streaming) => {
+      announce();
+      events.publish({ type: 'textDelta', text: delta }, { live: streaming });
+    },
+    () => events.onLiveChannel,
+  );
   const request = {
     model,
     messages: formatMessages(systemPrompt, messages),

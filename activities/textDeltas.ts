@@ -1,5 +1,7 @@
-/** Text deltas are gathered for this long before they become one event. */
-const DEFAULT_INTERVAL_MS = 200;
+/** Text deltas are gathered for this long before they become one event: a live one may be a signal, a billed Action. */
+const INTERVAL_MS = 200;
+/** While followers read the call on the live channel, where an event costs a file write, for this long. */
+const LIVE_CHANNEL_INTERVAL_MS = 100;
 
 /**
  * Gathers streamed text and hands it on at most once per interval, so a fast model produces a few
@@ -10,20 +12,24 @@ export class TextDeltaBatcher {
   #buffer = '';
   #timer: NodeJS.Timeout | undefined;
   readonly #emit: (text: string, streaming: boolean) => void;
-  readonly #intervalMs: number;
+  readonly #onLiveChannel: () => boolean;
 
-  constructor(emit: (text: string, streaming: boolean) => void, intervalMs = DEFAULT_INTERVAL_MS) {
+  /** `onLiveChannel`: whether followers read the call's events on the live channel now. */
+  constructor(emit: (text: string, streaming: boolean) => void, onLiveChannel: () => boolean = () => false) {
     this.#emit = emit;
-    this.#intervalMs = intervalMs;
+    this.#onLiveChannel = onLiveChannel;
   }
 
   add(text: string): void {
     if (text === '') return;
     this.#buffer += text;
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      this.#handOn(true);
-    }, this.#intervalMs);
+    this.#timer ??= setTimeout(
+      () => {
+        this.#timer = undefined;
+        this.#handOn(true);
+      },
+      this.#onLiveChannel() ? LIVE_CHANNEL_INTERVAL_MS : INTERVAL_MS,
+    );
   }
 
   /** The stream ended: hands on whatever is buffered. */
