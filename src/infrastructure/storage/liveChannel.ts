@@ -29,8 +29,11 @@ const ENTRY_TTL_MS = 60_000;
 let entriesWritten = 0;
 /** This process among the writers of a store that machines share (a process id alone may come twice). */
 const WRITER = randomBytes(6).toString('hex');
-/** `<written at, ms>-<writer>-<counter>`: sorted by name, the entries of one writer keep their order. */
-const ENTRY_NAME = /^(\d{15})-[0-9a-f]{12}-\d{9}$/;
+/**
+ * `<written at, ms>-<writer>-<counter>`: sorted by name, the entries of one writer keep their order.
+ * Workers of the release before name the writer by its process id, which this reads too.
+ */
+const ENTRY_NAME = /^(\d{15})-[0-9a-f]+-\d{9}$/;
 /**
  * A follower reads the logged entries written from this long before it attached: the clocks of
  * machines that share a store may differ by this much. What it reads again is in the log it caught
