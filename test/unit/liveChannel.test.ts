@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, utimes } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, utimes } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
@@ -63,6 +63,26 @@ describe('the live channel on the file store', () => {
     vi.restoreAllMocks();
     expect(await reader.read()).toEqual([logged(0), logged(1), logged(2)]);
     await reader.close();
+  });
+
+  it('reads the entries of workers of the release before, which name the writer by its process id', async () => {
+    const store = new FileStorageDriver(directory).liveStore();
+    const reader = await channel.attach('default', 'conv-6');
+    // What such a worker wrote: the same encoding, a name with a process id where the writer id goes.
+    const other = await mkdtemp(path.join(os.tmpdir(), 'yiem-live-'));
+    await new LiveChannel(new FileStorageDriver(other).liveStore(), converter).append('default', 'conv-6', [
+      logged(0),
+    ]);
+    const [written] = await readdir(path.join(other, 'live', 'default', 'conv-6'));
+    const oldName = `${String(Date.now()).padStart(15, '0')}-${process.pid}-000000001`;
+    await store.write(
+      'default/conv-6',
+      oldName,
+      await readFile(path.join(other, 'live', 'default', 'conv-6', written ?? '')),
+    );
+    expect(await reader.read()).toEqual([logged(0)]);
+    await reader.close();
+    await rm(other, { recursive: true, force: true });
   });
 
   it('counts a follower whose process stopped saying so for 30 s as gone, and the last to leave takes the entries with it', async () => {
