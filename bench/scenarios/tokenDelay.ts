@@ -1,4 +1,5 @@
 import { Client } from '@temporalio/client';
+import { workflowStreamPollUpdate } from '@temporalio/workflow-streams/workflow';
 import { AgentClient } from '../../src/client/client.ts';
 import { payloadStorageFromEnv } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
@@ -33,9 +34,6 @@ export interface TokenDelayResult {
   turns: number;
   rows: TokenDelayRow[];
 }
-
-/** The Update a follower that polls the log sends (`@temporalio/workflow-streams`). */
-const POLL_UPDATE = '__temporal_workflow_stream_poll';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
@@ -133,7 +131,8 @@ async function followedTurns(
     await follower;
     pollUpdates = ((await storedHistory(conversation.handle)).events ?? []).filter(
       (event) =>
-        event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === POLL_UPDATE,
+        event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name ===
+        workflowStreamPollUpdate.name,
     ).length;
     await conversation.end();
   } finally {
