@@ -225,13 +225,17 @@ export function endToolActivity(output: ExecuteToolOutput): ExecuteToolOutput {
 
 /**
  * A tool error the model should see now: a `ToolError` (matched by name, since tool files may load
- * their own copy of the class), a non-retryable failure, or the last allowed attempt.
+ * their own copy of the class), a package that cannot load in this process, a non-retryable failure,
+ * or the last allowed attempt.
  */
 function givesUp(error: unknown, attempt: number, maximumAttempts: number): boolean {
   if (error instanceof ApplicationFailure && error.nonRetryable) return true;
-  if (error instanceof Error && error.name === 'ToolError') return true;
+  if (error instanceof Error && FINAL_ERROR_NAMES.has(error.name)) return true;
   return lastAttempt(attempt, maximumAttempts);
 }
+
+/** Errors no retry can mend, by name: tool files may load their own copies of the classes. */
+const FINAL_ERROR_NAMES = new Set(['ToolError', 'OptionalDependencyError']);
 
 function failureResult(toolName: string, error: unknown, attempt: number, text?: string): AgentToolResult {
   const retried = attempt > 1 ? ` (after ${attempt} attempts)` : '';

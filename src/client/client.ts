@@ -63,6 +63,7 @@ import {
   resolveTemporalConnection,
   type TemporalConnectionSettings,
 } from '../infrastructure/connection.ts';
+import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { type TracingOptions, tracingPlugins } from '../infrastructure/tracing.ts';
 import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts';
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
@@ -140,6 +141,7 @@ export class AgentClient {
   readonly schedules: PromptSchedules;
 
   constructor(options: AgentClientOptions = {}) {
+    assertSupportedNode();
     let converter = options.dataConverter;
     if (options.client) {
       this.client = options.client;

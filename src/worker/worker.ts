@@ -26,6 +26,7 @@ import type {
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
@@ -151,6 +152,7 @@ export interface AgentWorker {
 
 /** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
+  assertSupportedNode();
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
   installQuietRuntime(env);

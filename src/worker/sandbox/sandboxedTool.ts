@@ -3,6 +3,7 @@ import type { ActivityTool, AgentToolResult, ToolArguments, WrittenToolSpec } fr
 import { unsafePatternProblem } from '../selfWriting/schemaPatterns.ts';
 import { SANDBOX_CALLS } from '../selfWriting/templates.ts';
 import { runCheckInSandbox, runInSandbox } from './isolate.ts';
+import { assertSandboxLoads } from './isolatedVm.ts';
 import type { SandboxSettings } from './settings.ts';
 import { transpile } from './typescript.ts';
 
@@ -12,6 +13,8 @@ import { transpile } from './typescript.ts';
  */
 export function sandboxedTool(spec: WrittenToolSpec, settings: SandboxSettings): ActivityTool {
   assertSpec(spec);
+  // Refused at load, naming the package, rather than failing each call on a worker without a sandbox.
+  assertSandboxLoads();
   const log = (line: string): void => console.log(`[${spec.name}] ${line}`);
   const compiled = new Map<string, string>();
   const javascript = (source: string): string => {

@@ -9,6 +9,7 @@ import type {
   WrittenToolSpec,
 } from '../../contract/types.ts';
 import type { ToolRegistry } from '../registry.ts';
+import { assertSandboxLoads } from '../sandbox/isolatedVm.ts';
 import { ArgumentValidator } from '../validation.ts';
 import { checkToolCode } from './checkCode.ts';
 import { isIdentifier, nameProblem, schemaProblem } from './checks.ts';
@@ -49,8 +50,11 @@ const INPUT_SCHEMA: JsonSchema = {
  * Turns on writeTool for a registry: registers it and watches `toolsDir`, so that tools written there
  * by any worker sharing the directory are offered and run without a restart. `createAgentWorker`
  * does this for its `selfWriting` option; call it yourself for a worker built with `AgentPlugin`.
+ * Throws, naming the package, when the sandbox or the compiler cannot load on this Node.
  */
 export async function enableSelfWriting(registry: ToolRegistry, toolsDir: string): Promise<void> {
+  // A worker that could write tools but not run them would fail every written tool's first call.
+  assertSandboxLoads();
   registry.registerTool(
     createWriteTool({ registry, validator: new ArgumentValidator(), toolsDir }),
     'selfWriting',
