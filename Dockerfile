@@ -1,12 +1,10 @@
 # The yiem worker (and CLI) as a container: `docker build -t yiem .`
-# Stage 1 installs every dependency from the lockfile (with a C++ toolchain, for isolated-vm's native
-# addon; the Temporal SDK, isolated-vm and typescript are the package's peer dependencies, which the
-# repository pins as devDependencies) and builds dist/ (`npm ci` runs `prepare`); stage 2 copies the
-# build and node_modules, without the toolchain, and runs as the unprivileged `node` user.
+# Stage 1 installs every dependency from the lockfile (the Temporal SDK, isolated-vm and typescript are
+# the package's peer dependencies, which the repository pins as devDependencies; isolated-vm 6 ships
+# its addon prebuilt for Node 22 and 24, so no compiler is needed) and builds dist/ (`npm ci` runs
+# `prepare`); stage 2 copies the build and node_modules and runs as the unprivileged `node` user.
 
-FROM node:20-bookworm-slim AS build
-RUN apt-get update && apt-get install -y --no-install-recommends g++ make python3 \
-  && rm -rf /var/lib/apt/lists/*
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
@@ -16,7 +14,7 @@ COPY workflows ./workflows
 COPY tools ./tools
 RUN npm ci --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules

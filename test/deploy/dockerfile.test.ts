@@ -17,13 +17,16 @@ const execForm = (keyword: string): string[] => {
 };
 
 describe('Dockerfile', () => {
-  it('is multi-stage on the Node major the package supports', () => {
+  it('is multi-stage on the newest Node major the package supports', () => {
     const froms = dockerfile.getFROMs();
     expect(froms.length).toBeGreaterThanOrEqual(2);
-    const engine = String(packageJson.engines.node).match(/\d+/)?.[0];
+    const majors = [...String(packageJson.engines.node).matchAll(/(?:\^|>=)(\d+)/g)].map(([, major]) =>
+      Number(major),
+    );
+    expect(majors).toContain(24);
     for (const from of froms) {
       expect(from.getImageName()).toBe('node');
-      expect(from.getImageTag()?.split(/[.-]/)[0]).toBe(engine);
+      expect(Number(from.getImageTag()?.split(/[.-]/)[0])).toBe(Math.max(...majors));
     }
   });
 

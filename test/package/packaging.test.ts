@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -202,6 +202,58 @@ describe('the installed package', () => {
     });
     expect(stdout).toContain('completed: It is evening in Tokyo.');
     expect(usage.replace(/\s+/g, ' ')).toContain('It prints `completed: It is evening in Tokyo.`');
+  });
+
+  it("compiles and runs the README's writer.ts: a tool the agent writes answers from the sandbox", async () => {
+    const writer = codeBlocks(usage, 'ts')[1];
+    expect(writer?.startsWith('// writer.ts\n')).toBe(true);
+    await writeFile(path.join(project, 'writer.ts'), writer ?? '');
+    const commands = codeBlocks(usage, 'sh')[2] ?? '';
+    expect(commands.trim().split('\n')).toEqual(['npx tsc', 'node dist/writer.js']);
+    const { stdout } = await inProject('bash', ['-e', '-c', commands], {
+      ...NPM_FROM_CACHE,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+    });
+    expect(stdout).toContain('completed: addNumbers says 2 + 3 = 5');
+    expect(usage.replace(/\s+/g, ' ')).toContain('It prints `completed: addNumbers says 2 + 3 = 5`.');
+    expect(await readdir(path.join(project, 'written-tools'))).toEqual(['addNumbers.ts']);
+  });
+
+  // What Node 24 users of isolated-vm 5 met: an addon built for another Node. Here the installed
+  // isolated-vm's addon for this Node is swapped for its build for the other supported Node.
+  it('refuses to start a self-writing worker whose sandbox addon was built for another Node, saying why', async () => {
+    const prebuilds = path.join(project, 'node_modules/isolated-vm/prebuilds/linux-x64');
+    const own = path.join(prebuilds, `isolated-vm.abi${process.versions.modules}.glibc.node`);
+    const other = path.join(
+      prebuilds,
+      `isolated-vm.abi${process.versions.modules === '137' ? 127 : 137}.glibc.node`,
+    );
+    const kept = await readFile(own);
+    await copyFile(other, own);
+    try {
+      const script = [
+        "import { createAgentWorker } from 'yiem-agent/worker';",
+        'try {',
+        "  await createAgentWorker({ taskQueue: 'broken-sandbox', selfWriting: { toolsDir: './written-tools' } });",
+        "  console.log('started');",
+        '} catch (error) {',
+        '  console.log(error.message);',
+        '}',
+      ].join('\n');
+      const { stdout } = await inProject('node', ['--input-type=module', '-e', script], {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+      });
+      expect(stdout).not.toContain('started');
+      expect(stdout).toContain(
+        'Running written tools needs the package isolated-vm, whose native addon cannot load',
+      );
+      expect(stdout).toContain(
+        `on Node ${process.versions.node} (ABI ${process.versions.modules}, linux-x64)`,
+      );
+      expect(stdout).toContain('npm install isolated-vm@6.2.0');
+    } finally {
+      await writeFile(own, kept);
+    }
   });
 
   it('runs the yiem CLI with npx', async () => {
