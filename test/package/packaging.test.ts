@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,22 @@ let project: string;
 let usage: string;
 let installOutput: string;
 let checkoutManifest: string;
+/** The copy of the checkout that `npm pack` runs in. */
+let checkout: string;
+/** What the package is built and packed from (tsconfig.build.json's sources, the scripts, the shipped files). */
+const PACKED_FROM = [
+  'package.json',
+  'package-lock.json',
+  'README.md',
+  'tsconfig.json',
+  'tsconfig.build.json',
+  'bin',
+  'scripts',
+  'src',
+  'activities',
+  'workflows',
+  'tools',
+];
 
 /** npm as the README's commands run here: from npm's cache where it can, without audit or funding notes. */
 const NPM_FROM_CACHE = {
@@ -47,7 +63,8 @@ beforeAll(async () => {
   expect(prose).toContain('(here the checkout is `../yiem-agent`)');
   const packed = path.join(workDir, 'yiem-agent');
   await mkdir(packed);
-  await run('npm', ['pack', '--pack-destination', packed], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  checkout = await copyOfCheckout(path.join(workDir, 'checkout'));
+  await run('npm', ['pack', '--pack-destination', packed], { cwd: checkout, maxBuffer: 16 * 1024 * 1024 });
   expect(await readdir(packed)).toEqual([tarball]);
 
   const setup = codeBlocks(usage, 'sh')[0] ?? '';
@@ -65,14 +82,25 @@ beforeAll(async () => {
   installOutput = `${stdout}${stderr}`;
 }, 600_000);
 
+/**
+ * What `npm pack` reads and builds from, copied from this checkout, with its node_modules linked: the
+ * pack's build then writes the copy's dist/, never the one that the other tests and the CLI run.
+ */
+async function copyOfCheckout(copy: string): Promise<string> {
+  for (const entry of PACKED_FROM)
+    await cp(path.join(ROOT, entry), path.join(copy, entry), { recursive: true });
+  await symlink(path.join(ROOT, 'node_modules'), path.join(copy, 'node_modules'));
+  return copy;
+}
+
 afterAll(async () => {
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 
 describe('npm pack', () => {
   it("leaves the checkout's package.json as it was", async () => {
-    expect(await readFile(path.join(ROOT, 'package.json'), 'utf8')).toBe(checkoutManifest);
-    expect(await readdir(ROOT)).not.toContain('package.json.before-pack');
+    expect(await readFile(path.join(checkout, 'package.json'), 'utf8')).toBe(checkoutManifest);
+    expect(await readdir(checkout)).not.toContain('package.json.before-pack');
   });
 
   it('ships a package.json with no development scripts, which npm does not list on install', async () => {
