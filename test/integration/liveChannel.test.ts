@@ -102,10 +102,12 @@ describe('live channel: followers read events from the payload store, not by pol
     for (const seen of [await first, await second]) {
       const view = userView(seen);
       expect(view).toEqual({ types: SURVEY_TURN_EVENTS, progress: 12, text: SURVEY_REPLY });
-      // The second saw the running tool's progress live, not only with its result.
-      expect(seen.filter(({ event }) => event.type === 'toolProgress' && event.live).length).toBeGreaterThan(
-        6,
-      );
+      // Each saw the running tool's progress live, while it ran, not only with its result. (How many
+      // pieces came live depends on when the follower attached, which load moves.)
+      const finishedAt = survey.finishedAt[runs] ?? 0;
+      expect(
+        seen.some(({ event, at }) => event.type === 'toolProgress' && event.live && at < finishedAt),
+      ).toBe(true);
     }
     expect(await updatesAndSignals(conversation)).toEqual(['prompt']);
   });

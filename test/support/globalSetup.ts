@@ -3,14 +3,29 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureTemporalCli, startDevServer, waitForServer } from '../../src/infrastructure/server/index.ts';
+import { killLeftoverProcesses, markTestRun } from './leftoverProcesses.ts';
 
 const EXTERNAL_SERVER_TIMEOUT_MS = 10_000;
 
 /**
  * Starts one headless Temporal dev server for the whole test run and provides its address as
- * `inject('temporalAddress')`. With `YIEM_TEST_TEMPORAL_ADDRESS` set, uses that server instead.
+ * `inject('temporalAddress')`. With `YIEM_TEST_TEMPORAL_ADDRESS` set, uses that server instead. At the
+ * end, the run fails if any process it started is still running.
  */
-export default async function setup(project: TestProject): Promise<(() => Promise<void>) | undefined> {
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const runId = markTestRun();
+  const teardown = await startServer(project);
+  return async () => {
+    await teardown();
+    const left = await killLeftoverProcesses(runId);
+    if (left.length > 0) {
+      const list = left.map(({ pid, command }) => `  ${pid} ${command}`).join('\n');
+      throw new Error(`The tests left ${left.length} process(es) running (now killed):\n${list}`);
+    }
+  };
+}
+
+async function startServer(project: TestProject): Promise<() => Promise<void>> {
   // Workers and clients that take the payload store from the environment share a throwaway one.
   const payloadsDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-test-payloads-'));
   process.env.YIEM_PAYLOADS_DIR ??= payloadsDir;
