@@ -57,6 +57,34 @@ module.exports = {
       to: { path: '^(workflows|src/client|src/cli)/' },
     },
     {
+      name: 'activities-never-import-the-worker',
+      comment:
+        'What an activity needs (the registry, validation, the sandbox, the models) lives in activities/; src/worker/ builds workers from it, one way.',
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: '^src/worker/' },
+    },
+    {
+      name: 'activity-layers-point-down',
+      comment:
+        'Inside activities/: models/ and sandbox/ use nothing above them; registry/ loads tools into the sandbox; selfWriting/ writes tools into the registry; the activities (activities/*.ts) use them all.',
+      severity: 'error',
+      from: { path: '^activities/(models|sandbox)/' },
+      to: { path: '^activities/', pathNot: '^activities/$1/' },
+    },
+    {
+      name: 'registry-uses-only-the-sandbox',
+      severity: 'error',
+      from: { path: '^activities/registry/' },
+      to: { path: '^activities/', pathNot: '^activities/(registry|sandbox)/' },
+    },
+    {
+      name: 'self-writing-uses-the-registry-and-sandbox',
+      severity: 'error',
+      from: { path: '^activities/selfWriting/' },
+      to: { path: '^activities/', pathNot: '^activities/(selfWriting|registry|sandbox)/' },
+    },
+    {
       name: 'worker-never-imports-workflows-or-client',
       comment: 'The worker bundles workflows/ by path; it never imports workflow code or the client.',
       severity: 'error',

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../src/contract/types.ts';
-import type { ArgumentValidator } from '../src/worker/validation.ts';
+import type { ArgumentValidator } from './registry/validation.ts';
 
 /** `null` when a client's callback output matches the tool's output schema, else what is wrong with it. */
 export function checkCallbackOutput(

@@ -8,11 +8,11 @@ import { resultText } from '../src/contract/toolResult.ts';
 import { truncate } from '../src/contract/truncate.ts';
 import type { CompactionFunction, Message } from '../src/contract/types.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
-import { modelNamed, type WorkerModel } from '../src/worker/model/models.ts';
-import { contextWindowBytes } from '../src/worker/model/settings.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
+import { modelNamed, type WorkerModel } from './models/models.ts';
+import { contextWindowBytes } from './models/settings.ts';
 import type { StoredMessages } from './storedMessages.ts';
 import { type WholeModelCallDependencies, WholeModelCalls } from './wholeModelCall.ts';
 

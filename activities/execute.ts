@@ -16,12 +16,12 @@ import type {
   ToolArguments,
 } from '../src/contract/types.ts';
 import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
-import type { ToolRegistry } from '../src/worker/registry.ts';
 import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { activityEventPublisher } from './events.ts';
 import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { limitProgress } from './progress.ts';
+import type { ToolRegistry } from './registry/registry.ts';
 import { summarizeToolCall } from './summary.ts';
 
 export interface ExecuteDependencies {

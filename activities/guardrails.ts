@@ -12,9 +12,9 @@ import type {
   GuardrailVerdict,
   WorkerGuardrails,
 } from '../src/contract/types.ts';
-import { modelNamed } from '../src/worker/model/models.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
+import { modelNamed } from './models/models.ts';
 import type { StoredMessages } from './storedMessages.ts';
 import { type WholeModelCallDependencies, WholeModelCalls } from './wholeModelCall.ts';
 

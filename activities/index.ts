@@ -14,27 +14,27 @@ import type {
   WorkerGuardrails,
 } from '../src/contract/types.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
-import {
-  type ModelTable,
-  modelTableOf,
-  routedModel,
-  routingInfo,
-  type WorkerModel,
-} from '../src/worker/model/models.ts';
-import type { ResolvedModelSettings } from '../src/worker/model/settings.ts';
-import { nexusEndpointMissing } from '../src/worker/nexusEndpoints.ts';
-import type { ToolRegistry } from '../src/worker/registry.ts';
-import { refuseCrossedQueue, type TaskQueueNeighbours } from '../src/worker/taskQueueNeighbours.ts';
-import { ArgumentValidator } from '../src/worker/validation.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
 import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
+import {
+  type ModelTable,
+  modelTableOf,
+  routedModel,
+  routingInfo,
+  type WorkerModel,
+} from './models/models.ts';
+import type { ResolvedModelSettings } from './models/settings.ts';
+import { nexusEndpointMissing } from './nexusEndpoints.ts';
 import { prepareToolCalls } from './prepare.ts';
+import type { ToolRegistry } from './registry/registry.ts';
+import { ArgumentValidator } from './registry/validation.ts';
 import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
 import { StoredMessages } from './storedMessages.ts';
+import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;

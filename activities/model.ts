@@ -9,27 +9,23 @@ import type {
   PreparedToolCall,
   PrepareToolCallsInput,
 } from '../src/contract/protocol.ts';
-import { classifyModelError } from '../src/worker/model/errors.ts';
-import { formatMessages, formatTools } from '../src/worker/model/formatMessages.ts';
+import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
+import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
+import { heartbeatWhileRunning } from './heartbeat.ts';
+import type { ModelContextReader } from './modelContext.ts';
+import { classifyModelError } from './models/errors.ts';
+import { formatMessages, formatTools } from './models/formatMessages.ts';
 import {
   type ModelAttempt,
   type ModelTable,
   modelNamed,
   type WorkerModel,
   withFallbacks,
-} from '../src/worker/model/models.ts';
-import { parseAssistantMessage } from '../src/worker/model/parseReply.ts';
-import { withCost } from '../src/worker/model/prices.ts';
-import {
-  contextWindowBytes,
-  modelEndpoint,
-  type ResolvedModelSettings,
-} from '../src/worker/model/settings.ts';
-import type { ToolRegistry } from '../src/worker/registry.ts';
-import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
-import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
-import { heartbeatWhileRunning } from './heartbeat.ts';
-import type { ModelContextReader } from './modelContext.ts';
+} from './models/models.ts';
+import { parseAssistantMessage } from './models/parseReply.ts';
+import { withCost } from './models/prices.ts';
+import { contextWindowBytes, modelEndpoint, type ResolvedModelSettings } from './models/settings.ts';
+import type { ToolRegistry } from './registry/registry.ts';
 import { StreamedContent } from './streamedContent.ts';
 import { TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';

@@ -3,16 +3,16 @@ import type { PreparedToolCall, PrepareToolCallsInput } from '../src/contract/pr
 import { describeThrown } from '../src/contract/thrown.ts';
 import { resolveToolPolicy } from '../src/contract/toolPolicy.ts';
 import type { AgentHooks, AgentTool, AgentToolCall, ToolArguments } from '../src/contract/types.ts';
-import type { ToolRegistry } from '../src/worker/registry.ts';
-import { withCheckBudget } from '../src/worker/sandbox/checkBudget.ts';
-import type { ArgumentValidator } from '../src/worker/validation.ts';
+import type { ToolRegistry } from './registry/registry.ts';
+import type { ArgumentValidator } from './registry/validation.ts';
+import { withCheckBudget } from './sandbox/checkBudget.ts';
 import { summarizeToolCall } from './summary.ts';
 
 export interface PrepareDependencies {
   registry: ToolRegistry;
   validator: ArgumentValidator;
   hooks: AgentHooks;
-  /** Whether the server says it has no Nexus endpoint of this name (src/worker/nexusEndpoints.ts). */
+  /** Whether the server says it has no Nexus endpoint of this name (activities/nexusEndpoints.ts). */
   nexusEndpointMissing: (name: string) => Promise<boolean>;
 }
 

@@ -9,7 +9,7 @@ import {
   tokenLimiterWorkflowId,
 } from '../src/contract/tokenLimiter.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
-import { mainQueueOf, type WorkerModel } from '../src/worker/model/models.ts';
+import { mainQueueOf, type WorkerModel } from './models/models.ts';
 
 /** The same 4 bytes a token as `maxContextTokens` assumes. */
 const BYTES_PER_TOKEN = 4;

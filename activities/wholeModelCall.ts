@@ -2,15 +2,10 @@ import type { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import type { ModelFallback } from '../src/contract/types.ts';
-import { classifyModelError } from '../src/worker/model/errors.ts';
-import {
-  type ModelTable,
-  type WorkerModel,
-  wholeAttempt,
-  withFallbacks,
-} from '../src/worker/model/models.ts';
-import { modelEndpoint } from '../src/worker/model/settings.ts';
 import type { ActivityEventPublisher } from './events.ts';
+import { classifyModelError } from './models/errors.ts';
+import { type ModelTable, type WorkerModel, wholeAttempt, withFallbacks } from './models/models.ts';
+import { modelEndpoint } from './models/settings.ts';
 import { reserveTokens } from './tokenLimit.ts';
 
 /** What the model calls of an activity other than `callModel` need of the worker. */

@@ -4,9 +4,9 @@
  * without running a timer meanwhile (a 10 ms interval). Prints JSON.
  */
 import { prepareToolCalls } from '../activities/prepare.ts';
-import { ToolRegistry } from '../src/worker/registry.ts';
-import { transpile } from '../src/worker/sandbox/typescript.ts';
-import { ArgumentValidator } from '../src/worker/validation.ts';
+import { ToolRegistry } from '../activities/registry/registry.ts';
+import { ArgumentValidator } from '../activities/registry/validation.ts';
+import { transpile } from '../activities/sandbox/typescript.ts';
 
 const CALLS = 10;
 const registry = new ToolRegistry({ sandbox: { timeoutMs: 5_000 } });

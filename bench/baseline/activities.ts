@@ -1,8 +1,8 @@
 import { createOpenAIClient } from '../../activities/model.ts';
+import { formatMessages } from '../../activities/models/formatMessages.ts';
+import { parseAssistantMessage } from '../../activities/models/parseReply.ts';
+import { resolveModelSettings } from '../../activities/models/settings.ts';
 import type { AssistantMessage, Message, ModelSettings } from '../../src/contract/types.ts';
-import { formatMessages } from '../../src/worker/model/formatMessages.ts';
-import { parseAssistantMessage } from '../../src/worker/model/parseReply.ts';
-import { resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 /** The baseline's model call: the whole context travels in the activity input, so into history. */
 export interface BaselineActivities {

@@ -2,7 +2,7 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { textResult } from '../contract/toolResult.ts';
 import type { AgentToolResult, ToolArguments } from '../contract/types.ts';
 import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../testing/index.ts';
-import type { ToolRegistry } from '../worker/registry.ts';
+import type { ToolRegistry } from '../worker/index.ts';
 
 /**
  * A rule-based stand-in for a model, so `yiem dev` shows the whole loop on a machine with no model

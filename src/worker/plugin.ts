@@ -5,13 +5,17 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { InjectedSinks, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { safeSink } from '../../activities/execute.ts';
 import { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
+import { describeModels, modelTableOf } from '../../activities/models/models.ts';
+import {
+  identityWithSignature,
+  TaskQueueNeighbours,
+  toolSetHash,
+} from '../../activities/taskQueueNeighbours.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import type { McpServerConfig } from '../contract/types.ts';
 import { LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
-import { describeModels, modelTableOf } from './model/models.ts';
-import { identityWithSignature, TaskQueueNeighbours, toolSetHash } from './taskQueueNeighbours.ts';
 
 /** `.ts` when running from the sources, `.js` from the built package. */
 const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

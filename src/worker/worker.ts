@@ -10,6 +10,14 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
+import {
+  describeModels,
+  modelQueueName,
+  resolveModelTable,
+  routingInfo,
+} from '../../activities/models/models.ts';
+import { ToolRegistry } from '../../activities/registry/registry.ts';
+import { enableSelfWriting } from '../../activities/selfWriting/writeTool.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import type {
   AgentEventSink,
@@ -30,16 +38,13 @@ import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
-import { describeModels, modelQueueName, resolveModelTable, routingInfo } from './model/models.ts';
 import { AgentPlugin } from './plugin.ts';
-import { ToolRegistry } from './registry.ts';
-import { enableSelfWriting } from './selfWriting/writeTool.ts';
 
-export { loadModelsConfig } from './model/modelsFile.ts';
+export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
-export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools/', import.meta.url));
+export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools', import.meta.url));
 
 /**
  * How a worker connects (address, namespace, API key, TLS, profile: see

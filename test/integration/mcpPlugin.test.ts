@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect, inject, it } from 'vitest';
+import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import type { ToolResultMessage } from '../../src/contract/types.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import { AgentPlugin } from '../../src/worker/plugin.ts';
-import { ToolRegistry } from '../../src/worker/registry.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 import { counterServer } from '../support/mcpServers.ts';
 

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect, inject, it } from 'vitest';
+import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { AgentClient } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import { AgentPlugin } from '../../src/worker/plugin.ts';
-import { ToolRegistry } from '../../src/worker/registry.ts';
 import { workflowBundle } from '../support/agentHarness.ts';
 
 it('AgentPlugin turns a worker of your own into an agent worker', async () => {

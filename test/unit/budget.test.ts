@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { withCost } from '../../activities/models/prices.ts';
+import { resolveModelSettings } from '../../activities/models/settings.ts';
 import {
   addSpend,
   budgetProblem,
@@ -11,8 +13,6 @@ import {
   tighterLimits,
 } from '../../src/contract/budget.ts';
 import { conversationOptionsProblem } from '../../src/contract/settings.ts';
-import { withCost } from '../../src/worker/model/prices.ts';
-import { resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 const spent = (more: Parameters<typeof addSpend>[1]) => addSpend(noSpend(), more);
 

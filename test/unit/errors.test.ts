@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { classifyModelError, retryAfterMs } from '../../src/worker/model/errors.ts';
+import { classifyModelError, retryAfterMs } from '../../activities/models/errors.ts';
 
 function apiError(status: number, message: string, headers: Record<string, string> = {}): APIError {
   return APIError.generate(

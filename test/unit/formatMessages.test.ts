@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { formatMessages, formatTools } from '../../activities/models/formatMessages.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
   AgentTool,
@@ -7,7 +8,6 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from '../../src/contract/types.ts';
-import { formatMessages, formatTools } from '../../src/worker/model/formatMessages.ts';
 
 const user = (content: string): UserMessage => ({ role: 'user', content, timestamp: 1 });
 

@@ -4,9 +4,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { APIConnectionError, APIError } from 'openai';
 import { describe, expect, it } from 'vitest';
-import { promptOptionsProblem } from '../../src/contract/settings.ts';
-import type { ModelRouteContext } from '../../src/contract/types.ts';
-import { classifyModelError, worthAFallback } from '../../src/worker/model/errors.ts';
+import { classifyModelError, worthAFallback } from '../../activities/models/errors.ts';
 import {
   describeModels,
   type ModelOptions,
@@ -16,9 +14,11 @@ import {
   resolveModelTable,
   routedModel,
   routingInfo,
-} from '../../src/worker/model/models.ts';
-import { loadModelsConfig } from '../../src/worker/model/modelsFile.ts';
-import { signatureOf } from '../../src/worker/taskQueueNeighbours.ts';
+} from '../../activities/models/models.ts';
+import { loadModelsConfig } from '../../activities/models/modelsFile.ts';
+import { signatureOf } from '../../activities/taskQueueNeighbours.ts';
+import { promptOptionsProblem } from '../../src/contract/settings.ts';
+import type { ModelRouteContext } from '../../src/contract/types.ts';
 
 const NO_ENV = {};
 const table = (options: ModelOptions) => resolveModelTable(options, NO_ENV);

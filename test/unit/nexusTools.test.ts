@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { nexusTool } from '../../src/contract/nexusTools.ts';
-import { ToolRegistry } from '../../src/worker/registry.ts';
 
 const spec = {
   name: 'lookUpOrder',

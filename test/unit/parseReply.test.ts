@@ -1,6 +1,6 @@
 import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { describe, expect, it } from 'vitest';
-import { parseArguments, parseAssistantMessage } from '../../src/worker/model/parseReply.ts';
+import { parseArguments, parseAssistantMessage } from '../../activities/models/parseReply.ts';
 
 /** A completion with one choice whose message is `message` (any shape, as providers send). */
 function completion(

@@ -2,11 +2,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadTools, ToolRegistry } from '../../activities/registry/registry.ts';
+import { listToolFiles } from '../../activities/registry/toolFiles.ts';
 import { handoffTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { ActivityTool, AgentTool } from '../../src/contract/types.ts';
-import { loadTools, ToolRegistry } from '../../src/worker/registry.ts';
-import { listToolFiles } from '../../src/worker/toolFiles.ts';
 
 let dir: string;
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_MODEL, describeModel, resolveModelSettings } from '../../activities/models/settings.ts';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/contract/compaction.ts';
 import { DEFAULT_MAX_CONTEXT_BYTES } from '../../src/contract/limits.ts';
 import {
@@ -6,7 +7,6 @@ import {
   resolveConversationSettings,
   userTextProblem,
 } from '../../src/contract/settings.ts';
-import { DEFAULT_MODEL, describeModel, resolveModelSettings } from '../../src/worker/model/settings.ts';
 
 describe('userTextProblem', () => {
   it('accepts an ordinary message', () => {

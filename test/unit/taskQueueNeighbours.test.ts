@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { TaskQueueService } from '../../src/infrastructure/taskQueuePollers.ts';
 import {
   identityWithSignature,
   signatureOf,
   TaskQueueNeighbours,
   toolSetHash,
-} from '../../src/worker/taskQueueNeighbours.ts';
+} from '../../activities/taskQueueNeighbours.ts';
+import type { TaskQueueService } from '../../src/infrastructure/taskQueuePollers.ts';
 
 const demo = {
   model: 'model yiem-demo at http://127.0.0.1:4000/v1',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { resolveModelTable } from '../../activities/models/models.ts';
 import { type TokenReservation, tokenWait, withinWindow } from '../../src/contract/tokenLimiter.ts';
-import { resolveModelTable } from '../../src/worker/model/models.ts';
 
 const WINDOW = 60_000;
 const at = (ms: number, tokens: number, id = `call-${ms}`): TokenReservation => ({ id, at: ms, tokens });

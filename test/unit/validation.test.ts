@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { ArgumentValidator } from '../../activities/registry/validation.ts';
 import type { JsonSchema, ToolArguments } from '../../src/contract/types.ts';
-import { ArgumentValidator } from '../../src/worker/validation.ts';
 
 const weatherSchema: JsonSchema = {
   type: 'object',

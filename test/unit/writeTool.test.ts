@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ToolRegistry } from '../../activities/registry/registry.ts';
+import { ArgumentValidator } from '../../activities/registry/validation.ts';
+import { sandboxedTool } from '../../activities/sandbox/sandboxedTool.ts';
+import { resolveSandboxSettings } from '../../activities/sandbox/settings.ts';
+import { wrapCode } from '../../activities/sandbox/templates.ts';
+import { writeFileOnce } from '../../activities/selfWriting/writeFileOnce.ts';
+import { createWriteTool } from '../../activities/selfWriting/writeTool.ts';
 import type { ActivityTool, ToolArguments } from '../../src/contract/types.ts';
-import { ToolRegistry } from '../../src/worker/registry.ts';
-import { sandboxedTool } from '../../src/worker/sandbox/sandboxedTool.ts';
-import { resolveSandboxSettings } from '../../src/worker/sandbox/settings.ts';
-import { wrapCode } from '../../src/worker/selfWriting/templates.ts';
-import { writeFileOnce } from '../../src/worker/selfWriting/writeFileOnce.ts';
-import { createWriteTool } from '../../src/worker/selfWriting/writeTool.ts';
-import { ArgumentValidator } from '../../src/worker/validation.ts';
 
 const noPartials = (): void => {};
 

@@ -1,12 +1,12 @@
 import type { Client } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common';
+import { TOOL_NAME_PATTERN, type ToolRegistry } from '../../../activities/registry/registry.ts';
 import { MCP_NAME_SEPARATOR } from '../../contract/mcpToolName.ts';
 import { describeThrown } from '../../contract/thrown.ts';
 import { resolveToolPolicy } from '../../contract/toolPolicy.ts';
 import { ToolError } from '../../contract/toolResult.ts';
 import type { AgentTool, McpServerConfig } from '../../contract/types.ts';
 import { currentToolCall } from '../../infrastructure/toolCallContext.ts';
-import { TOOL_NAME_PATTERN, type ToolRegistry } from '../registry.ts';
 import { checkMcpServers } from './config.ts';
 import { McpConnection } from './connection.ts';
 import { mcpToolResult } from './result.ts';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletion } from 'openai/resources/chat/completions';
-import { MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, SHOWN_ARGUMENT_CHARS } from '../../contract/limits.ts';
-import { describeThrown } from '../../contract/thrown.ts';
-import { truncate } from '../../contract/truncate.ts';
-import type { AgentToolCall, AssistantMessage, ToolArguments, Usage } from '../../contract/types.ts';
-import { utf8Bytes } from '../../contract/utf8.ts';
+import { MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, SHOWN_ARGUMENT_CHARS } from '../../src/contract/limits.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
+import { truncate } from '../../src/contract/truncate.ts';
+import type { AgentToolCall, AssistantMessage, ToolArguments, Usage } from '../../src/contract/types.ts';
+import { utf8Bytes } from '../../src/contract/utf8.ts';
 
 /**
  * Reads a Chat Completions reply into an assistant message. Tool calls come from the OpenAI

@@ -1,10 +1,10 @@
 import { readdir } from 'node:fs/promises';
 import { parse } from 'node:path';
-import { describeThrown } from '../../contract/thrown.ts';
-import type { JsonSchema } from '../../contract/types.ts';
-import type { ToolRegistry } from '../registry.ts';
-import type { ArgumentValidator } from '../validation.ts';
-import { unsafePatternProblem } from './schemaPatterns.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
+import type { JsonSchema } from '../../src/contract/types.ts';
+import type { ToolRegistry } from '../registry/registry.ts';
+import type { ArgumentValidator } from '../registry/validation.ts';
+import { unsafePatternProblem } from '../sandbox/schemaPatterns.ts';
 
 /** Letters, digits and underscores, not starting with a digit: a name that is also an identifier. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

@@ -1,7 +1,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
-import { readByModel } from '../../contract/guardrails.ts';
-import { resultText } from '../../contract/toolResult.ts';
-import type { AgentTool, Message } from '../../contract/types.ts';
+import { readByModel } from '../../src/contract/guardrails.ts';
+import { resultText } from '../../src/contract/toolResult.ts';
+import type { AgentTool, Message } from '../../src/contract/types.ts';
 
 /**
  * The transcript in Chat Completions form (the seed's `formatMsgForLLM`), without the messages a

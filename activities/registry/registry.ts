@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describeThrown } from '../contract/thrown.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
 import type {
   AgentTool,
   SandboxOptions,
@@ -8,10 +8,10 @@ import type {
   ToolLoadContext,
   ToolModule,
   ToolRunner,
-} from '../contract/types.ts';
-import { sandboxedTool } from './sandbox/sandboxedTool.ts';
-import { resolveSandboxSettings } from './sandbox/settings.ts';
-import { WRITE_TOOL_DISABLED } from './selfWriting/disabled.ts';
+} from '../../src/contract/types.ts';
+import { sandboxedTool } from '../sandbox/sandboxedTool.ts';
+import { resolveSandboxSettings } from '../sandbox/settings.ts';
+import { WRITE_TOOL_DISABLED } from './selfWritingDisabled.ts';
 import { listToolFiles } from './toolFiles.ts';
 import { ArgumentValidator } from './validation.ts';
 import { WatchedToolDirectory } from './watchedDirectory.ts';

@@ -1,5 +1,5 @@
-import { describeThrown } from '../../contract/thrown.ts';
-import { ToolError } from '../../contract/toolResult.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
+import { ToolError } from '../../src/contract/toolResult.ts';
 import { bridgeFactory, fireAndForget } from './bridge.ts';
 import { CHECK_BUDGET_MS, remainingCheckBudgetMs } from './checkBudget.ts';
 import { fetchIfAllowed, readAllowedFile } from './hostBridges.ts';

@@ -1,4 +1,4 @@
-import type { ModelPrice, Usage } from '../../contract/types.ts';
+import type { ModelPrice, Usage } from '../../src/contract/types.ts';
 
 /**
  * `usage` with its cost from the price table: the price of the model the call asked for, else of

@@ -1,19 +1,19 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ToolError, textResult } from '../../contract/toolResult.ts';
+import { ToolError, textResult } from '../../src/contract/toolResult.ts';
 import type {
   ActivityTool,
   AgentToolResult,
   JsonSchema,
   ToolArguments,
   WrittenToolSpec,
-} from '../../contract/types.ts';
-import type { ToolRegistry } from '../registry.ts';
+} from '../../src/contract/types.ts';
+import type { ToolRegistry } from '../registry/registry.ts';
+import { ArgumentValidator } from '../registry/validation.ts';
 import { assertSandboxLoads } from '../sandbox/isolatedVm.ts';
-import { ArgumentValidator } from '../validation.ts';
+import { wrapCode } from '../sandbox/templates.ts';
 import { checkToolCode } from './checkCode.ts';
 import { isIdentifier, nameProblem, schemaProblem } from './checks.ts';
-import { wrapCode } from './templates.ts';
 import { holdsSameTool, renderToolFile } from './toolFile.ts';
 import { writeFileOnce } from './writeFileOnce.ts';
 

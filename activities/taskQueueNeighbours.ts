@@ -2,13 +2,13 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { LIVE_ANNOUNCEMENT } from '../infrastructure/storage/liveChannel.ts';
+import { LIVE_ANNOUNCEMENT } from '../src/infrastructure/storage/liveChannel.ts';
 import {
   recentPollers,
   TASK_QUEUE_TYPE_ACTIVITY,
   type TaskQueueService,
-} from '../infrastructure/taskQueuePollers.ts';
-import type { ToolRegistry } from './registry.ts';
+} from '../src/infrastructure/taskQueuePollers.ts';
+import type { ToolRegistry } from './registry/registry.ts';
 
 /**
  * What a yiem worker serves, written into its Temporal identity (`<pid>@<host> yiem(model <name> at

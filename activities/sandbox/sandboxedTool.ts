@@ -1,10 +1,15 @@
-import { ToolError } from '../../contract/toolResult.ts';
-import type { ActivityTool, AgentToolResult, ToolArguments, WrittenToolSpec } from '../../contract/types.ts';
-import { unsafePatternProblem } from '../selfWriting/schemaPatterns.ts';
-import { SANDBOX_CALLS } from '../selfWriting/templates.ts';
+import { ToolError } from '../../src/contract/toolResult.ts';
+import type {
+  ActivityTool,
+  AgentToolResult,
+  ToolArguments,
+  WrittenToolSpec,
+} from '../../src/contract/types.ts';
 import { runCheckInSandbox, runInSandbox } from './isolate.ts';
 import { assertSandboxLoads } from './isolatedVm.ts';
+import { unsafePatternProblem } from './schemaPatterns.ts';
 import type { SandboxSettings } from './settings.ts';
+import { SANDBOX_CALLS } from './templates.ts';
 import { transpile } from './typescript.ts';
 
 /**

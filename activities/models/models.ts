@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { ModelRoutingInfo, RouteModelInput } from '../../contract/protocol.ts';
-import { describeThrown } from '../../contract/thrown.ts';
+import type { ModelRoutingInfo, RouteModelInput } from '../../src/contract/protocol.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
 import type {
   ModelDefinition,
   ModelFallback,
   ModelRateLimit,
   ModelRoute,
   ModelSettings,
-} from '../../contract/types.ts';
+} from '../../src/contract/types.ts';
 import { worthAFallback } from './errors.ts';
 import {
   describeModel,

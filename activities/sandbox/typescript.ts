@@ -1,5 +1,5 @@
 import type TypeScript from 'typescript';
-import { requireOptional } from '../../infrastructure/optionalDependency.ts';
+import { requireOptional } from '../../src/infrastructure/optionalDependency.ts';
 
 let loaded: typeof TypeScript | undefined;
 

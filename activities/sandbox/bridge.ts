@@ -1,6 +1,6 @@
 import type ivm from 'isolated-vm';
 import pLimit from 'p-limit';
-import { describeThrown } from '../../contract/thrown.ts';
+import { describeThrown } from '../../src/contract/thrown.ts';
 import { isolatedVm } from './isolatedVm.ts';
 
 /** File reads and fetches one sandboxed call may have running at once; the rest wait their turn. */

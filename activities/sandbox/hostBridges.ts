@@ -1,6 +1,6 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { MAX_SANDBOX_READ_BYTES } from '../../contract/limits.ts';
+import { MAX_SANDBOX_READ_BYTES } from '../../src/contract/limits.ts';
 import type { SandboxSettings } from './settings.ts';
 
 /** What a sandboxed `fetch` returns across the isolate boundary: plain data. */

@@ -1,8 +1,8 @@
 import type TypeScript from 'typescript';
-import type { WrittenToolSpec } from '../../contract/types.ts';
+import type { WrittenToolSpec } from '../../src/contract/types.ts';
 import { SANDBOX_DECLARATIONS } from '../sandbox/prelude.ts';
+import { bodyPosition, type CodeField } from '../sandbox/templates.ts';
 import { typescript } from '../sandbox/typescript.ts';
-import { bodyPosition, type CodeField } from './templates.ts';
 
 const DECLARATIONS_FILE = '/yiem-sandbox/globals.d.ts';
 const LIB_FILE = 'lib.es2022.d.ts';

@@ -1,5 +1,5 @@
 import type IsolatedVm from 'isolated-vm';
-import { requireOptional } from '../../infrastructure/optionalDependency.ts';
+import { requireOptional } from '../../src/infrastructure/optionalDependency.ts';
 import { typescript } from './typescript.ts';
 
 /** The version the README installs: prebuilt for Node 22 and 24, so no compiler is needed. */
