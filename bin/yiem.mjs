@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The compiled CLI (`npm run build`, run by `npm ci` and `npm pack`); tsx is loaded only for .ts tool files.
-const dist = new URL('../dist/src', import.meta.url);
+const dist = new URL('../dist/src/', import.meta.url);
 const main = new URL('cli/main.js', dist);
 try {
   // First, alone: it imports nothing, so an old Node gets a sentence instead of a stack trace.

@@ -4,8 +4,8 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'vite';
 
-const ROOT = fileURLToPath(new URL('../src/console', import.meta.url));
-const DEFAULT_OUT_DIR = fileURLToPath(new URL('../dist/console', import.meta.url));
+const ROOT = fileURLToPath(new URL('../src/console/', import.meta.url));
+const DEFAULT_OUT_DIR = fileURLToPath(new URL('../dist/console/', import.meta.url));
 
 export async function buildConsole(outDir = DEFAULT_OUT_DIR) {
   await build({

@@ -130,10 +130,10 @@ export async function serveConsole(options: ServeConsoleOptions): Promise<Runnin
  * built, or from `src/client/` when run from the sources.
  */
 function packagedAssets(): string {
-  const built = fileURLToPath(new URL('../../console', import.meta.url));
+  const built = fileURLToPath(new URL('../../console/', import.meta.url));
   return existsSync(path.join(built, 'index.html'))
     ? built
-    : fileURLToPath(new URL('../../dist/console', import.meta.url));
+    : fileURLToPath(new URL('../../dist/console/', import.meta.url));
 }
 
 async function serveAsset(dir: string, pathname: string, response: ServerResponse): Promise<void> {

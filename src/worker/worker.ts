@@ -44,7 +44,7 @@ export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
-export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools', import.meta.url));
+export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools/', import.meta.url));
 
 /**
  * How a worker connects (address, namespace, API key, TLS, profile: see

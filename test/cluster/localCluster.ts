@@ -10,7 +10,7 @@ import { startTcpProxy } from './tcpProxy.ts';
 import { nodePorts, type TemporalNode, temporalNode } from './temporalNode.ts';
 
 const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE_READY_TIMEOUT_MS = 90_000;
 /** Up to how long shards may take to settle: a SIGKILLed node is only declared dead after a few seconds. */
 const SHARD_SETTLE_TIMEOUT_MS = 90_000;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The real CLI's help text, to check a command line against the commands and options it has. */
 export async function cliHelp(...command: string[]): Promise<string> {

@@ -9,7 +9,7 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * A Temporal server of the test's own (the shared one must survive), stopped under a chat and

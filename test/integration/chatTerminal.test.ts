@@ -9,7 +9,7 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { startTerminal, type Terminal } from '../support/tmux.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 
 /** A tool the test holds open, so the terminal can be read while it runs. */

@@ -11,7 +11,7 @@ import {
   type WorkerProcess,
 } from '../support/workerProcess.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('yiem chat when the worker running a tool is killed', () => {
   let model: ScriptedModel;

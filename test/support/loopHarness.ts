@@ -224,7 +224,7 @@ const DOUBLE_TOOL_POLICY: ActivityPolicy = {
   retry: { maximumAttempts: 1, initialInterval: '10 milliseconds', backoffCoefficient: 1 },
 };
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** What workflow code may import (dependency-cruiser enforces it), so all a bundle is built from. */
 const BUNDLE_SOURCES = ['workflows', 'src/contract'];
 const BUNDLE_PACKAGES = ['@temporalio/workflow', '@temporalio/common', '@temporalio/workflow-streams'];

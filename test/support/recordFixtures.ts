@@ -10,7 +10,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURES = path.join(ROOT, 'test/fixtures/histories');
 const TESTS = path.join(ROOT, 'test/integration');
 const RECORDING_CALL = /replayAndRecord\([\s\S]*?,\s*'([^']+)'\s*\)/g;

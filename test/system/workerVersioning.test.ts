@@ -21,7 +21,7 @@ import { replayAndRecord } from '../support/fixtures.ts';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 
-const repo = fileURLToPath(new URL('../..', import.meta.url));
+const repo = fileURLToPath(new URL('../../', import.meta.url));
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never;
 
 /**
