@@ -1,9 +1,16 @@
-import type { Tracer } from '@opentelemetry/api';
+import type { Attributes, Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
-import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
+import type {
+  AgentActivities,
+  CallModelInput,
+  CallModelOutput,
+  ExecuteToolInput,
+  ExecuteToolOutput,
+  PrepareToolCallsInput,
+} from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
@@ -66,29 +73,57 @@ export interface AgentActivityDependencies {
 /**
  * The activities a conversation workflow schedules, bound to one worker's tools and model. The seed's
  * pipeline: PREPARE (prepare.ts) runs inside `callModel` (model.ts), EXECUTE (execute.ts) and FINALIZE
- * (finalize.ts) inside `executeTool`.
+ * (finalize.ts) inside `executeTool`. Each activity's span carries what {@link ACTIVITY_SPAN_LABELS} says.
  */
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
+  const worker = workerParts(deps);
+  const { models, validator } = worker;
+  return {
+    callModel: labelled('callModel', worker, (input) => modelCall(worker, input)),
+    compactContext: labelled('compactContext', worker, (input) =>
+      compactContext({ ...worker, compact: deps.compact }, input),
+    ),
+    executeTool: labelled('executeTool', worker, (input) => toolCall(worker, input)),
+    keepToolResult: labelled('keepToolResult', worker, ({ message }) => {
+      const { content, details } = limitToolResult(
+        { content: message.content, details: message.details, usage: null, terminate: false },
+        worker.maxResultBytes,
+      );
+      return worker.storedMessages.keep({ ...message, content, details });
+    }),
+    runGuardrails: labelled('runGuardrails', worker, (input) =>
+      runGuardrails({ ...worker, guardrails: deps.guardrails ?? {} }, input),
+    ),
+    defaultModel: async () => models.defaultModel,
+    modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),
+    routeModel: (input) => routedModel(models, input),
+    listTools: async () => deps.registry.list(),
+    checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
+  };
+}
+
+/** What one worker's activities share: its models and their clients, its stores, its tools and hooks. */
+interface WorkerParts {
+  deps: AgentActivityDependencies;
+  models: ModelTable;
+  clientFor: (model: WorkerModel) => OpenAI;
+  getClient: () => Promise<Client>;
+  storedMessages: StoredMessages;
+  contexts: ModelContextReader;
+  validator: ArgumentValidator;
+  hooks: AgentHooks;
+  emit: AgentEventSink;
+  warn: (message: string) => void;
+  maxResultBytes: number;
+  prepare: (input: PrepareToolCallsInput) => ReturnType<typeof prepareToolCalls>;
+}
+
+function workerParts(deps: AgentActivityDependencies): WorkerParts {
   const hooks = deps.hooks ?? {};
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
-  const emit = safeSink(deps.eventSink, warn);
   const getClient = deps.getClient ?? workerClient;
   const storedMessages = new StoredMessages(getClient);
-  const contexts = new ModelContextReader(getClient, storedMessages);
-  const models = modelTableOf(deps);
-  const clients = new Map<string, OpenAI>();
-  // By endpoint, key and timeout: a worker of one model serves any name a conversation asks for with one client.
-  const clientFor = (model: WorkerModel): OpenAI => {
-    const { baseURL, apiKey, timeoutMs } = model.settings;
-    const key = JSON.stringify([baseURL, apiKey, timeoutMs]);
-    const known = clients.get(key);
-    if (known) return known;
-    const client = createOpenAIClient(model.settings);
-    clients.set(key, client);
-    return client;
-  };
-  const maxToolResultBytes = deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
   // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
   // returns, so a batch costs no extra activity and a refused call never leaves the worker.
   const endpointMissing = async (name: string) => nexusEndpointMissing(await getClient(), name);
@@ -98,119 +133,139 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       input,
     );
   return {
-    callModel: async (input) => {
-      await refuseCrossedQueue(deps, input.tools);
-      const requested = input.model ?? models.defaultModel;
-      annotateActivitySpan(input.conversationId, {
-        [YIEM.turn]: input.turn,
-        [YIEM.model]: requested,
-      });
-      const chat = {
-        tracer: deps.tracer,
-        name: genAiSpanName('chat', requested),
-        kind: 'client' as const,
-        attributes: {
-          [GEN_AI.operationName]: 'chat',
-          // The endpoint speaks OpenAI's API, whoever serves it.
-          [GEN_AI.providerName]: 'openai',
-          [GEN_AI.requestModel]: requested,
-          [GEN_AI.conversationId]: input.conversationId,
-          [YIEM.turn]: input.turn,
-        },
-      };
-      return inGenAiSpan(chat, async (span) => {
-        const output = await callModel(
-          { models, clientFor, registry: deps.registry, contexts, warn, prepare, getClient },
-          input,
-        );
-        span?.setAttributes(chatReplyAttributes(output));
-        const { role, content, toolCalls, model, usage, stopReason, timestamp, fallbacks } = output;
-        const reply = {
-          role,
-          content,
-          toolCalls,
-          model,
-          usage,
-          stopReason,
-          timestamp,
-          ...(fallbacks ? { fallbacks } : {}),
-        };
-        const { stored } = await storedMessages.keep(reply);
-        return stored ? { ...output, stored } : output;
-      });
-    },
-    compactContext: async (input) => {
-      annotateActivitySpan(input.conversationId, {
-        [YIEM.turn]: input.turn,
-        [YIEM.model]: input.model ?? models.defaultModel,
-      });
-      return compactContext(
-        { models, clientFor, getClient, contexts, storedMessages, warn, compact: deps.compact },
-        input,
-      );
-    },
-    executeTool: async (input) => {
-      annotateActivitySpan(input.conversationId, {
-        [YIEM.turn]: input.turn,
-        [YIEM.toolName]: input.toolName,
-        [YIEM.toolCallId]: input.toolCallId,
-      });
-      const span = {
-        tracer: deps.tracer,
-        name: genAiSpanName('execute_tool', input.toolName),
-        attributes: {
-          [GEN_AI.operationName]: 'execute_tool',
-          [GEN_AI.toolName]: input.toolName,
-          [GEN_AI.toolCallId]: input.toolCallId,
-          [GEN_AI.conversationId]: input.conversationId,
-          [YIEM.turn]: input.turn,
-        },
-      };
-      const output = await inGenAiSpan(span, async (opened) => {
-        const executed = await executeTool(
-          {
-            registry: deps.registry,
-            hooks,
-            emit,
-            warn,
-            maxResultBytes: maxToolResultBytes,
-            workerIdentity: deps.neighbours?.identity,
-          },
-          input,
-        );
-        if (executed.message.isError) markSpanFailed(opened, resultText(executed.message.content));
-        return executed;
-      });
-      // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
-      if (output.terminate) return endToolActivity(output);
-      const { stored } = await storedMessages.keep(output.message);
-      return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
-    },
-    keepToolResult: async ({ conversationId, turn, message }) => {
-      annotateActivitySpan(conversationId, {
-        [YIEM.turn]: turn,
-        [YIEM.toolName]: message.toolName,
-        [YIEM.toolCallId]: message.toolCallId,
-      });
-      const { content, details } = limitToolResult(
-        { content: message.content, details: message.details, usage: null, terminate: false },
-        maxToolResultBytes,
-      );
-      return storedMessages.keep({ ...message, content, details });
-    },
-    runGuardrails: async (input) => {
-      annotateActivitySpan(input.conversationId, { [YIEM.turn]: input.turn });
-      return runGuardrails(
-        { guardrails: deps.guardrails ?? {}, models, clientFor, getClient, storedMessages, warn },
-        input,
-      );
-    },
-    defaultModel: async () => models.defaultModel,
-    modelRouting: async () => routingInfo(models, Context.current().info.taskQueue),
-    routeModel: (input) => routedModel(models, input),
-    listTools: async () => deps.registry.list(),
-    checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
+    deps,
+    models: modelTableOf(deps),
+    clientFor: openAIClients(),
+    getClient,
+    storedMessages,
+    contexts: new ModelContextReader(getClient, storedMessages),
+    validator,
+    hooks,
+    emit: safeSink(deps.eventSink, warn),
+    warn,
+    maxResultBytes: deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES,
+    prepare,
   };
+}
+
+/** By endpoint, key and timeout: a worker of one model serves any name a conversation asks for with one client. */
+function openAIClients(): (model: WorkerModel) => OpenAI {
+  const clients = new Map<string, OpenAI>();
+  return (model) => {
+    const { baseURL, apiKey, timeoutMs } = model.settings;
+    const key = JSON.stringify([baseURL, apiKey, timeoutMs]);
+    const client = clients.get(key) ?? createOpenAIClient(model.settings);
+    clients.set(key, client);
+    return client;
+  };
+}
+
+type LabelledActivity = 'callModel' | 'compactContext' | 'executeTool' | 'keepToolResult' | 'runGuardrails';
+type InputOf<K extends LabelledActivity> = Parameters<AgentActivities[K]>[0];
+
+/**
+ * What the tracing interceptor's span of each activity (`RunActivity:callModel`, …) is labelled with,
+ * besides its conversation and attempt: its turn and what the call is about.
+ */
+const ACTIVITY_SPAN_LABELS: {
+  [K in LabelledActivity]: (input: InputOf<K>, models: ModelTable) => Attributes;
+} = {
+  callModel: (input, models) => ({
+    [YIEM.turn]: input.turn,
+    [YIEM.model]: input.model ?? models.defaultModel,
+  }),
+  compactContext: (input, models) => ({
+    [YIEM.turn]: input.turn,
+    [YIEM.model]: input.model ?? models.defaultModel,
+  }),
+  executeTool: (input) => ({
+    [YIEM.turn]: input.turn,
+    [YIEM.toolName]: input.toolName,
+    [YIEM.toolCallId]: input.toolCallId,
+  }),
+  keepToolResult: ({ turn, message }) => ({
+    [YIEM.turn]: turn,
+    [YIEM.toolName]: message.toolName,
+    [YIEM.toolCallId]: message.toolCallId,
+  }),
+  runGuardrails: (input) => ({ [YIEM.turn]: input.turn }),
+};
+
+/** The activity `name` with its span labelled by {@link ACTIVITY_SPAN_LABELS} before it runs. */
+function labelled<K extends LabelledActivity, R>(
+  name: K,
+  worker: WorkerParts,
+  run: (input: InputOf<K>) => Promise<R>,
+): (input: InputOf<K>) => Promise<R> {
+  return async (input) => {
+    annotateActivitySpan(input.conversationId, ACTIVITY_SPAN_LABELS[name](input, worker.models));
+    return run(input);
+  };
+}
+
+/** `callModel` in its `chat <model>` span; a large reply is kept in the payload store. */
+async function modelCall(worker: WorkerParts, input: CallModelInput): Promise<CallModelOutput> {
+  const { deps, models, storedMessages } = worker;
+  await refuseCrossedQueue(deps, input.tools);
+  const requested = input.model ?? models.defaultModel;
+  const chat = {
+    tracer: deps.tracer,
+    name: genAiSpanName('chat', requested),
+    kind: 'client' as const,
+    attributes: {
+      [GEN_AI.operationName]: 'chat',
+      // The endpoint speaks OpenAI's API, whoever serves it.
+      [GEN_AI.providerName]: 'openai',
+      [GEN_AI.requestModel]: requested,
+      [GEN_AI.conversationId]: input.conversationId,
+      [YIEM.turn]: input.turn,
+    },
+  };
+  return inGenAiSpan(chat, async (span) => {
+    const output = await callModel({ ...worker, registry: deps.registry }, input);
+    span?.setAttributes(chatReplyAttributes(output));
+    const { role, content, toolCalls, model, usage, stopReason, timestamp, fallbacks } = output;
+    const reply = {
+      role,
+      content,
+      toolCalls,
+      model,
+      usage,
+      stopReason,
+      timestamp,
+      ...(fallbacks ? { fallbacks } : {}),
+    };
+    const { stored } = await storedMessages.keep(reply);
+    return stored ? { ...output, stored } : output;
+  });
+}
+
+/** `executeTool` in its `execute_tool <tool>` span; a large result is kept in the payload store. */
+async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<ExecuteToolOutput> {
+  const { deps, storedMessages } = worker;
+  const span = {
+    tracer: deps.tracer,
+    name: genAiSpanName('execute_tool', input.toolName),
+    attributes: {
+      [GEN_AI.operationName]: 'execute_tool',
+      [GEN_AI.toolName]: input.toolName,
+      [GEN_AI.toolCallId]: input.toolCallId,
+      [GEN_AI.conversationId]: input.conversationId,
+      [YIEM.turn]: input.turn,
+    },
+  };
+  const output = await inGenAiSpan(span, async (opened) => {
+    const executed = await executeTool(
+      { ...worker, registry: deps.registry, workerIdentity: deps.neighbours?.identity },
+      input,
+    );
+    if (executed.message.isError) markSpanFailed(opened, resultText(executed.message.content));
+    return executed;
+  });
+  // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
+  if (output.terminate) return endToolActivity(output);
+  const { stored } = await storedMessages.keep(output.message);
+  return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
 }
 
 async function workerClient(): Promise<Client> {
