@@ -162,80 +162,25 @@ export class TurnTranslator {
     if (event.type === 'approvalRequested' && event.approval.subAgent) return [];
     if (event.type === 'approvalResolved' && !this.openApprovals.has(event.outcome.approvalId)) return [];
     if (event.type === 'turnStart') return this.#startTurn(event.turn);
-    // Messages sent during a turn are told as they queue and join, for a client to show where they went.
-    if (event.type === 'messageQueued') {
-      const { messageId, delivery, text, turn } = event;
-      return [
-        { type: 'data-yiem-message-queued', data: { messageId, delivery, text, turn }, transient: true },
-      ];
-    }
-    if (event.type === 'messageDelivered') {
-      const { messageId, delivery, turn, afterModelCall, interruptedCalls } = event;
-      const data: ChatMessageDelivered = { messageId, delivery, turn, afterModelCall };
-      if (interruptedCalls !== undefined) data.interruptedCalls = interruptedCalls;
-      return [{ type: 'data-yiem-message-delivered', data, transient: true }];
-    }
+    if (event.type === 'messageQueued' || event.type === 'messageDelivered') return messageChunks(event);
     if (this.#turn === undefined) this.#turn = event.turn;
     else if (event.turn !== this.#turn) return [];
     switch (event.type) {
       case 'messageStart':
         return this.#startModelCall(event.attempt);
-      case 'textDelta': {
-        if (event.text === '') return [];
-        const chunks: UiMessageChunk[] = [];
-        if (!this.#textId) {
-          this.#textId = `text-${event.turn}-${this.#modelCall}-${this.#attempt}`;
-          chunks.push({ type: 'text-start', id: this.#textId });
-        }
-        chunks.push({ type: 'text-delta', id: this.#textId, delta: event.text });
-        return chunks;
-      }
+      case 'textDelta':
+        return this.#text(event);
       case 'messageEnd':
         if (event.toolCalls.length > 0) this.#batch = this.#newBatch(event.toolCalls);
         return this.#endText();
-      case 'toolStart': {
-        const call = this.#call(event.toolCallId);
-        if (!call) return [];
-        this.running.add(call.partId);
-        return this.#showThrough(call);
-      }
-      case 'toolProgress': {
-        const call = this.#call(event.toolCallId);
-        if (!call) return [];
-        const output: ChatToolOutput = { progress: event.partialResult };
-        return [
-          ...(await this.#showThrough(call)),
-          { type: 'tool-output-available', toolCallId: call.partId, output, preliminary: true },
-        ];
-      }
-      case 'toolEnd': {
-        const call = this.#call(event.toolCallId);
-        if (!call) return [];
-        this.running.delete(call.partId);
-        if (event.willRetry) return [];
-        return [...(await this.#showThrough(call)), ...this.#settle(call, event.text, event.isError)];
-      }
-      case 'approvalRequested': {
-        const call = this.#call(event.approval.toolCallId);
-        if (!call) return [];
-        this.openApprovals.set(event.approval.approvalId, call);
-        return [
-          ...(await this.#showThrough(call)),
-          { type: 'tool-approval-request', approvalId: event.approval.approvalId, toolCallId: call.partId },
-        ];
-      }
-      case 'approvalResolved': {
-        const call = this.openApprovals.get(event.outcome.approvalId) as BatchCall;
-        this.openApprovals.delete(event.outcome.approvalId);
-        if (event.outcome.approved) return [];
-        call.settled = true;
-        call.denied = true;
-        return [{ type: 'tool-output-denied', toolCallId: call.partId }];
-      }
-      case 'callbackRequested': {
-        const call = this.#call(event.callback.toolCallId);
-        return call ? this.#showThrough(call) : [];
-      }
+      case 'toolStart':
+      case 'toolProgress':
+      case 'toolEnd':
+      case 'approvalRequested':
+      case 'callbackRequested':
+        return this.#callEvent(event);
+      case 'approvalResolved':
+        return this.#approvalResolved(event);
       case 'handoff':
       case 'compaction':
       case 'modelFallback':
@@ -247,23 +192,74 @@ export class TurnTranslator {
       case 'turnStopped':
         // The turn waits at a safe point until it is resumed: its stream stays open meanwhile.
         return this.#endText();
-      case 'turnEnd': {
-        const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
-        this.ended = event.result;
-        const { error } = event.result;
-        const { status } = event.result;
-        if (error && (status === 'failed' || status === 'limitReached' || status === 'guardrailTripped'))
-          chunks.push({ type: 'error', errorText: error });
-        const exhausted = event.result.budget;
-        if (event.result.status === 'budgetExhausted' && exhausted) {
-          chunks.push({
-            type: 'error',
-            errorText: `The turn stopped at its ${exhausted.scope} budget: ${exhausted.limit} ${exhausted.spent} of ${exhausted.allowed}. Raise it and resume, or cancel the turn.`,
-          });
-        }
-        return chunks;
-      }
+      case 'turnEnd':
+        return this.#endTurn(event);
     }
+  }
+
+  #text(event: Extract<ConversationEvent, { type: 'textDelta' }>): UiMessageChunk[] {
+    if (event.text === '') return [];
+    const chunks: UiMessageChunk[] = [];
+    if (!this.#textId) {
+      this.#textId = `text-${event.turn}-${this.#modelCall}-${this.#attempt}`;
+      chunks.push({ type: 'text-start', id: this.#textId });
+    }
+    chunks.push({ type: 'text-delta', id: this.#textId, delta: event.text });
+    return chunks;
+  }
+
+  /** An event of one tool call of the batch: its part shows (with the calls before it), then changes. */
+  async #callEvent(event: CallEvent): Promise<UiMessageChunk[]> {
+    const call = this.#call(callIdOf(event));
+    if (!call) return [];
+    // What the call is doing is known before its part shows (which may read the transcript).
+    if (event.type === 'toolStart') this.running.add(call.partId);
+    if (event.type === 'toolEnd') this.running.delete(call.partId);
+    if (event.type === 'toolEnd' && event.willRetry) return [];
+    if (event.type === 'approvalRequested') this.openApprovals.set(event.approval.approvalId, call);
+    const shown = await this.#showThrough(call);
+    switch (event.type) {
+      case 'toolProgress': {
+        const output: ChatToolOutput = { progress: event.partialResult };
+        return [
+          ...shown,
+          { type: 'tool-output-available', toolCallId: call.partId, output, preliminary: true },
+        ];
+      }
+      case 'toolEnd':
+        return [...shown, ...this.#settle(call, event.text, event.isError)];
+      case 'approvalRequested':
+        return [
+          ...shown,
+          { type: 'tool-approval-request', approvalId: event.approval.approvalId, toolCallId: call.partId },
+        ];
+      default:
+        return shown;
+    }
+  }
+
+  #approvalResolved(event: Extract<ConversationEvent, { type: 'approvalResolved' }>): UiMessageChunk[] {
+    const call = this.openApprovals.get(event.outcome.approvalId) as BatchCall;
+    this.openApprovals.delete(event.outcome.approvalId);
+    if (event.outcome.approved) return [];
+    call.settled = true;
+    call.denied = true;
+    return [{ type: 'tool-output-denied', toolCallId: call.partId }];
+  }
+
+  async #endTurn(event: Extract<ConversationEvent, { type: 'turnEnd' }>): Promise<UiMessageChunk[]> {
+    const chunks = [...(await this.#endBatch()), ...this.#endText(), ...this.#endStep()];
+    this.ended = event.result;
+    const { error, status, budget } = event.result;
+    if (error && (status === 'failed' || status === 'limitReached' || status === 'guardrailTripped'))
+      chunks.push({ type: 'error', errorText: error });
+    if (status === 'budgetExhausted' && budget) {
+      chunks.push({
+        type: 'error',
+        errorText: `The turn stopped at its ${budget.scope} budget: ${budget.limit} ${budget.spent} of ${budget.allowed}. Raise it and resume, or cancel the turn.`,
+      });
+    }
+    return chunks;
   }
 
   async #startTurn(turn: number): Promise<UiMessageChunk[]> {
@@ -447,4 +443,29 @@ export class TurnTranslator {
     }
     return undefined;
   }
+}
+
+type CallEvent = Extract<
+  ConversationEvent,
+  { type: 'toolStart' | 'toolProgress' | 'toolEnd' | 'approvalRequested' | 'callbackRequested' }
+>;
+
+function callIdOf(event: CallEvent): string {
+  if (event.type === 'approvalRequested') return event.approval.toolCallId;
+  if (event.type === 'callbackRequested') return event.callback.toolCallId;
+  return event.toolCallId;
+}
+
+/** Messages sent during a turn are told as they queue and join, for a client to show where they went. */
+function messageChunks(
+  event: Extract<ConversationEvent, { type: 'messageQueued' | 'messageDelivered' }>,
+): UiMessageChunk[] {
+  if (event.type === 'messageQueued') {
+    const { messageId, delivery, text, turn } = event;
+    return [{ type: 'data-yiem-message-queued', data: { messageId, delivery, text, turn }, transient: true }];
+  }
+  const { messageId, delivery, turn, afterModelCall, interruptedCalls } = event;
+  const data: ChatMessageDelivered = { messageId, delivery, turn, afterModelCall };
+  if (interruptedCalls !== undefined) data.interruptedCalls = interruptedCalls;
+  return [{ type: 'data-yiem-message-delivered', data, transient: true }];
 }
