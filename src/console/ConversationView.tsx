@@ -43,7 +43,6 @@ function Chat({
   id: string;
   first: { messages: UIMessage[]; truncated: boolean; isNew: boolean };
 }) {
-  const [input, setInput] = useState('');
   const { data: conversation, error: stateError } = usePolling(
     () =>
       api.conversation(id).catch((failure: Error) => {
@@ -79,41 +78,17 @@ function Chat({
     onError: setActionError,
   });
   onDeliveryPart.current = notePart;
-  const [delivery, setDelivery] = useState<MessageDelivery>('steer');
   const subAgentApprovals =
     conversation?.status?.pendingApprovals.filter((approval) => approval.subAgent) ?? [];
   return (
     <section className="conversation" aria-label={`Conversation ${id}`}>
-      <div className="conversation-head">
-        <h2 id="conversation-id">{id}</h2>
-        <span className={`badge ${state ?? ''}`} id="conversation-state">
-          {state ?? '…'}
-        </span>
-        {conversation?.status ? <Spend conversation={conversation} /> : null}
-        <span className="grow" />
-        {conversation?.webUi ? (
-          <a
-            className="webui"
-            id="conversation-webui"
-            href={conversation.webUi}
-            target="_blank"
-            rel="noreferrer"
-          >
-            Web UI ↗
-          </a>
-        ) : null}
-        <button
-          type="button"
-          id="cancel"
-          disabled={conversation?.status?.state !== 'running' && !busy}
-          onClick={() => {
-            setActionError(null);
-            api.cancel(id).catch((failure: Error) => setActionError(failure.message));
-          }}
-        >
-          Cancel turn
-        </button>
-      </div>
+      <ChatHead
+        id={id}
+        conversation={conversation}
+        state={state}
+        canCancel={conversation?.status?.state === 'running' || busy}
+        onError={setActionError}
+      />
       {stateError ? <p className="error">{stateError}</p> : null}
       {actionError ? <p className="error">{actionError}</p> : null}
       {subAgentApprovals.length > 0 ? (
@@ -151,52 +126,123 @@ function Chat({
           {error.message}
         </p>
       ) : null}
-      <form
-        className="composer"
-        onSubmit={(event) => {
-          event.preventDefault();
-          if (input.trim() === '') return;
-          if (busy) post(input, delivery);
-          else void sendMessage({ text: input });
-          setInput('');
-        }}
-      >
-        <textarea
-          id="input"
-          value={input}
-          placeholder={
-            first.isNew && messages.length === 0 ? 'The first message starts the conversation' : 'Message'
-          }
-          onChange={(event) => setInput(event.target.value)}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter' && !event.shiftKey) {
-              event.preventDefault();
-              event.currentTarget.form?.requestSubmit();
-            }
-          }}
-        />
-        {busy ? (
-          <select
-            id="delivery"
-            aria-label="Delivery"
-            value={delivery}
-            onChange={(event) => setDelivery(event.target.value as MessageDelivery)}
-          >
-            {(Object.keys(DELIVERY_LABELS) as MessageDelivery[]).map((choice) => (
-              <option key={choice} value={choice}>
-                {DELIVERY_LABELS[choice]}
-              </option>
-            ))}
-          </select>
-        ) : null}
-        <button type="submit" id="send" disabled={status === 'submitted'}>
-          Send
-        </button>
-      </form>
+      <Composer
+        busy={busy}
+        submitting={status === 'submitted'}
+        placeholder={
+          first.isNew && messages.length === 0 ? 'The first message starts the conversation' : 'Message'
+        }
+        onSend={(text, delivery) => (busy ? post(text, delivery) : void sendMessage({ text }))}
+      />
       <p className="muted" id="chat-status">
         {status}
       </p>
     </section>
+  );
+}
+
+/** The conversation's id, state, spend, Web UI link and the cancel button. */
+function ChatHead({
+  id,
+  conversation,
+  state,
+  canCancel,
+  onError,
+}: {
+  id: string;
+  conversation: ConsoleConversation | null | undefined;
+  state: string | undefined;
+  canCancel: boolean;
+  onError: (message: string | null) => void;
+}) {
+  return (
+    <div className="conversation-head">
+      <h2 id="conversation-id">{id}</h2>
+      <span className={`badge ${state ?? ''}`} id="conversation-state">
+        {state ?? '…'}
+      </span>
+      {conversation?.status ? <Spend conversation={conversation} /> : null}
+      <span className="grow" />
+      {conversation?.webUi ? (
+        <a
+          className="webui"
+          id="conversation-webui"
+          href={conversation.webUi}
+          target="_blank"
+          rel="noreferrer"
+        >
+          Web UI ↗
+        </a>
+      ) : null}
+      <button
+        type="button"
+        id="cancel"
+        disabled={!canCancel}
+        onClick={() => {
+          onError(null);
+          api.cancel(id).catch((failure: Error) => onError(failure.message));
+        }}
+      >
+        Cancel turn
+      </button>
+    </div>
+  );
+}
+
+/** The message box; while a turn runs, with the delivery of a message posted into it. */
+function Composer({
+  busy,
+  submitting,
+  placeholder,
+  onSend,
+}: {
+  busy: boolean;
+  submitting: boolean;
+  placeholder: string;
+  onSend: (text: string, delivery: MessageDelivery) => void;
+}) {
+  const [input, setInput] = useState('');
+  const [delivery, setDelivery] = useState<MessageDelivery>('steer');
+  return (
+    <form
+      className="composer"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (input.trim() === '') return;
+        onSend(input, delivery);
+        setInput('');
+      }}
+    >
+      <textarea
+        id="input"
+        value={input}
+        placeholder={placeholder}
+        onChange={(event) => setInput(event.target.value)}
+        onKeyDown={(event) => {
+          if (event.key === 'Enter' && !event.shiftKey) {
+            event.preventDefault();
+            event.currentTarget.form?.requestSubmit();
+          }
+        }}
+      />
+      {busy ? (
+        <select
+          id="delivery"
+          aria-label="Delivery"
+          value={delivery}
+          onChange={(event) => setDelivery(event.target.value as MessageDelivery)}
+        >
+          {(Object.keys(DELIVERY_LABELS) as MessageDelivery[]).map((choice) => (
+            <option key={choice} value={choice}>
+              {DELIVERY_LABELS[choice]}
+            </option>
+          ))}
+        </select>
+      ) : null}
+      <button type="submit" id="send" disabled={submitting}>
+        Send
+      </button>
+    </form>
   );
 }
 
