@@ -1,0 +1,43 @@
+/**
+ * Turns (layer 4): how a turn ended, what it returns, and why a running turn stands still.
+ */
+
+import type { GuardrailTrip } from './guardrails.ts';
+import type { BudgetExhaustion } from './spend.ts';
+
+/**
+ * How a turn ended. `budgetExhausted`: the turn stopped at a safe point because a limit of the
+ * budget was reached (see `TurnResult.budget`); it waits there for `Conversation.raiseBudget` and
+ * `resume()`, or `cancel()`. A sub-agent's turn ends with it instead of waiting.
+ * `guardrailTripped`: a guardrail tripped on the user's message, the reply or a tool result (see
+ * `TurnResult.guardrail`); the conversation takes the next message as usual.
+ */
+export type TurnStatus =
+  | 'completed'
+  | 'terminated'
+  | 'failed'
+  | 'limitReached'
+  | 'cancelled'
+  | 'budgetExhausted'
+  | 'guardrailTripped';
+
+/** The outcome of one turn: what `prompt` returns to the caller. */
+export interface TurnResult {
+  turn: number;
+  status: TurnStatus;
+  /** The final assistant text, or the tool results' text when a tool terminated the turn. */
+  reply: string;
+  /** Why the turn failed or stopped early, in words a user can act on. */
+  error?: string;
+  /** Set with status `budgetExhausted`: the limit that was reached, and the figures. */
+  budget?: BudgetExhaustion;
+  /** Set with status `guardrailTripped`: which guardrail tripped, where, and why. */
+  guardrail?: GuardrailTrip;
+}
+
+/** Why a running turn stands still at a safe point. */
+export type TurnStop =
+  /** An operator paused the conversation (`Conversation.pause`). */
+  | { reason: 'paused'; since: number }
+  /** A limit of the budget was reached. */
+  | { reason: 'budgetExhausted'; since: number; exhausted: BudgetExhaustion };
