@@ -4,6 +4,35 @@
  */
 const WORKFLOW_SAFE_PACKAGES = '^node_modules/@temporalio/(workflow|common|workflow-streams)/';
 
+/**
+ * The contract's types by subject (src/contract/types/<name>.ts), lowest layer first. A file may
+ * import only files of lower layers: not its own layer's (so siblings stay independent) and not a
+ * higher one's, which keeps the folder free of circles. src/contract/types.ts, the barrel, sits
+ * above them all. A new file must be given a layer here: an unlisted one is refused.
+ */
+const CONTRACT_TYPE_LAYERS = [
+  ['base'],
+  ['spend', 'models', 'approvals', 'callbacks', 'sandbox', 'mcp'],
+  ['messages'],
+  ['guardrails', 'compaction'],
+  ['agents', 'turns'],
+  ['tools'],
+  ['hooks', 'events', 'conversation'],
+];
+const contractTypeFiles = (names) => `^src/contract/types/(${names.join('|')})\\.ts$`;
+const contractTypeLayerRules = CONTRACT_TYPE_LAYERS.map((layer, index) => ({
+  name: `contract-types-layer-${index}`,
+  comment: `src/contract/types/ layer ${index} (${layer.join(', ')}) imports only lower layers (${
+    CONTRACT_TYPE_LAYERS.slice(0, index).flat().join(', ') || 'none'
+  }): see CONTRACT_TYPE_LAYERS.`,
+  severity: 'error',
+  from: { path: contractTypeFiles(layer) },
+  to: {
+    path: '^src/contract/types/',
+    ...(index > 0 ? { pathNot: contractTypeFiles(CONTRACT_TYPE_LAYERS.slice(0, index).flat()) } : {}),
+  },
+}));
+
 module.exports = {
   forbidden: [
     {
@@ -20,6 +49,30 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/contract/' },
       to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/contract/' },
+    },
+    ...contractTypeLayerRules,
+    {
+      name: 'contract-types-have-a-layer',
+      comment:
+        'Every file of src/contract/types/ is placed in CONTRACT_TYPE_LAYERS, so the layer rules see it.',
+      severity: 'error',
+      from: {},
+      to: { path: '^src/contract/types/', pathNot: contractTypeFiles(CONTRACT_TYPE_LAYERS.flat()) },
+    },
+    {
+      name: 'contract-types-import-only-contract-types',
+      comment:
+        "src/contract/types/ is the contract's bottom: the rest of src/contract/ (settings, protocol, definitions) builds on it, never the other way.",
+      severity: 'error',
+      from: { path: '^src/contract/types/' },
+      to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/contract/types/' },
+    },
+    {
+      name: 'contract-types-no-cycles',
+      comment: 'The contract types are layered: no circle among them, even through another module.',
+      severity: 'error',
+      from: { path: '^src/contract/types/' },
+      to: { path: '^src/contract/types/', circular: true },
     },
     {
       name: 'contract-is-workflow-safe',
