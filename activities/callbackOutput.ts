@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../src/contract/types.ts';
+import type { JsonSchema } from '../src/contract/types/base.ts';
 import type { ArgumentValidator } from './registry/validation.ts';
 
 /** `null` when a client's callback output matches the tool's output schema, else what is wrong with it. */

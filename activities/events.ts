@@ -11,7 +11,7 @@ import {
   type LiveEntry,
 } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
-import type { ConversationEvent } from '../src/contract/types.ts';
+import type { ConversationEvent } from '../src/contract/types/events.ts';
 import { LiveChannel } from '../src/infrastructure/storage/liveChannel.ts';
 
 /** How often buffered events travel to the workflow: one signal per interval, whatever the token rate. */

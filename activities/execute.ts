@@ -6,15 +6,10 @@ import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from 
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
-import type {
-  ActivityTool,
-  AgentEvent,
-  AgentEventSink,
-  AgentHooks,
-  AgentToolResult,
-  InterruptedCallOutcome,
-  ToolArguments,
-} from '../src/contract/types.ts';
+import type { ToolArguments } from '../src/contract/types/base.ts';
+import type { AgentEvent, AgentEventSink } from '../src/contract/types/events.ts';
+import type { AgentHooks } from '../src/contract/types/hooks.ts';
+import type { ActivityTool, AgentToolResult, InterruptedCallOutcome } from '../src/contract/types/tools.ts';
 import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
 import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { activityEventPublisher } from './events.ts';

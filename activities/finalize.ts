@@ -1,11 +1,7 @@
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
-import type {
-  AfterToolCallContext,
-  AfterToolCallResult,
-  AgentHooks,
-  AgentToolResult,
-} from '../src/contract/types.ts';
+import type { AfterToolCallContext, AfterToolCallResult, AgentHooks } from '../src/contract/types/hooks.ts';
+import type { AgentToolResult } from '../src/contract/types/tools.ts';
 
 /**
  * FINALIZE (the seed's `finalizeExecutedToolCall`), at the end of the `executeTool` activity

@@ -11,7 +11,7 @@ import type {
   GuardrailModelRequest,
   GuardrailVerdict,
   WorkerGuardrails,
-} from '../src/contract/types.ts';
+} from '../src/contract/types/guardrails.ts';
 import { activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { modelNamed } from './models/models.ts';

@@ -14,12 +14,10 @@ import type {
 import { resultText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { storedOutline } from '../src/contract/transcript.ts';
-import type {
-  AgentEventSink,
-  AgentHooks,
-  CompactionFunction,
-  WorkerGuardrails,
-} from '../src/contract/types.ts';
+import type { CompactionFunction } from '../src/contract/types/compaction.ts';
+import type { AgentEventSink } from '../src/contract/types/events.ts';
+import type { WorkerGuardrails } from '../src/contract/types/guardrails.ts';
+import type { AgentHooks } from '../src/contract/types/hooks.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';

@@ -16,7 +16,7 @@ import {
   type TranscriptEntry,
   type TranscriptTail,
 } from '../src/contract/transcript.ts';
-import type { Message } from '../src/contract/types.ts';
+import type { Message } from '../src/contract/types/messages.ts';
 import type { StoredMessages } from './storedMessages.ts';
 
 interface CachedTranscript {

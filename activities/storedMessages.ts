@@ -11,7 +11,7 @@ import {
   storedOutline,
   type TranscriptEntry,
 } from '../src/contract/transcript.ts';
-import type { Message } from '../src/contract/types.ts';
+import type { Message } from '../src/contract/types/messages.ts';
 import { ContentStore, storedKey } from '../src/infrastructure/storage/contentStore.ts';
 
 /**

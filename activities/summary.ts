@@ -1,6 +1,6 @@
 import { TOOL_CALL_SUMMARY_CHARS } from '../src/contract/limits.ts';
 import { truncate } from '../src/contract/truncate.ts';
-import type { ToolArguments } from '../src/contract/types.ts';
+import type { ToolArguments } from '../src/contract/types/base.ts';
 
 /** `getWeather(city: "Tokyo", units: "celsius")`, cut to one short line for the Temporal UI. */
 export function summarizeToolCall(toolName: string, args: ToolArguments): string {

@@ -1,7 +1,7 @@
 import type { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
-import type { ModelFallback } from '../src/contract/types.ts';
+import type { ModelFallback } from '../src/contract/types/models.ts';
 import type { ActivityEventPublisher } from './events.ts';
 import { classifyModelError } from './models/errors.ts';
 import { type ModelTable, type WorkerModel, wholeAttempt, withFallbacks } from './models/models.ts';

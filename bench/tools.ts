@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ActivityTool, AgentTool } from '../src/contract/types.ts';
+import type { ActivityTool, AgentTool } from '../src/contract/types/tools.ts';
 
 /** Milliseconds the slow tool of the parallel benchmark takes. */
 export const SLOW_TOOL_MS = 200;

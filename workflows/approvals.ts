@@ -1,7 +1,7 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import { MAX_DECIDER_CHARS } from '../src/contract/limits.ts';
 import type { ApprovalPolicy } from '../src/contract/settings.ts';
-import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
+import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types/approvals.ts';
 import type { ConversationEvents } from './events.ts';
 import { namedWait } from './webUiRows.ts';
 

@@ -4,13 +4,9 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
 import { textContent } from '../src/contract/toolResult.ts';
-import type {
-  CallbackAnswer,
-  CallbackToolResult,
-  PendingCallback,
-  ToolResultMessage,
-  ToolRunner,
-} from '../src/contract/types.ts';
+import type { CallbackAnswer, CallbackToolResult, PendingCallback } from '../src/contract/types/callbacks.ts';
+import type { ToolResultMessage } from '../src/contract/types/messages.ts';
+import type { ToolRunner } from '../src/contract/types/tools.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
 import type { ConversationEvents } from './events.ts';
 import { namedWait } from './webUiRows.ts';

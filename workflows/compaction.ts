@@ -19,7 +19,8 @@ import type {
 } from '../src/contract/protocol.ts';
 import type { CompactionSettings, ConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
-import type { AgentDefinition, Compaction } from '../src/contract/types.ts';
+import type { AgentDefinition } from '../src/contract/types/agents.ts';
+import type { Compaction } from '../src/contract/types/compaction.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ConversationEvents } from './events.ts';
 import { modelCallQueue, workerModelRouting } from './workerActivities.ts';

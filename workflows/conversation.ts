@@ -1,7 +1,7 @@
 import { ApplicationFailure, allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
 import { conversationOptionsProblem } from '../src/contract/settings.ts';
-import type { ConversationOptions, ConversationSummary } from '../src/contract/types.ts';
+import type { ConversationOptions, ConversationSummary } from '../src/contract/types/conversation.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
 import { whilePaused } from './safePoint.ts';

@@ -1,7 +1,8 @@
 import { condition, patched } from '@temporalio/workflow';
 import { MAX_SEEN_MESSAGE_KEYS, QUEUED_MESSAGE_TEXT_CHARS } from '../src/contract/limits.ts';
 import { firstLine } from '../src/contract/truncate.ts';
-import type { PromptOptions, TurnResult } from '../src/contract/types.ts';
+import type { PromptOptions } from '../src/contract/types/conversation.ts';
+import type { TurnResult } from '../src/contract/types/turns.ts';
 import { type ConversationState, enqueue } from './state.ts';
 
 /**

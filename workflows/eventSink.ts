@@ -1,6 +1,6 @@
 import { proxySinks } from '@temporalio/workflow';
 import type { AgentEventSinks, LiveEntry } from '../src/contract/protocol.ts';
-import type { AgentEvent } from '../src/contract/types.ts';
+import type { AgentEvent } from '../src/contract/types/events.ts';
 
 const { yiemAgentEvents, yiemLiveEvents } = proxySinks<AgentEventSinks>();
 

@@ -21,7 +21,7 @@ import {
   type EventLogPage,
   type LiveEntry,
 } from '../src/contract/protocol.ts';
-import type { ConversationEvent } from '../src/contract/types.ts';
+import type { ConversationEvent } from '../src/contract/types/events.ts';
 import { appendLiveEntries } from './eventSink.ts';
 
 /**

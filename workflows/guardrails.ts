@@ -8,13 +8,9 @@ import {
 import { cancelledTurn } from '../src/contract/messages.ts';
 import type { AgentActivities, GuardrailOutcome } from '../src/contract/protocol.ts';
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
-import type {
-  AssistantMessage,
-  GuardrailStage,
-  GuardrailTrip,
-  ToolResultMessage,
-  TurnResult,
-} from '../src/contract/types.ts';
+import type { GuardrailStage, GuardrailTrip } from '../src/contract/types/guardrails.ts';
+import type { AssistantMessage, ToolResultMessage } from '../src/contract/types/messages.ts';
+import type { TurnResult } from '../src/contract/types/turns.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ConversationState } from './state.ts';
 

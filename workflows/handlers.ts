@@ -21,9 +21,9 @@ import type {
   ApprovalDecision,
   ApprovalOutcome,
   ApprovalWait,
-  ConversationStatus,
   PendingApproval,
-} from '../src/contract/types.ts';
+} from '../src/contract/types/approvals.ts';
+import type { ConversationStatus } from '../src/contract/types/conversation.ts';
 import { registerCompactionHandlers } from './compaction.ts';
 import { answerTo, takeMessage } from './delivery.ts';
 import { promptRefusal, registerSafePointHandlers, safePointStatus } from './safePoint.ts';

@@ -11,7 +11,8 @@ import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol
 import { textContent } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { entryBytes } from '../src/contract/transcript.ts';
-import type { ToolResultMessage, ToolRunner } from '../src/contract/types.ts';
+import type { ToolResultMessage } from '../src/contract/types/messages.ts';
+import type { ToolRunner } from '../src/contract/types/tools.ts';
 import { failureMessage } from './activityFailure.ts';
 
 /** Marks the runs that scheduled a Nexus tool call, a command no earlier workflow code issued. */

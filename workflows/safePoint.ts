@@ -3,15 +3,10 @@ import { budgetProblem, exhaustionMessage } from '../src/contract/budget.ts';
 import { pauseUpdate, raiseBudgetUpdate, resumeUpdate } from '../src/contract/definitions.ts';
 import { toolErrorMessage } from '../src/contract/messages.ts';
 import type { PreparedToolCall } from '../src/contract/protocol.ts';
-import type {
-  AssistantMessage,
-  BudgetExhaustion,
-  ConversationStatus,
-  PauseOptions,
-  SpendLimits,
-  TurnResult,
-  TurnStop,
-} from '../src/contract/types.ts';
+import type { ConversationStatus, PauseOptions } from '../src/contract/types/conversation.ts';
+import type { AssistantMessage } from '../src/contract/types/messages.ts';
+import type { BudgetExhaustion, SpendLimits } from '../src/contract/types/spend.ts';
+import type { TurnResult, TurnStop } from '../src/contract/types/turns.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { answerMessages, drainMessages } from './delivery.ts';
 import type { ConversationState } from './state.ts';

@@ -9,7 +9,11 @@ import { type ConversationWorkflow, endSignal, postSignal } from '../src/contrac
 import { YIEM_AGENT, YIEM_STATUS, YIEM_TURNS } from '../src/contract/searchAttributes.ts';
 import { CONVERSATION_WORKFLOW_TASK_TIMEOUT } from '../src/contract/settings.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
-import type { ScheduledConversation, ScheduledPrompt, ScheduledPromptRun } from '../src/contract/types.ts';
+import type {
+  ScheduledConversation,
+  ScheduledPrompt,
+  ScheduledPromptRun,
+} from '../src/contract/types/conversation.ts';
 
 /**
  * One run of a prompt schedule (a Temporal Schedule can only start workflows): posts the prompt to

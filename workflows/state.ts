@@ -8,12 +8,10 @@ import type {
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
 import { type ConversationSettings, resolveConversationSettings } from '../src/contract/settings.ts';
 import type { TranscriptEntry, TurnStarts } from '../src/contract/transcript.ts';
-import type {
-  AgentDefinition,
-  ConversationOptions,
-  MessageDelivery,
-  TurnResult,
-} from '../src/contract/types.ts';
+import type { AgentDefinition } from '../src/contract/types/agents.ts';
+import type { ConversationOptions } from '../src/contract/types/conversation.ts';
+import type { MessageDelivery } from '../src/contract/types/messages.ts';
+import type { TurnResult } from '../src/contract/types/turns.ts';
 import { Approvals } from './approvals.ts';
 import { CallbackCalls } from './callbackTools.ts';
 import { ConversationCompaction } from './compaction.ts';

@@ -2,7 +2,7 @@ import { CancellationScope, condition, getExternalWorkflowHandle, log } from '@t
 import { forwardedDecisionSignal, subAgentApprovalSignal } from '../src/contract/definitions.ts';
 import type { SubAgentApprovalMessage } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
-import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types.ts';
+import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types/approvals.ts';
 import type { ConversationEvents } from './events.ts';
 
 /**

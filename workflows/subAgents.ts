@@ -7,12 +7,9 @@ import type { ConversationSettings } from '../src/contract/settings.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent } from '../src/contract/toolResult.ts';
 import { truncate } from '../src/contract/truncate.ts';
-import type {
-  AgentDefinition,
-  ConversationOptions,
-  ConversationSummary,
-  ToolResultMessage,
-} from '../src/contract/types.ts';
+import type { AgentDefinition } from '../src/contract/types/agents.ts';
+import type { ConversationOptions, ConversationSummary } from '../src/contract/types/conversation.ts';
+import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { ForwardedApprovals } from './subAgentApprovals.ts';
 import type { TurnControl } from './turnControl.ts';
 

@@ -21,14 +21,11 @@ import {
   TOOL_CALL_FAILED,
 } from '../src/contract/protocol.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
-import type {
-  AgentDefinition,
-  ApprovalOutcome,
-  InterruptedCallOutcome,
-  ToolExecutionMode,
-  ToolResultMessage,
-  ToolRunner,
-} from '../src/contract/types.ts';
+import type { AgentDefinition } from '../src/contract/types/agents.ts';
+import type { ApprovalOutcome } from '../src/contract/types/approvals.ts';
+import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
+import type { ToolResultMessage } from '../src/contract/types/messages.ts';
+import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/tools.ts';
 import { activityFailureCause, failureMessage } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';

@@ -22,7 +22,8 @@ import {
   transcriptTail,
 } from '../src/contract/transcript.ts';
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
-import type { AssistantMessage, TurnResult } from '../src/contract/types.ts';
+import type { AssistantMessage } from '../src/contract/types/messages.ts';
+import type { TurnResult } from '../src/contract/types/turns.ts';
 import { activityFailureCause, failureMessage } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';

@@ -8,17 +8,16 @@ import {
 } from '../src/contract/budget.ts';
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
 import type { ConversationSearchStatus } from '../src/contract/searchAttributes.ts';
+import type { PauseState } from '../src/contract/types/conversation.ts';
+import type { AssistantMessage } from '../src/contract/types/messages.ts';
 import type {
-  AssistantMessage,
   Budget,
   BudgetChange,
   BudgetExhaustion,
-  PauseState,
   Spend,
   SpendLimits,
-  TurnResult,
-  TurnStop,
-} from '../src/contract/types.ts';
+} from '../src/contract/types/spend.ts';
+import type { TurnResult, TurnStop } from '../src/contract/types/turns.ts';
 
 /** Patch of the budget stops and the `YiemCost` search attribute. */
 export const BUDGETS_PATCH = 'yiem-budgets';

@@ -1,6 +1,6 @@
 import { continueAsNew, makeContinueAsNewFunc, patched, workflowInfo } from '@temporalio/workflow';
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
-import type { ConversationOptions } from '../src/contract/types.ts';
+import type { ConversationOptions } from '../src/contract/types/conversation.ts';
 import { type ConversationState, carryOver } from './state.ts';
 
 type Continued = (options: ConversationOptions, carried?: ConversationCarryOver) => Promise<unknown>;

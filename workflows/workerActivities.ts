@@ -1,7 +1,7 @@
 import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
 import type { AgentActivities, ModelRoutingInfo, RouteModelInput } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
-import type { ToolInfo } from '../src/contract/types.ts';
+import type { ToolInfo } from '../src/contract/types/tools.ts';
 
 const { defaultModel } = proxyActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',

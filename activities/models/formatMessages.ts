@@ -1,7 +1,8 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { readByModel } from '../../src/contract/guardrails.ts';
 import { resultText } from '../../src/contract/toolResult.ts';
-import type { AgentTool, Message } from '../../src/contract/types.ts';
+import type { Message } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 
 /**
  * The transcript in Chat Completions form (the seed's `formatMsgForLLM`), without the messages a

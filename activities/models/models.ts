@@ -7,7 +7,7 @@ import type {
   ModelRateLimit,
   ModelRoute,
   ModelSettings,
-} from '../../src/contract/types.ts';
+} from '../../src/contract/types/models.ts';
 import { worthAFallback } from './errors.ts';
 import {
   describeModel,

@@ -3,7 +3,8 @@ import type { ChatCompletion } from 'openai/resources/chat/completions';
 import { MAX_ARGUMENT_BYTES, MAX_ARGUMENT_DEPTH, SHOWN_ARGUMENT_CHARS } from '../../src/contract/limits.ts';
 import { describeThrown } from '../../src/contract/thrown.ts';
 import { truncate } from '../../src/contract/truncate.ts';
-import type { AgentToolCall, AssistantMessage, ToolArguments, Usage } from '../../src/contract/types.ts';
+import type { ToolArguments, Usage } from '../../src/contract/types/base.ts';
+import type { AgentToolCall, AssistantMessage } from '../../src/contract/types/messages.ts';
 import { utf8Bytes } from '../../src/contract/utf8.ts';
 
 /**

@@ -1,4 +1,5 @@
-import type { ModelPrice, Usage } from '../../src/contract/types.ts';
+import type { Usage } from '../../src/contract/types/base.ts';
+import type { ModelPrice } from '../../src/contract/types/models.ts';
 
 /**
  * `usage` with its cost from the price table: the price of the model the call asked for, else of

@@ -1,5 +1,5 @@
 import { BYTES_PER_TOKEN, DEFAULT_MAX_CONTEXT_BYTES } from '../../src/contract/limits.ts';
-import type { ModelPrice, ModelSettings } from '../../src/contract/types.ts';
+import type { ModelPrice, ModelSettings } from '../../src/contract/types/models.ts';
 import { checkedPrices, pricesFromEnv } from './prices.ts';
 
 export interface ResolvedModelSettings {

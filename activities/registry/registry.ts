@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describeThrown } from '../../src/contract/thrown.ts';
+import type { SandboxOptions } from '../../src/contract/types/sandbox.ts';
 import type {
   AgentTool,
-  SandboxOptions,
   ToolInfo,
   ToolLoadContext,
   ToolModule,
   ToolRunner,
-} from '../../src/contract/types.ts';
+} from '../../src/contract/types/tools.ts';
 import { sandboxedTool } from '../sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from '../sandbox/settings.ts';
 import { WRITE_TOOL_DISABLED } from './selfWritingDisabled.ts';

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
-import type { JsonSchema, ToolArguments } from '../../src/contract/types.ts';
+import type { JsonSchema, ToolArguments } from '../../src/contract/types/base.ts';
 
 // ajv-formats ships CommonJS; under ESM its plugin sits on `default`.
 const addFormats = addFormatsPlugin as unknown as (ajv: Ajv) => Ajv;

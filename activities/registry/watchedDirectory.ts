@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { describeThrown } from '../../src/contract/thrown.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { listToolFiles } from './toolFiles.ts';
 
 /** What a watched directory needs from the registry it feeds. */

@@ -1,10 +1,7 @@
 import { ToolError } from '../../src/contract/toolResult.ts';
-import type {
-  ActivityTool,
-  AgentToolResult,
-  ToolArguments,
-  WrittenToolSpec,
-} from '../../src/contract/types.ts';
+import type { ToolArguments } from '../../src/contract/types/base.ts';
+import type { WrittenToolSpec } from '../../src/contract/types/sandbox.ts';
+import type { ActivityTool, AgentToolResult } from '../../src/contract/types/tools.ts';
 import { runCheckInSandbox, runInSandbox } from './isolate.ts';
 import { assertSandboxLoads } from './isolatedVm.ts';
 import { unsafePatternProblem } from './schemaPatterns.ts';

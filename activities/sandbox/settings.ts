@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { SandboxOptions } from '../../src/contract/types.ts';
+import type { SandboxOptions } from '../../src/contract/types/sandbox.ts';
 
 /** The sandbox limits with every default filled in and allowlisted paths resolved. */
 export interface SandboxSettings {

@@ -1,5 +1,5 @@
 import type TypeScript from 'typescript';
-import type { WrittenToolSpec } from '../../src/contract/types.ts';
+import type { WrittenToolSpec } from '../../src/contract/types/sandbox.ts';
 import { SANDBOX_DECLARATIONS } from '../sandbox/prelude.ts';
 import { bodyPosition, type CodeField } from '../sandbox/templates.ts';
 import { typescript } from '../sandbox/typescript.ts';

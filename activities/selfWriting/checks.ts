@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { parse } from 'node:path';
 import { describeThrown } from '../../src/contract/thrown.ts';
-import type { JsonSchema } from '../../src/contract/types.ts';
+import type { JsonSchema } from '../../src/contract/types/base.ts';
 import type { ToolRegistry } from '../registry/registry.ts';
 import type { ArgumentValidator } from '../registry/validation.ts';
 import { unsafePatternProblem } from '../sandbox/schemaPatterns.ts';

@@ -1,4 +1,4 @@
-import type { WrittenToolSpec } from '../../src/contract/types.ts';
+import type { WrittenToolSpec } from '../../src/contract/types/sandbox.ts';
 
 /** Marks where a written file's generated header ends and its tool starts. */
 const HEADER_END = '// ---\n';

@@ -1,13 +1,9 @@
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ToolError, textResult } from '../../src/contract/toolResult.ts';
-import type {
-  ActivityTool,
-  AgentToolResult,
-  JsonSchema,
-  ToolArguments,
-  WrittenToolSpec,
-} from '../../src/contract/types.ts';
+import type { JsonSchema, ToolArguments } from '../../src/contract/types/base.ts';
+import type { WrittenToolSpec } from '../../src/contract/types/sandbox.ts';
+import type { ActivityTool, AgentToolResult } from '../../src/contract/types/tools.ts';
 import type { ToolRegistry } from '../registry/registry.ts';
 import { ArgumentValidator } from '../registry/validation.ts';
 import { assertSandboxLoads } from '../sandbox/isolatedVm.ts';

@@ -2,7 +2,8 @@ import { createOpenAIClient } from '../../activities/model.ts';
 import { formatMessages } from '../../activities/models/formatMessages.ts';
 import { parseAssistantMessage } from '../../activities/models/parseReply.ts';
 import { resolveModelSettings } from '../../activities/models/settings.ts';
-import type { AssistantMessage, Message, ModelSettings } from '../../src/contract/types.ts';
+import type { AssistantMessage, Message } from '../../src/contract/types/messages.ts';
+import type { ModelSettings } from '../../src/contract/types/models.ts';
 
 /** The baseline's model call: the whole context travels in the activity input, so into history. */
 export interface BaselineActivities {

@@ -3,7 +3,7 @@
  * activity input, as other Temporal agent integrations do. Benchmark only; not part of the product.
  */
 import { condition, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Message } from '../../src/contract/types.ts';
+import type { Message } from '../../src/contract/types/messages.ts';
 import type { BaselineActivities } from './activities.ts';
 
 export const baselinePromptUpdate = defineUpdate<string, [text: string]>('prompt');

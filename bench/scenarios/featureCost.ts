@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
-import type { ConversationOptions, MessageDelivery, TurnResult } from '../../src/contract/types.ts';
+import type { ConversationOptions } from '../../src/contract/types/conversation.ts';
+import type { MessageDelivery } from '../../src/contract/types/messages.ts';
+import type { TurnResult } from '../../src/contract/types/turns.ts';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../actions.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { encodedBytes, storedHistory } from '../history.ts';

@@ -4,14 +4,10 @@ import type { ReconnectOptions } from '../client/conversationEvents.ts';
 import { isUnreachable, reachable, untilReachable } from '../client/reachability.ts';
 import { formatSpend, parseLimits } from '../contract/budget.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type {
-  ConversationEventItem,
-  ConversationStatus,
-  MessageDelivery,
-  ToolExecutionMode,
-  ToolResultMessage,
-  TurnResult,
-} from '../contract/types.ts';
+import type { ConversationStatus, ToolExecutionMode } from '../contract/types/conversation.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
+import type { MessageDelivery, ToolResultMessage } from '../contract/types/messages.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import { cliDecider, conversationUiUrl } from './config.ts';
 import { formatCompaction, formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';

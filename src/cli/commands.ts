@@ -4,13 +4,10 @@ import { AgentClient } from '../client/client.ts';
 import { endSignal } from '../contract/definitions.ts';
 import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type {
-  DeliveryOptions,
-  McpServerConfig,
-  MessageDelivery,
-  SelfWritingOptions,
-  ToolExecutionMode,
-} from '../contract/types.ts';
+import type { ToolExecutionMode } from '../contract/types/conversation.ts';
+import type { McpServerConfig } from '../contract/types/mcp.ts';
+import type { DeliveryOptions, MessageDelivery } from '../contract/types/messages.ts';
+import type { SelfWritingOptions } from '../contract/types/sandbox.ts';
 import {
   type DevServer,
   defaultDataDir,

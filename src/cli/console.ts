@@ -1,6 +1,6 @@
 import type { AgentClient } from '../client/client.ts';
 import { type RunningConsole, serveConsole } from '../client/consoleServer.ts';
-import type { ToolExecutionMode } from '../contract/types.ts';
+import type { ToolExecutionMode } from '../contract/types/conversation.ts';
 import { cliDecider } from './config.ts';
 
 /** The console's port by default: next to the dev server's Web UI (8233). */

@@ -1,6 +1,7 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { textResult } from '../contract/toolResult.ts';
-import type { AgentToolResult, ToolArguments } from '../contract/types.ts';
+import type { ToolArguments } from '../contract/types/base.ts';
+import type { AgentToolResult } from '../contract/types/tools.ts';
 import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../testing/index.ts';
 import type { ToolRegistry } from '../worker/index.ts';
 

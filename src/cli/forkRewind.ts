@@ -1,4 +1,4 @@
-import type { RewindResult } from '../contract/types.ts';
+import type { RewindResult } from '../contract/types/conversation.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 import { formatTurnResult } from './format.ts';

@@ -3,7 +3,11 @@ import { exhaustionMessage, formatSpend } from '../contract/budget.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
 import { firstLine } from '../contract/truncate.ts';
-import type { AgentEvent, Compaction, ConversationStatus, Message, TurnResult } from '../contract/types.ts';
+import type { Compaction } from '../contract/types/compaction.ts';
+import type { ConversationStatus } from '../contract/types/conversation.ts';
+import type { AgentEvent } from '../contract/types/events.ts';
+import type { Message } from '../contract/types/messages.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 
 /** A transcript as a person reads it. */
 export function formatTranscript(messages: readonly Message[]): string {

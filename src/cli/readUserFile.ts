@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { MAX_USER_FILE_BYTES } from '../contract/limits.ts';
-import type { CallbackHandler } from '../contract/types.ts';
+import type { CallbackHandler } from '../contract/types/callbacks.ts';
 
 /** Files a person would not hand to a model without being asked: keys, secrets, anything outside the folder. */
 const SENSITIVE = [

@@ -1,7 +1,7 @@
 import { WorkflowUpdateStage } from '@temporalio/client';
 import { formatSpend, parseLimits } from '../contract/budget.ts';
 import { resumeUpdate } from '../contract/definitions.ts';
-import type { BudgetChange } from '../contract/types.ts';
+import type { BudgetChange } from '../contract/types/spend.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 

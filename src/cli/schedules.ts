@@ -1,5 +1,5 @@
 import type { PromptScheduleListing } from '../client/schedules.ts';
-import type { ToolExecutionMode } from '../contract/types.ts';
+import type { ToolExecutionMode } from '../contract/types/conversation.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { SelfWritingOptions } from '../contract/types.ts';
+import type { SelfWritingOptions } from '../contract/types/sandbox.ts';
 
 /** The worker flags that turn on writeTool and set the limits of the sandbox written tools run in. */
 export interface SelfWritingFlags {

@@ -1,7 +1,7 @@
 import type { AgentClient } from '../client/client.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { toolEndText } from '../contract/toolResult.ts';
-import type { ConversationEventItem } from '../contract/types.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
 
 /**
  * Follows a sub-agent's child conversation while it works, printing its tool calls with its name in

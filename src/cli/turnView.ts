@@ -4,15 +4,11 @@ import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { resultText } from '../contract/toolResult.ts';
 import { firstLine } from '../contract/truncate.ts';
-import type {
-  ApprovalOutcome,
-  ConversationEventItem,
-  InterruptedCallOutcome,
-  MessageDelivery,
-  PendingApproval,
-  ToolResultMessage,
-  TurnResult,
-} from '../contract/types.ts';
+import type { ApprovalOutcome, PendingApproval } from '../contract/types/approvals.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
+import type { MessageDelivery, ToolResultMessage } from '../contract/types/messages.ts';
+import type { InterruptedCallOutcome } from '../contract/types/tools.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import { formatTurnResult } from './format.ts';
 
 /** How the chat names each delivery (`MessageDelivery`). */

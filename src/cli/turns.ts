@@ -2,7 +2,7 @@ import type { Conversation } from '../client/client.ts';
 import type { PromptTurn } from '../client/detachedTurns.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { firstLine } from '../contract/truncate.ts';
-import type { TurnResult } from '../contract/types.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 import { formatTurnResult } from './format.ts';

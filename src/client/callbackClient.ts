@@ -1,11 +1,7 @@
 import { describeThrown } from '../contract/thrown.ts';
-import type {
-  CallbackHandler,
-  CallbackToolResult,
-  ConversationEventItem,
-  ConversationStatus,
-  PendingCallback,
-} from '../contract/types.ts';
+import type { CallbackHandler, CallbackToolResult, PendingCallback } from '../contract/types/callbacks.ts';
+import type { ConversationStatus } from '../contract/types/conversation.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
 import type { FollowEventsOptions, ReconnectOptions } from './conversationEvents.ts';
 import { callThroughOutages } from './reachability.ts';
 

@@ -1,5 +1,6 @@
 import { describeThrown } from '../contract/thrown.ts';
-import type { ConversationEventItem, TurnResult } from '../contract/types.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import type { Conversation } from './client.ts';
 import { followEvents } from './conversationEvents.ts';
 import { finishReason, TurnTranslator, type UiMessageChunk } from './uiMessageChunks.ts';

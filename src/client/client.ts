@@ -35,28 +35,24 @@ import {
 } from '../contract/searchAttributes.ts';
 import { promptOptionsProblem, resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
+import type { ApprovalDecision, ApprovalOutcome } from '../contract/types/approvals.ts';
+import type { CallbackHandler, CallbackToolResult } from '../contract/types/callbacks.ts';
+import type { Compaction } from '../contract/types/compaction.ts';
 import type {
-  ApprovalDecision,
-  ApprovalOutcome,
-  Budget,
-  BudgetChange,
-  CallbackHandler,
-  CallbackToolResult,
-  Compaction,
-  ConversationEventItem,
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
-  DeliveryOptions,
   ForkOptions,
-  Message,
   PauseOptions,
   PromptOptions,
   RewindOptions,
   RewindResult,
-  ToolInfo,
-  TurnResult,
-} from '../contract/types.ts';
+} from '../contract/types/conversation.ts';
+import type { ConversationEventItem } from '../contract/types/events.ts';
+import type { DeliveryOptions, Message } from '../contract/types/messages.ts';
+import type { Budget, BudgetChange } from '../contract/types/spend.ts';
+import type { ToolInfo } from '../contract/types/tools.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
 import {
   type ResolvedTemporalConnection,

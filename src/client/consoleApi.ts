@@ -1,4 +1,5 @@
-import type { ApprovalWait, ConversationStatus } from '../contract/types.ts';
+import type { ApprovalWait } from '../contract/types/approvals.ts';
+import type { ConversationStatus } from '../contract/types/conversation.ts';
 import type { ConsoleUiMessage } from './consoleTranscript.ts';
 
 /**

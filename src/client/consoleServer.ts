@@ -12,7 +12,8 @@ import {
 import { CONVERSATION_STATUSES, type ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
-import type { ApprovalOutcome, MessageDelivery } from '../contract/types.ts';
+import type { ApprovalOutcome } from '../contract/types/approvals.ts';
+import type { MessageDelivery } from '../contract/types/messages.ts';
 import { namesLoopbackHost, requireTokenOffLoopback, TokenCheck } from '../infrastructure/httpAccess.ts';
 import { listen } from '../infrastructure/httpListen.ts';
 import { type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';

@@ -1,6 +1,6 @@
 import { resultText } from '../contract/toolResult.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
-import type { Message } from '../contract/types.ts';
+import type { Message } from '../contract/types/messages.ts';
 import type { ChatToolOutput } from './uiMessageChunks.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { EVENTS_TOPIC } from '../contract/protocol.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { ConversationEvent, ConversationEventItem } from '../contract/types.ts';
+import type { ConversationEvent, ConversationEventItem } from '../contract/types/events.ts';
 import { followLiveChannel, liveChannelFor } from './liveEvents.ts';
 import { isUnreachable, type ReconnectOptions, untilReachable } from './reachability.ts';
 

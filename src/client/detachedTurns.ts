@@ -3,7 +3,7 @@ import type { Payload } from '@temporalio/common';
 import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import { promptUpdate } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { TurnResult } from '../contract/types.ts';
+import type { TurnResult } from '../contract/types/turns.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { type HistoryEvent, runHistories } from './runHistories.ts';
 

@@ -4,7 +4,7 @@ import type { ConversationWorkflow } from '../contract/definitions.ts';
 import type { ConversationCarryOver, PendingMessage } from '../contract/protocol.ts';
 import { YIEM_AGENT, YIEM_STATUS } from '../contract/searchAttributes.ts';
 import { resolveConversationSettings, userTextProblem } from '../contract/settings.ts';
-import type { ConversationOptions, ForkOptions } from '../contract/types.ts';
+import type { ConversationOptions, ForkOptions } from '../contract/types/conversation.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, readTranscriptEntries } from './transcriptReader.ts';

@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { eventsQuery } from '../contract/definitions.ts';
 import type { EventLogPage, LiveEntry } from '../contract/protocol.ts';
-import type { ConversationEvent, ConversationEventItem } from '../contract/types.ts';
+import type { ConversationEvent, ConversationEventItem } from '../contract/types/events.ts';
 import { announcesLiveChannel, LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
 import { announcementOf } from '../infrastructure/storage/payloadStoreIdentity.ts';

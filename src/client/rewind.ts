@@ -4,7 +4,7 @@ import proto from '@temporalio/proto';
 import type { ConversationWorkflow } from '../contract/definitions.ts';
 import { statusQuery } from '../contract/definitions.ts';
 import type { CallModelInput } from '../contract/protocol.ts';
-import type { RewindOptions, RewindResult } from '../contract/types.ts';
+import type { RewindOptions, RewindResult } from '../contract/types/conversation.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { type HistoryEvent, runHistories } from './runHistories.ts';
 import { readTranscriptEntries } from './transcriptReader.ts';

@@ -7,7 +7,7 @@ import {
   resolveConversationSettings,
   userTextProblem,
 } from '../contract/settings.ts';
-import type { ConversationOptions, ScheduledPrompt } from '../contract/types.ts';
+import type { ConversationOptions, ScheduledPrompt } from '../contract/types/conversation.ts';
 import { defaultTitle } from './conversationTitle.ts';
 
 /** The workflow type a prompt schedule starts; how `list` tells prompt schedules from others. */

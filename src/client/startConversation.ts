@@ -11,7 +11,7 @@ import {
 } from '../contract/searchAttributes.ts';
 import { CONVERSATION_WORKFLOW_TASK_TIMEOUT, conversationOptionsProblem } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
-import type { ConversationOptions } from '../contract/types.ts';
+import type { ConversationOptions } from '../contract/types/conversation.ts';
 
 /** Where a forked conversation came from: its search attribute, memo and Web UI details. */
 export interface ForkOrigin {

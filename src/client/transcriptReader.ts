@@ -4,7 +4,8 @@ import { transcriptQuery } from '../contract/definitions.ts';
 import { withEntryMark } from '../contract/guardrails.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TranscriptEntry } from '../contract/transcript.ts';
-import type { Compaction, Message } from '../contract/types.ts';
+import type { Compaction } from '../contract/types/compaction.ts';
+import type { Message } from '../contract/types/messages.ts';
 import { ContentStore } from '../infrastructure/storage/contentStore.ts';
 
 /** Which messages of a transcript to read, by index. */

@@ -2,7 +2,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { statusQuery, turnStartsQuery } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
-import type { ConversationStatus } from '../contract/types.ts';
+import type { ConversationStatus } from '../contract/types/conversation.ts';
 
 /** A conversation's status and where its turns began, read together for a fork or a rewind. */
 export interface TurnBoundaries {

@@ -1,13 +1,12 @@
 import { resultText } from '../contract/toolResult.ts';
+import type { ConversationEvent } from '../contract/types/events.ts';
 import type {
   AgentToolCall,
-  ConversationEvent,
   Message,
   MessageDelivery,
   ToolResultMessage,
-  TurnResult,
-  TurnStatus,
-} from '../contract/types.ts';
+} from '../contract/types/messages.ts';
+import type { TurnResult, TurnStatus } from '../contract/types/turns.ts';
 
 /**
  * The AI SDK's UI message stream protocol, as `ai@6` speaks it (`UIMessageChunk` in its types, the

@@ -1,5 +1,5 @@
 import type { ConsoleInfo, ConsoleListing } from '../client/consoleApi.ts';
-import type { ApprovalWait } from '../contract/types.ts';
+import type { ApprovalWait } from '../contract/types/approvals.ts';
 import { api } from './api.ts';
 import { formatCost, formatTime, newConversationId } from './format.ts';
 import { usePolling } from './usePolling.ts';

@@ -7,7 +7,8 @@ import {
 import { Fragment, useEffect, useRef, useState } from 'react';
 import type { ConsoleConversation, ConsoleInfo, ConsoleMessages } from '../client/consoleApi.ts';
 import type { ChatMessageDelivered, ChatMessageQueued } from '../client/uiMessageChunks.ts';
-import type { MessageDelivery, PendingApproval } from '../contract/types.ts';
+import type { PendingApproval } from '../contract/types/approvals.ts';
+import type { MessageDelivery } from '../contract/types/messages.ts';
 import { ApiError, api, authHeaders } from './api.ts';
 import { formatCost, formatJson } from './format.ts';
 import { MessageView } from './MessageView.tsx';

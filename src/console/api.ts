@@ -4,7 +4,7 @@ import type {
   ConsoleListing,
   ConsoleMessages,
 } from '../client/consoleApi.ts';
-import type { MessageDelivery } from '../contract/types.ts';
+import type { MessageDelivery } from '../contract/types/messages.ts';
 
 /**
  * The console server's JSON API, with the token the page was opened with (`?token=`), kept for the

@@ -1,4 +1,6 @@
-import type { AgentDefinition, JsonSchema, WorkflowTool } from './types.ts';
+import type { AgentDefinition } from './types/agents.ts';
+import type { JsonSchema } from './types/base.ts';
+import type { WorkflowTool } from './types/tools.ts';
 
 /** How long a callback tool waits for a client unless it says otherwise. */
 export const DEFAULT_CALLBACK_TIMEOUT = '2 minutes';

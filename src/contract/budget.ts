@@ -3,7 +3,7 @@
  * reached. Plain arithmetic on plain data, shared by the workflow (workflows/safePoint.ts), the
  * client (checking a budget before it is sent) and the CLI.
  */
-import type { Budget, BudgetChange, BudgetExhaustion, Spend, SpendLimits } from './types.ts';
+import type { Budget, BudgetChange, BudgetExhaustion, Spend, SpendLimits } from './types/spend.ts';
 
 /** Every figure a budget can limit, in the order limits are checked and shown. */
 export const SPEND_FIGURES = [

@@ -4,7 +4,7 @@
  * The rules the workflow and the activities share live here. Pure code: the workflow uses it too.
  */
 import { entryBytes, type StoredContent, type TranscriptEntry } from './transcript.ts';
-import type { Compaction } from './types.ts';
+import type { Compaction } from './types/compaction.ts';
 import { utf8Bytes } from './utf8.ts';
 
 /** The system prompt of a compaction's model call when the conversation gives none. */

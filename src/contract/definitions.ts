@@ -11,23 +11,21 @@ import type {
   SubAgentApprovalMessage,
 } from './protocol.ts';
 import type { TranscriptPage, TurnStarts } from './transcript.ts';
+import type { ApprovalDecision, ApprovalOutcome } from './types/approvals.ts';
+import type { CallbackAnswer } from './types/callbacks.ts';
 import type {
-  ApprovalDecision,
-  ApprovalOutcome,
-  Budget,
-  BudgetChange,
-  CallbackAnswer,
   ConversationOptions,
   ConversationStatus,
   ConversationSummary,
-  DeliveryOptions,
   PauseOptions,
   PromptOptions,
   ScheduledPrompt,
   ScheduledPromptRun,
-  ToolInfo,
-  TurnResult,
-} from './types.ts';
+} from './types/conversation.ts';
+import type { DeliveryOptions } from './types/messages.ts';
+import type { Budget, BudgetChange } from './types/spend.ts';
+import type { ToolInfo } from './types/tools.ts';
+import type { TurnResult } from './types/turns.ts';
 
 /**
  * Sends a user message and resolves with the result of the turn that consumed it. `options` (absent:

@@ -4,14 +4,9 @@
  */
 import { resultText, textContent } from './toolResult.ts';
 import type { TranscriptEntry } from './transcript.ts';
-import type {
-  AgentDefinition,
-  GuardrailMark,
-  GuardrailNames,
-  GuardrailStage,
-  GuardrailTrip,
-  Message,
-} from './types.ts';
+import type { AgentDefinition } from './types/agents.ts';
+import type { GuardrailNames, GuardrailStage, GuardrailTrip } from './types/guardrails.ts';
+import type { GuardrailMark, Message } from './types/messages.ts';
 
 /** The guardrails of `stage` that apply: the active agent's (after a handoff to one that names some), else the conversation's. */
 export function guardrailsOf(

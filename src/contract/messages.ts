@@ -1,5 +1,7 @@
 import { textContent } from './toolResult.ts';
-import type { AgentToolResult, ToolResultMessage, TurnResult } from './types.ts';
+import type { ToolResultMessage } from './types/messages.ts';
+import type { AgentToolResult } from './types/tools.ts';
+import type { TurnResult } from './types/turns.ts';
 
 /**
  * A tool result message. Pure, so the workflow can build one too when a tool's activity fails for

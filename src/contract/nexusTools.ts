@@ -1,4 +1,5 @@
-import type { JsonSchema, WorkflowTool } from './types.ts';
+import type { JsonSchema } from './types/base.ts';
+import type { WorkflowTool } from './types/tools.ts';
 
 /** A tool whose calls are a Temporal Nexus operation of another namespace's service. */
 export interface NexusToolSpec {

@@ -12,29 +12,21 @@ import type {
   TranscriptTail,
   TurnStarts,
 } from './transcript.ts';
+import type { AgentDefinition } from './types/agents.ts';
+import type { ApprovalOutcome, PendingApproval } from './types/approvals.ts';
+import type { ActivityPolicy, JsonSchema, ToolArguments } from './types/base.ts';
+import type { PauseState } from './types/conversation.ts';
+import type { AgentEvent, ConversationEvent, EventOrigin } from './types/events.ts';
+import type { GuardrailStage } from './types/guardrails.ts';
 import type {
-  ActivityPolicy,
-  AgentDefinition,
-  AgentEvent,
   AgentToolCall,
-  ApprovalOutcome,
   AssistantMessage,
-  Budget,
-  ConversationEvent,
-  EventOrigin,
-  GuardrailStage,
-  JsonSchema,
   MessageDelivery,
-  PauseState,
-  PendingApproval,
-  Spend,
-  SpendLimits,
-  ToolArguments,
-  ToolInfo,
   ToolResultMessage,
-  ToolRunner,
-  TurnResult,
-} from './types.ts';
+} from './types/messages.ts';
+import type { Budget, Spend, SpendLimits } from './types/spend.ts';
+import type { ToolInfo, ToolRunner } from './types/tools.ts';
+import type { TurnResult } from './types/turns.ts';
 
 /** A user message waiting for the next turn. */
 export interface PendingMessage {

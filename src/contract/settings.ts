@@ -9,15 +9,12 @@ import {
 } from './limits.ts';
 import { refusedPayloadReason } from './refusedPayload.ts';
 import { truncate } from './truncate.ts';
-import type {
-  ActivityPolicy,
-  CompactionOptions,
-  ConversationOptions,
-  GuardrailNames,
-  MessageDelivery,
-  ModelCallPolicy,
-  ToolExecutionMode,
-} from './types.ts';
+import type { ActivityPolicy } from './types/base.ts';
+import type { CompactionOptions } from './types/compaction.ts';
+import type { ConversationOptions, ToolExecutionMode } from './types/conversation.ts';
+import type { GuardrailNames } from './types/guardrails.ts';
+import type { MessageDelivery } from './types/messages.ts';
+import type { ModelCallPolicy } from './types/models.ts';
 import { utf8Bytes } from './utf8.ts';
 
 /** A conversation's options with every default filled in. */

@@ -1,5 +1,5 @@
 import type { ResolvedToolPolicy } from './protocol.ts';
-import type { ActivityPolicy } from './types.ts';
+import type { ActivityPolicy } from './types/base.ts';
 
 export const DEFAULT_TOOL_POLICY: ResolvedToolPolicy = {
   startToCloseTimeout: '5 minutes',

@@ -1,6 +1,7 @@
 import { TOOL_END_TEXT_CHARS } from './limits.ts';
 import { firstLine } from './truncate.ts';
-import type { AgentToolResult, TextContent } from './types.ts';
+import type { TextContent } from './types/base.ts';
+import type { AgentToolResult } from './types/tools.ts';
 
 /** A text block. */
 export function textContent(text: string): TextContent {

@@ -1,4 +1,5 @@
-import type { AgentToolResult, TextContent } from './types.ts';
+import type { TextContent } from './types/base.ts';
+import type { AgentToolResult } from './types/tools.ts';
 import { utf8Bytes, utf8Prefix } from './utf8.ts';
 
 /**

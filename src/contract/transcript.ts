@@ -4,7 +4,7 @@
  */
 
 import { INLINE_MESSAGE_BYTES, MAX_CONTEXT_TAIL_BYTES, TRANSCRIPT_PAGE_BYTES } from './limits.ts';
-import type { Message } from './types.ts';
+import type { Message } from './types/messages.ts';
 import { maxUtf8Bytes, utf8Bytes } from './utf8.ts';
 
 /** Where a stored message lives: the payload store driver, its claim, and the message's size. */

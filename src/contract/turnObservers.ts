@@ -1,4 +1,4 @@
-import type { TurnResult } from './types.ts';
+import type { TurnResult } from './types/turns.ts';
 
 /** What an observer learns of the turn it wraps. */
 export interface ObservedTurn {

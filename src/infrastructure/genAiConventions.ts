@@ -1,4 +1,5 @@
-import type { AssistantMessage, Usage } from '../contract/types.ts';
+import type { Usage } from '../contract/types/base.ts';
+import type { AssistantMessage } from '../contract/types/messages.ts';
 
 /**
  * The OpenTelemetry GenAI semantic conventions' names (semconv `gen_ai.*`, v1.37) that yiem's spans

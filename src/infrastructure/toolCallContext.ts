@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ToolCallInfo } from '../contract/types.ts';
+import type { ToolCallInfo } from '../contract/types/tools.ts';
 
 const storage = new AsyncLocalStorage<ToolCallInfo>();
 

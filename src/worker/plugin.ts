@@ -12,7 +12,7 @@ import {
   toolSetHash,
 } from '../../activities/taskQueueNeighbours.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
-import type { McpServerConfig } from '../contract/types.ts';
+import type { McpServerConfig } from '../contract/types/mcp.ts';
 import { LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';

@@ -19,18 +19,14 @@ import {
 import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { enableSelfWriting } from '../../activities/selfWriting/writeTool.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
-import type {
-  AgentEventSink,
-  AgentHooks,
-  AgentTool,
-  CompactionFunction,
-  McpServerConfig,
-  ModelDefinition,
-  ModelRoute,
-  ModelSettings,
-  SelfWritingOptions,
-  WorkerGuardrails,
-} from '../contract/types.ts';
+import type { CompactionFunction } from '../contract/types/compaction.ts';
+import type { AgentEventSink } from '../contract/types/events.ts';
+import type { WorkerGuardrails } from '../contract/types/guardrails.ts';
+import type { AgentHooks } from '../contract/types/hooks.ts';
+import type { McpServerConfig } from '../contract/types/mcp.ts';
+import type { ModelDefinition, ModelRoute, ModelSettings } from '../contract/types/models.ts';
+import type { SelfWritingOptions } from '../contract/types/sandbox.ts';
+import type { AgentTool } from '../contract/types/tools.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
 import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';

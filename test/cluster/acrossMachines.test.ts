@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
-import type { Message, ToolResultMessage } from '../../src/contract/types.ts';
+import type { Message, ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { TSX_LOADER, YIEM_FROM_SOURCES } from '../support/cli.ts';

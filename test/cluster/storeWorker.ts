@@ -10,7 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 import { surveyText } from './survey.ts';

@@ -2,12 +2,10 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type {
-  AgentTool,
-  ConversationEventItem,
-  ToolArguments,
-  ToolResultMessage,
-} from '../../src/contract/types.ts';
+import type { ToolArguments } from '../../src/contract/types/base.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 

@@ -3,7 +3,8 @@ import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/clie
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import {
   AesGcmPayloadCodec,
   encryptedDataConverter,

@@ -1,13 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type {
-  AgentDefinition,
-  AgentTool,
-  ConversationEventItem,
-  SpendLimits,
-  ToolResultMessage,
-} from '../../src/contract/types.ts';
+import type { AgentDefinition } from '../../src/contract/types/agents.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { SpendLimits } from '../../src/contract/types/spend.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import type { ScriptedReply } from '../../src/testing/index.ts';
 import { getTool as readUserFile } from '../../tools/readUserFile.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';

@@ -7,7 +7,7 @@ import { createChatEndpoint } from '../../src/client/chatEndpoint.ts';
 import { type RunningChatEndpoint, serveChatEndpoint } from '../../src/client/chatServer.ts';
 import type { UiMessageChunk } from '../../src/client/uiMessageChunks.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { NodeChat, recordingTransport } from '../support/aiChat.ts';
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { compactionsQuery } from '../../src/contract/definitions.ts';
-import type { ConversationEvent } from '../../src/contract/types.ts';
+import type { ConversationEvent } from '../../src/contract/types/events.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';

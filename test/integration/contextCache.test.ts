@@ -10,7 +10,7 @@ import { readActions } from '../../bench/actions.ts';
 import type { Conversation } from '../../src/client/client.ts';
 import { MAX_CONTEXT_TAIL_BYTES } from '../../src/contract/limits.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 

@@ -7,7 +7,8 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
 import { ToolError, textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, Message } from '../../src/contract/types.ts';
+import type { Message } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import {
   AesGcmPayloadCodec,
   type CodecKey,

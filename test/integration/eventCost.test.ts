@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
-import type { ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import {
   collectTurn,

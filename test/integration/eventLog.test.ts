@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const REPLY_BYTES = 150_000;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { pathOfGroup } from '../../src/infrastructure/storage/sweep.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';

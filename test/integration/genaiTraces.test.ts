@@ -2,7 +2,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { type OtelCollector, type ReceivedSpan, startOtelCollector } from '../support/otelCollector.ts';

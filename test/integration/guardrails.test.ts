@@ -2,13 +2,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type {
-  AgentTool,
-  ConversationEventItem,
-  ConversationOptions,
-  Guardrail,
-  WorkerGuardrails,
-} from '../../src/contract/types.ts';
+import type { ConversationOptions } from '../../src/contract/types/conversation.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { Guardrail, WorkerGuardrails } from '../../src/contract/types/guardrails.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { type RecordedRequest, type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scriptAgents } from '../support/agentScript.ts';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
-import type { ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
 import { dataConverterFromEnv } from '../../src/infrastructure/codec/dataConverter.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import {

@@ -4,7 +4,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { expect, inject, it } from 'vitest';
 import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
-import type { ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import { AgentPlugin } from '../../src/worker/plugin.ts';
 import { workflowBundle } from '../support/agentHarness.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPACTION_PROMPT } from '../../src/contract/compaction.ts';
-import type { Guardrail } from '../../src/contract/types.ts';
+import type { Guardrail } from '../../src/contract/types/guardrails.ts';
 import {
   type RecordedRequest,
   type ReplyHandler,

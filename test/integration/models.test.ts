@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
-import type { AssistantMessage, ConversationEvent, ModelRouteContext } from '../../src/contract/types.ts';
+import type { ConversationEvent } from '../../src/contract/types/events.ts';
+import type { AssistantMessage } from '../../src/contract/types/messages.ts';
+import type { ModelRouteContext } from '../../src/contract/types/models.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

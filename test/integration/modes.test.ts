@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ToolExecutionMode, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolExecutionMode } from '../../src/contract/types/conversation.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 interface Span {

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import type { Conversation } from '../../src/client/client.ts';
 import { transcriptQuery } from '../../src/contract/definitions.ts';
 import { nexusTool } from '../../src/contract/nexusTools.ts';
-import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { EXPORTED_LINES, type OrdersNamespace, startOrdersNamespace } from '../support/nexusOrders.ts';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { runYiem } from '../support/cli.ts';
 

@@ -8,7 +8,8 @@ import { largestPayload, storedHistory } from '../../bench/history.ts';
 import { AgentClient } from '../../src/client/client.ts';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, Message, ToolResultMessage } from '../../src/contract/types.ts';
+import type { Message, ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import {
   AesGcmPayloadCodec,
   encryptedDataConverter,

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ToolError, textContent, textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ToolArguments, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolArguments } from '../../src/contract/types/base.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scheduledActivities } from '../support/history.ts';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ScheduledPromptRun } from '../../src/contract/types.ts';
+import type { ScheduledPromptRun } from '../../src/contract/types/conversation.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import type { ScriptedReply } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { scheduledActivities } from '../support/history.ts';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { postSignal, promptUpdate } from '../../src/contract/definitions.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, Message, ToolResultMessage, UserMessage } from '../../src/contract/types.ts';
+import type { Message, ToolResultMessage, UserMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { runYiem } from '../support/cli.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

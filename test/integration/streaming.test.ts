@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { activityGate } from '../support/activityGate.ts';
 import { FAST_MODEL_RETRY, startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { replayAndRecord } from '../support/fixtures.ts';

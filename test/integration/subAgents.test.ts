@@ -3,12 +3,10 @@ import type { Conversation } from '../../src/client/client.ts';
 import { agentTool, handoffTool } from '../../src/contract/agents.ts';
 import { YIEM_AGENT, YIEM_STATUS } from '../../src/contract/searchAttributes.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type {
-  AgentDefinition,
-  AgentTool,
-  ConversationEventItem,
-  ToolResultMessage,
-} from '../../src/contract/types.ts';
+import type { AgentDefinition } from '../../src/contract/types/agents.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import type { RecordedRequest } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { offeredTools, scriptAgents, systemPromptOf } from '../support/agentScript.ts';

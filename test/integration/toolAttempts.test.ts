@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ToolCallInfo } from '../../src/contract/types.ts';
+import type { AgentTool, ToolCallInfo } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 

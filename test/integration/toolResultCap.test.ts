@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../../src/contract/limits.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 
 const dump: AgentTool = {

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationUiUrl } from '../../src/cli/config.ts';
 import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { ToolError, textResult } from '../../src/contract/toolResult.ts';
-import type { AgentDefinition, AgentTool } from '../../src/contract/types.ts';
+import type { AgentDefinition } from '../../src/contract/types/agents.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 

@@ -1,7 +1,7 @@
 import { WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { postSignal, promptUpdate } from '../../src/contract/definitions.ts';
-import type { DeliveryOptions, Message, UserMessage } from '../../src/contract/types.ts';
+import type { DeliveryOptions, Message, UserMessage } from '../../src/contract/types/messages.ts';
 import {
   gate,
   type LoopConversation,

@@ -1,7 +1,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { pauseUpdate, postSignal, raiseBudgetUpdate, resumeUpdate } from '../../src/contract/definitions.ts';
-import type { ConversationStatus } from '../../src/contract/types.ts';
+import type { ConversationStatus } from '../../src/contract/types/conversation.ts';
 import {
   gate,
   type LoopConversation,

@@ -3,13 +3,11 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { AgentClient, type AgentClientOptions } from '../../src/client/client.ts';
-import type {
-  AgentEvent,
-  AgentHooks,
-  AgentTool,
-  ModelSettings,
-  SelfWritingOptions,
-} from '../../src/contract/types.ts';
+import type { AgentEvent } from '../../src/contract/types/events.ts';
+import type { AgentHooks } from '../../src/contract/types/hooks.ts';
+import type { ModelSettings } from '../../src/contract/types/models.ts';
+import type { SelfWritingOptions } from '../../src/contract/types/sandbox.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker/worker.ts';
 

@@ -35,17 +35,12 @@ import { CONVERSATION_WORKFLOW_TASK_TIMEOUT } from '../../src/contract/settings.
 import { resolveToolPolicy } from '../../src/contract/toolPolicy.ts';
 import { textContent } from '../../src/contract/toolResult.ts';
 import type { TranscriptEntry } from '../../src/contract/transcript.ts';
-import type {
-  ActivityPolicy,
-  ApprovalOutcome,
-  ConversationEventItem,
-  ConversationOptions,
-  ConversationStatus,
-  Message,
-  ToolArguments,
-  ToolResultMessage,
-  TurnResult,
-} from '../../src/contract/types.ts';
+import type { ApprovalOutcome } from '../../src/contract/types/approvals.ts';
+import type { ActivityPolicy, ToolArguments } from '../../src/contract/types/base.ts';
+import type { ConversationOptions, ConversationStatus } from '../../src/contract/types/conversation.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { Message, ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { TurnResult } from '../../src/contract/types/turns.ts';
 
 /**
  * Loop tests: the real `conversationWorkflow` on a real worker against the run's dev server, with

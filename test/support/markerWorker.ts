@@ -15,7 +15,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { ActivityTool, AgentEventSink, AgentTool, ReconcileAnswer } from '../../src/contract/types.ts';
+import type { AgentEventSink } from '../../src/contract/types/events.ts';
+import type { ActivityTool, AgentTool, ReconcileAnswer } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { McpServerConfig } from '../../src/contract/types.ts';
+import type { McpServerConfig } from '../../src/contract/types/mcp.ts';
 
 const require = createRequire(import.meta.url);
 const COUNTER_SERVER = fileURLToPath(new URL('../fixtures/mcp/counterServer.ts', import.meta.url));

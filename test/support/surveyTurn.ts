@@ -2,7 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Conversation } from '../../src/client/client.ts';
 import type { FollowEventsOptions } from '../../src/client/conversationEvents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool, ConversationEventItem } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import type { ScriptedModel } from '../../src/testing/index.ts';
 
 /**

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
-import type { ConversationEventItem, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import {

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
 import { agentTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import type { ScriptedReply } from '../../src/testing/scriptedModel.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 

@@ -10,7 +10,7 @@ import { largeResultText } from '../../bench/tools.ts';
 import { type MemoryUsage, startWorkerProcess, type WorkerHandle } from '../../bench/workerHandle.ts';
 import { AgentClient } from '../../src/client/client.ts';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../src/contract/limits.ts';
-import type { ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { payloadStorage } from '../../src/infrastructure/storage/payloadStorage.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { workflowBundle } from '../support/agentHarness.ts';

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
-import type { McpServerConfig, ToolResultMessage } from '../../src/contract/types.ts';
+import type { McpServerConfig } from '../../src/contract/types/mcp.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { everythingServer, startHttpCounter } from '../support/mcpServers.ts';
 import { useCrashScene } from '../support/workerProcess.ts';
 

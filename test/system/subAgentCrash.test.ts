@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { scriptAgents, systemPromptOf } from '../support/agentScript.ts';
 import { useCrashScene } from '../support/workerProcess.ts';
 

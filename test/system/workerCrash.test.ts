@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ToolCallInfo, ToolResultMessage } from '../../src/contract/types.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { ToolCallInfo } from '../../src/contract/types/tools.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 import { useCrashScene } from '../support/workerProcess.ts';
 

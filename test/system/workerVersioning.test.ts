@@ -12,7 +12,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startScriptedModel } from '../../src/testing/index.ts';
 import { type AgentWorker, createAgentWorker } from '../../src/worker/worker.ts';
 import { workflowBundle } from '../support/agentHarness.ts';

@@ -2,13 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { resultText, ToolError } from '../../src/contract/toolResult.ts';
+import type { ToolArguments } from '../../src/contract/types/base.ts';
 import type {
   AgentTool,
   AgentToolResult,
-  ToolArguments,
   ToolInfo,
   ToolLoadContext,
-} from '../../src/contract/types.ts';
+} from '../../src/contract/types/tools.ts';
 import * as getTimeModule from '../../tools/getTime.ts';
 import * as getWeatherModule from '../../tools/getWeather.ts';
 import * as listToolsModule from '../../tools/listTools.ts';

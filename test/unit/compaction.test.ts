@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compactionBoundary, contextBytes } from '../../src/contract/compaction.ts';
 import type { TranscriptEntry } from '../../src/contract/transcript.ts';
-import type { AssistantMessage } from '../../src/contract/types.ts';
+import type { AssistantMessage } from '../../src/contract/types/messages.ts';
 
 const user = (content: string): TranscriptEntry => ({ role: 'user', content, timestamp: 0 });
 const reply = (content: string, toolCalls: AssistantMessage['toolCalls'] = []): AssistantMessage => ({

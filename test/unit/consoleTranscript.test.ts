@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { finishedLength, transcriptUiMessages } from '../../src/client/consoleTranscript.ts';
 import { textContent } from '../../src/contract/toolResult.ts';
-import type { AssistantMessage, Message, ToolResultMessage } from '../../src/contract/types.ts';
+import type { AssistantMessage, Message, ToolResultMessage } from '../../src/contract/types/messages.ts';
 
 const user = (content: string): Message => ({ role: 'user', content, timestamp: 0 });
 const reply = (

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { formatMessages, formatTools } from '../../activities/models/formatMessages.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type {
-  AgentTool,
   AssistantMessage,
   Message,
   ToolResultMessage,
   UserMessage,
-} from '../../src/contract/types.ts';
+} from '../../src/contract/types/messages.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
 
 const user = (content: string): UserMessage => ({ role: 'user', content, timestamp: 1 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LiveEventOrder } from '../../src/client/liveEvents.ts';
 import type { LiveEntry } from '../../src/contract/protocol.ts';
-import type { ConversationEvent } from '../../src/contract/types.ts';
+import type { ConversationEvent } from '../../src/contract/types/events.ts';
 
 const turnStart: ConversationEvent = { type: 'turnStart', turn: 1, attempt: 1, seq: 0 };
 const messageStart: ConversationEvent = { type: 'messageStart', model: 'm', turn: 1, attempt: 1, seq: 0 };

@@ -18,7 +18,7 @@ import {
 import { loadModelsConfig } from '../../activities/models/modelsFile.ts';
 import { signatureOf } from '../../activities/taskQueueNeighbours.ts';
 import { promptOptionsProblem } from '../../src/contract/settings.ts';
-import type { ModelRouteContext } from '../../src/contract/types.ts';
+import type { ModelRouteContext } from '../../src/contract/types/models.ts';
 
 const NO_ENV = {};
 const table = (options: ModelOptions) => resolveModelTable(options, NO_ENV);

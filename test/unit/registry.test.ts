@@ -6,7 +6,7 @@ import { loadTools, ToolRegistry } from '../../activities/registry/registry.ts';
 import { listToolFiles } from '../../activities/registry/toolFiles.ts';
 import { handoffTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
-import type { ActivityTool, AgentTool } from '../../src/contract/types.ts';
+import type { ActivityTool, AgentTool } from '../../src/contract/types/tools.ts';
 
 let dir: string;
 

@@ -9,7 +9,7 @@ import {
   transcriptPage,
   transcriptTail,
 } from '../../src/contract/transcript.ts';
-import type { AssistantMessage, ToolResultMessage } from '../../src/contract/types.ts';
+import type { AssistantMessage, ToolResultMessage } from '../../src/contract/types/messages.ts';
 
 const user = (text: string): TranscriptEntry => ({ role: 'user', content: text, timestamp: 1 });
 const reply = (text: string): AssistantMessage => ({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { observeTurns, runObservedTurn, type TurnObserver } from '../../src/contract/turnObservers.ts';
-import type { TurnResult } from '../../src/contract/types.ts';
+import type { TurnResult } from '../../src/contract/types/turns.ts';
 import { chatReplyAttributes, genAiSpanName } from '../../src/infrastructure/genAiConventions.ts';
 
 const turn = { conversationId: 'c1', turn: 1 };

@@ -1,12 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { TurnView, type TurnViewOptions } from '../../src/cli/turnView.ts';
-import type {
-  ConversationEvent,
-  ConversationEventItem,
-  PendingApproval,
-  ToolResultMessage,
-} from '../../src/contract/types.ts';
+import type { PendingApproval } from '../../src/contract/types/approvals.ts';
+import type { ConversationEvent, ConversationEventItem } from '../../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 
 function captured(): { output: Writable; text: () => string } {
   let text = '';

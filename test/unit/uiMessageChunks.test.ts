@@ -6,12 +6,8 @@ import {
   TurnTranslator,
   type UiMessageChunk,
 } from '../../src/client/uiMessageChunks.ts';
-import type {
-  AssistantMessage,
-  ConversationEvent,
-  Message,
-  ToolResultMessage,
-} from '../../src/contract/types.ts';
+import type { ConversationEvent } from '../../src/contract/types/events.ts';
+import type { AssistantMessage, Message, ToolResultMessage } from '../../src/contract/types/messages.ts';
 
 const origin = { turn: 1, attempt: 1, seq: 0 };
 

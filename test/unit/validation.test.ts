@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ArgumentValidator } from '../../activities/registry/validation.ts';
-import type { JsonSchema, ToolArguments } from '../../src/contract/types.ts';
+import type { JsonSchema, ToolArguments } from '../../src/contract/types/base.ts';
 
 const weatherSchema: JsonSchema = {
   type: 'object',

@@ -11,7 +11,8 @@ import { resolveSandboxSettings } from '../../activities/sandbox/settings.ts';
 import { wrapCode } from '../../activities/sandbox/templates.ts';
 import { writeFileOnce } from '../../activities/selfWriting/writeFileOnce.ts';
 import { createWriteTool } from '../../activities/selfWriting/writeTool.ts';
-import type { ActivityTool, ToolArguments } from '../../src/contract/types.ts';
+import type { ToolArguments } from '../../src/contract/types/base.ts';
+import type { ActivityTool } from '../../src/contract/types/tools.ts';
 
 const noPartials = (): void => {};
 

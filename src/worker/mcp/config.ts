@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { describeThrown } from '../../contract/thrown.ts';
-import type { McpServerConfig } from '../../contract/types.ts';
+import type { McpServerConfig } from '../../contract/types/mcp.ts';
 
 const SERVER_NAME = /^[A-Za-z][A-Za-z0-9-]*(_[A-Za-z0-9-]+)*$/;
 const KNOWN_FIELDS = new Set([

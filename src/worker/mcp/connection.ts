@@ -12,7 +12,7 @@ import {
 import { MAX_MCP_STDIO_MESSAGE_BYTES } from '../../contract/limits.ts';
 import { describeThrown } from '../../contract/thrown.ts';
 import { ToolError } from '../../contract/toolResult.ts';
-import type { McpServerConfig } from '../../contract/types.ts';
+import type { McpServerConfig } from '../../contract/types/mcp.ts';
 
 const CLIENT_INFO = { name: 'yiem-agent', version: '0.1.0' };
 

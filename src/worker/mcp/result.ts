@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, textContent } from '../../contract/toolResult.ts';
-import type { AgentToolResult, TextContent } from '../../contract/types.ts';
+import type { TextContent } from '../../contract/types/base.ts';
+import type { AgentToolResult } from '../../contract/types/tools.ts';
 
 type ContentBlock = CallToolResult['content'][number];
 

@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { transcriptQuery } from '../../contract/definitions.ts';
 import type { TranscriptEntry } from '../../contract/transcript.ts';
-import type { Message } from '../../contract/types.ts';
+import type { Message } from '../../contract/types/messages.ts';
 import { ContentStore } from '../../infrastructure/storage/contentStore.ts';
 
 /** Entries read per transcript page while looking back for the latest session result. */

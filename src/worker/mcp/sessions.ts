@@ -1,4 +1,4 @@
-import type { McpServerConfig } from '../../contract/types.ts';
+import type { McpServerConfig } from '../../contract/types/mcp.ts';
 import { McpConnection } from './connection.ts';
 
 interface Session {

@@ -1,12 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { mcpToolName } from '../../contract/mcpToolName.ts';
-import type {
-  AgentTool,
-  AgentToolResult,
-  McpServerConfig,
-  OnPartialResult,
-  ToolArguments,
-} from '../../contract/types.ts';
+import type { ToolArguments } from '../../contract/types/base.ts';
+import type { McpServerConfig } from '../../contract/types/mcp.ts';
+import type { AgentTool, AgentToolResult, OnPartialResult } from '../../contract/types/tools.ts';
 
 /** Runs one call of an MCP tool; the source decides which connection or session it goes to. */
 export type McpToolRunner = (

@@ -4,7 +4,7 @@
  * and the timeout meet in one workflow task, in whichever order the jobs come.
  */
 import { sleep } from '@temporalio/workflow';
-import type { ApprovalOutcome } from '../../../src/contract/types.ts';
+import type { ApprovalOutcome } from '../../../src/contract/types/approvals.ts';
 import { Approvals } from '../../../workflows/approvals.ts';
 import { ConversationEvents } from '../../../workflows/events.ts';
 

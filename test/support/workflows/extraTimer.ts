@@ -4,7 +4,7 @@
  */
 import { sleep } from '@temporalio/workflow';
 import type { ConversationCarryOver } from '../../../src/contract/protocol.ts';
-import type { ConversationOptions, ConversationSummary } from '../../../src/contract/types.ts';
+import type { ConversationOptions, ConversationSummary } from '../../../src/contract/types/conversation.ts';
 import { conversationWorkflow as recorded } from '../../../workflows/conversation.ts';
 
 export async function conversationWorkflow(
