@@ -68,6 +68,14 @@ module.exports = {
       to: { path: '^(src|workflows|activities|tools)/', pathNot: '^src/contract/types/' },
     },
     {
+      name: 'contract-types-barrel-is-for-the-entry',
+      comment:
+        "src/contract/types.ts re-exports the contract for the package's entry (src/index.ts); inside the project a module imports the subject file it needs, so the layers stay visible. `node scripts/contractImports.mjs` rewrites such imports.",
+      severity: 'error',
+      from: { pathNot: '^src/index\\.ts$' },
+      to: { path: '^src/contract/types\\.ts$' },
+    },
+    {
       name: 'contract-types-no-cycles',
       comment: 'The contract types are layered: no circle among them, even through another module.',
       severity: 'error',
