@@ -2,7 +2,7 @@
  * The public contract of yiem-agent: tools, their results, hooks, events and transcript messages.
  *
  * A barrel: each subject lives in its own file under `types/`, in layers, each importing only lower
- * ones (the order is checked by `.dependency-cruiser.cjs`, "contract-types-layers"):
+ * ones (`CONTRACT_TYPE_LAYERS` in `.dependency-cruiser.cjs` holds the order, which lint checks):
  *
  * 0. `base`: JSON Schema, tool arguments, text content, usage, activity policy
  * 1. `spend`, `models`, `approvals`, `callbacks`, `sandbox`, `mcp`

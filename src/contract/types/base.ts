@@ -3,7 +3,7 @@
  * Schema, tool arguments, text content, token usage, an activity's timeouts and retries).
  *
  * The contract is a folder of files by subject, in layers (`src/contract/types.ts` re-exports them
- * all; `.dependency-cruiser.cjs`, "contract-types-layers", holds the order): a file imports only
+ * all; `CONTRACT_TYPE_LAYERS` in `.dependency-cruiser.cjs` holds the order): a file imports only
  * files of lower layers, so there are no circles. Types used inside workflow code must stay plain
  * data (no functions, no classes) so that they serialise into Temporal history unchanged.
  */

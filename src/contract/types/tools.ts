@@ -1,6 +1,9 @@
 /**
  * Tools (layer 5): what a tool declares, how it runs (an `execute` in an activity, or a runner the
  * workflow runs itself), what it returns, the call it is given, and how a tool file is loaded.
+ *
+ * The tool contract is the YiemAgent seed's, in TypeScript; "The event vocabulary" (events.ts) maps
+ * its names to pi-agent-core's and ours.
  */
 
 import type { AgentDefinition } from './agents.ts';
