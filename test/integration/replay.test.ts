@@ -4,7 +4,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { workflowBundle } from '../support/agentHarness.ts';
 
-const FIXTURES = fileURLToPath(new URL('../fixtures/histories', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 /**
  * Recorded conversations must replay against today's workflow code: a change that would break

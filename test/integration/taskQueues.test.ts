@@ -11,7 +11,7 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import { replayAndRecord } from '../support/fixtures.ts';
 
-const DEDICATED_TOOLS = fileURLToPath(new URL('../fixtures/tools/dedicated', import.meta.url));
+const DEDICATED_TOOLS = fileURLToPath(new URL('../fixtures/tools/dedicated/', import.meta.url));
 const renderQueue = `render-${randomUUID()}`;
 
 /** The main worker knows `render` (the model sees it, PREPARE validates it) but must never run it. */

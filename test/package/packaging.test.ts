@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SOURCE_CONDITION } from '../support/sourceCondition.ts';
 import { documentedExports, readmeSection } from './readme.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const run = promisify(execFile);
 /** What a worker entry would load: the native bridge, the sandbox, the validator. */
 const WORKER_CODE = /node_modules\/(@temporalio\/(worker|core-bridge)|isolated-vm|ajv)\//;

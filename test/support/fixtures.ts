@@ -6,7 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { workflowBundle } from './agentHarness.ts';
 
 /** Where replay fixtures live; `npm run fixtures:record` rewrites the whole set. */
-export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories', import.meta.url));
+export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
 /**
  * Replays a run's history against today's workflow code; with `YIEM_RECORD_HISTORIES=1` (set by

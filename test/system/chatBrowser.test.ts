@@ -16,7 +16,7 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 /** Debian's chromium; never a downloaded browser. */
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
-const APP_ROOT = fileURLToPath(new URL('./chatApp', import.meta.url));
+const APP_ROOT = fileURLToPath(new URL('./chatApp/', import.meta.url));
 const WAIT = { timeout: 30_000 };
 
 let releaseSlow: () => void = () => {};

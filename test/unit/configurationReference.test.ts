@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const REFERENCE = readFileSync(path.join(ROOT, 'docs/configuration.md'), 'utf8');
 /** The product's code: what runs for a user (the console's page reads no environment). */
 const PRODUCT = ['src', 'activities', 'workflows', 'tools', 'bin'];

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from 'vitest';
 import { OptionalDependencyError, requireOptional } from '../../src/infrastructure/optionalDependency.ts';
 
-const NODE_MODULES = fileURLToPath(new URL('../../node_modules', import.meta.url));
+const NODE_MODULES = fileURLToPath(new URL('../../node_modules/', import.meta.url));
 const WRONG_ABI = 'yiem-test-wrong-abi-addon';
 
 afterAll(() => rm(path.join(NODE_MODULES, WRONG_ABI), { recursive: true, force: true }));
