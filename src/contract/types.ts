@@ -1045,7 +1045,7 @@ export interface McpServerConfig {
   /**
    * `'shared'` (default): a stateless server; each worker keeps one connection and any worker runs any
    * call. `'conversation'`: a stateful server; each conversation gets its own session, held by one
-   * worker, and its calls run on that worker (see the README's _MCP servers_ section).
+   * worker, and its calls run on that worker (see docs/mcp.md).
    */
   session?: 'shared' | 'conversation';
   /** Timeouts and retries of this server's tool calls, as for any tool. */
@@ -1429,7 +1429,7 @@ export interface GuardrailTrip {
  * What guardrails did to a transcript entry. A user message keeps its `original` text beside the
  * rewrite the model read. A reply or tool result keeps only the rewrite: those guardrails exist to
  * keep text from the reader (a secret a tool returned, say); Temporal history still holds the
- * activity's output, so encrypt payloads (README, "Encrypted payloads") where that matters. A user message or a
+ * activity's output, so encrypt payloads (docs/encryption.md) where that matters. A user message or a
  * reply a guardrail tripped on, or could not check, is never sent to a model again; a tool result's
  * content becomes a note that it was withheld, so the model's call still has its result.
  */

@@ -125,7 +125,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   mcpSessionIdleMs?: number;
   /**
    * Runs this worker as one build of a Temporal Worker Deployment (Worker Versioning). Default: env
-   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See README, "Safe deploys".
+   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See docs/operations.md, "Safe deploys".
    */
   deployment?: WorkerDeploymentSettings;
   /** Any other Temporal worker option, e.g. concurrency limits. */

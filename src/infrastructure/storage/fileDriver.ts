@@ -33,7 +33,7 @@ const KEY_PATTERN = /^[0-9a-f]{64}$/;
 /**
  * An External Storage driver that keeps each payload as a file named by the SHA-256 of its bytes,
  * under one directory: the embedded default. Several machines share it on a common volume (NFS, a
- * mounted disk); a cluster without one uses the S3 driver instead (see README). The bytes are what
+ * mounted disk); a cluster without one uses the S3 driver instead (see docs/storage.md). The bytes are what
  * the codec chain produced, so with the AES-GCM codec the files hold only ciphertext.
  *
  * Files are grouped by the namespace and workflow whose history refers to them

@@ -39,7 +39,7 @@ export interface S3StorageDriverOptions {
    * Whether followers read conversations' events from the bucket (`live/` after the prefix) instead of
    * polling the conversation; default true. Each follower then lists the bucket every 100 ms while
    * events come and every second while none do, and each running call once a second: requests
-   * AWS bills, where a poll would be a Temporal Action (README, "The live channel").
+   * AWS bills, where a poll would be a Temporal Action (docs/streaming.md, "The live channel").
    */
   liveChannel?: boolean;
 }
