@@ -52,6 +52,7 @@ export interface AgentActivityDependencies {
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
+  /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
   compact?: CompactionFunction;

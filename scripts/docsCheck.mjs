@@ -10,7 +10,10 @@
 //     lines start with `yiem `) names a command of `yiem --help`, with options that `yiem <command>
 //     --help` lists, and every command of `yiem --help` is in docs/cli.md's listing (dist/ is built
 //     first when it is older than the sources).
-// Exits 1 listing every problem. `--only=links,code,cli` runs a subset.
+//  4. the API reference: TypeDoc over the package's four entries (typedoc.json) finds no export
+//     without a doc comment and no unresolved {@link}; `npm run docs:api` writes the reference
+//     itself to .yiem/api/.
+// Exits 1 listing every problem. `--only=links,code,cli,api` runs a subset.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -240,10 +243,31 @@ function checkCli() {
   return `${lines} CLI lines against --help`;
 }
 
+/** Terminal colour codes, which TypeDoc writes even into a pipe. */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+/** TypeDoc (typedoc.json) over the package's entries: every export has a doc comment, every {@link} resolves. */
+function checkApi() {
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typedoc/bin/typedoc'), '--emit', 'none'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.replace(ANSI_COLOUR, '');
+    for (const line of output.split('\n'))
+      if (/\[(warning|error)\]/.test(line)) problems.push(`typedoc: ${line}`);
+    if (!/\[(warning|error)\]/.test(output)) problems.push(`typedoc failed: ${output}`);
+  }
+  return 'API doc comments (typedoc)';
+}
+
 const report = [];
 if (wanted('links')) report.push(checkLinks());
 if (wanted('code')) report.push(checkCode());
 if (wanted('cli')) report.push(checkCli());
+if (wanted('api')) report.push(checkApi());
 for (const line of problems) console.error(line);
 console.log(`docs:check: ${report.join(', ')}; ${problems.length} problem(s)`);
 process.exit(problems.length > 0 ? 1 : 0);

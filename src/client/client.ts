@@ -439,6 +439,7 @@ export class Conversation {
     return readTranscript(this.handle, range);
   }
 
+  /** The conversation's state, pending approvals and callbacks, spend and stop (the `status` query). */
   status(): Promise<ConversationStatus> {
     return this.handle.query(statusQuery);
   }

@@ -274,6 +274,7 @@ export interface ToolLoadContext {
 
 /** The shape of a tool module: a `getTool()` export. */
 export interface ToolModule {
+  /** Returns the file's tool; called once when the registry loads the file. */
   getTool(context: ToolLoadContext): AgentTool | Promise<AgentTool>;
 }
 
@@ -298,6 +299,7 @@ export interface AgentToolCall {
 /** How the tool calls of one model reply are scheduled. */
 export type ToolExecutionMode = 'sequential' | 'parallel';
 
+/** A user's message in the transcript. */
 export interface UserMessage {
   role: 'user';
   content: string;
@@ -340,6 +342,7 @@ export interface DeliveryOptions {
   key?: string;
 }
 
+/** A model reply in the transcript: its text and the tool calls it asked for. */
 export interface AssistantMessage {
   role: 'assistant';
   /** The reply text; empty when the model only called tools. */
@@ -364,6 +367,7 @@ export interface ModelFallback {
   cause: string;
 }
 
+/** A tool call's result in the transcript, as the model reads it. */
 export interface ToolResultMessage {
   role: 'toolResult';
   toolCallId: string;
@@ -1396,6 +1400,7 @@ export interface GuardrailModelRequest {
 export interface Guardrail {
   /** What conversations name it by (`ConversationOptions.guardrails`), unique within its stage. */
   name: string;
+  /** Checks one text: passes it, rewrites it or trips (ends the turn). */
   execute(text: string, context: GuardrailContext): GuardrailVerdict | Promise<GuardrailVerdict>;
 }
 

@@ -56,6 +56,7 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
     return this.directory;
   }
 
+  /** Stores payloads and returns the claims that history keeps in their place. */
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const group = payloadGroupPath(context.target);
     return Promise.all(
@@ -68,6 +69,7 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
     );
   }
 
+  /** Reads the payloads of claims made by `store`. */
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
     return Promise.all(
       claims.map(async (claim) => {
