@@ -193,6 +193,8 @@ function checkCli() {
     return commands.get(command);
   };
   const listed = new Set();
+  /** docs/cli.md's listing: each command's lines. */
+  const listing = new Map();
   let lines = 0;
   for (const file of files) {
     for (const block of parse(file).blocks) {
@@ -207,7 +209,15 @@ function checkCli() {
           problem(file, block.start + index + 1, `\`yiem ${command}\`: yiem --help has no such command`);
           return;
         }
-        if (file === 'docs/cli.md') listed.add(command);
+        if (file === 'docs/cli.md') {
+          listed.add(command);
+          const continued = [];
+          for (const next of block.lines.slice(index + 1)) {
+            if (!/^\s+\[/.test(next)) break;
+            continued.push(next);
+          }
+          listing.set(command, [listing.get(command) ?? '', line, ...continued].join(' '));
+        }
         // The options of this command's usage: up to three spaces, where the line's comment starts.
         const usage = (rest.split(/ {3,}/)[0] ?? '').replace(/\$\([^)]*\)|"[^"]*"/g, '');
         const subcommand = /^\s+([a-z]+)(?:\s|$)/.exec(usage)?.[1];
@@ -237,9 +247,26 @@ function checkCli() {
       });
     }
   }
-  for (const command of commands.keys())
-    if (!listed.has(command))
+  for (const command of commands.keys()) {
+    if (!listed.has(command)) {
       problem('docs/cli.md', 1, `\`yiem ${command}\` (in yiem --help) is not in the CLI listing`);
+      continue;
+    }
+    // Every option its --help lists is on its line of the listing, but those every command takes
+    // (the page says so once).
+    const line = listing.get(command) ?? '';
+    for (const option of optionsOf(command).matchAll(/^ {2}(?:-\w, )?--([a-z][\w-]*)/gm)) {
+      const name = option[1];
+      if (['help', 'address', 'namespace', 'task-queue', 'profile'].includes(name)) continue;
+      const sandbox = name.startsWith('sandbox-') && line.includes('--sandbox-*');
+      if (!sandbox && !new RegExp(`--${name}\\b`).test(line))
+        problem(
+          'docs/cli.md',
+          1,
+          `\`yiem ${command} --${name}\` (in its --help) is not on its line of the listing`,
+        );
+    }
+  }
   return `${lines} CLI lines against --help`;
 }
 
