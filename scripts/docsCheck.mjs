@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm run docs:check`: what README.md and docs/*.md say is checked against the repository.
 //  1. links: every relative link names a file that exists, and every #anchor a heading of that file
-//     (GitHub's heading ids); external links are checked for form only (no network here);
+//     (GitHub's heading ids); external links are checked for form only (no network here); the
+//     index, docs/README.md, links every page of docs/;
 //  2. code: every ```ts / ```tsx block is type-checked against the package's sources (tsconfig's
 //     `yiem-source` condition), each block as a module of its own; a block marked ```ts fragment
 //     (a piece of a program, e.g. an object literal or calls on a `conversation` declared elsewhere)
@@ -115,6 +116,11 @@ function checkLinks() {
       }
     });
   }
+  // Every page is reachable from the index.
+  const index = readFileSync(path.join(ROOT, 'docs/README.md'), 'utf8');
+  for (const file of files)
+    if (file.startsWith('docs/') && file !== 'docs/README.md' && !index.includes(`](${file.slice(5)}`))
+      problem('docs/README.md', 1, `the index does not link ${file}`);
   return `${checked} links`;
 }
 
