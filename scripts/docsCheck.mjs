@@ -3,14 +3,15 @@
 //  1. links: every relative link names a file that exists, and every #anchor a heading of that file
 //     (GitHub's heading ids); external links are checked for form only (no network here); the
 //     index, docs/README.md, links every page of docs/;
-//  2. code: every ```ts / ```tsx block is type-checked against the package's sources (tsconfig's
-//     `yiem-source` condition), each block as a module of its own; a block marked ```ts fragment
+//  2. code: every ```ts / ```tsx block is type-checked against the built package (`yiem-agent`
+//     resolves to dist/'s types, as in a user's project), each block as a module of its own, with
+//     the repository's compiler options; a block marked ```ts fragment
 //     (a piece of a program, e.g. an object literal or calls on a `conversation` declared elsewhere)
 //     is skipped, and the count of those is printed;
 //  3. the CLI: every `yiem <command>` line of a CLI listing (a fenced block with no language whose
 //     lines start with `yiem `) names a command of `yiem --help`, with options that `yiem <command>
-//     --help` lists, and every command of `yiem --help` is in docs/cli.md's listing (dist/ is built
-//     first when it is older than the sources).
+//     --help` lists, every command of `yiem --help` is in docs/cli.md's listing, and each option of a
+//     command's --help is on its line there (dist/ is built first when older than the sources).
 //  4. the API reference: TypeDoc over the package's four entries (typedoc.json) finds no export
 //     without a doc comment and no unresolved {@link}; `npm run docs:api` writes the reference
 //     itself to .yiem/api/.
@@ -147,7 +148,14 @@ function checkCode() {
     path.join(dir, 'tsconfig.json'),
     JSON.stringify({
       extends: '../../tsconfig.json',
-      compilerOptions: { moduleDetection: 'force', jsx: 'react-jsx', lib: ['ES2023', 'DOM'], noEmit: true },
+      // No `yiem-source` condition: `yiem-agent` resolves to the built package's types (dist/), as a user's.
+      compilerOptions: {
+        moduleDetection: 'force',
+        jsx: 'react-jsx',
+        lib: ['ES2023', 'DOM'],
+        noEmit: true,
+        customConditions: [],
+      },
       include: ['*.ts', '*.tsx'],
     }),
   );
@@ -182,11 +190,6 @@ function help(args) {
 }
 
 function checkCli() {
-  // The CLI runs from dist/: brought up to date first when a source is newer (as `prepare` does).
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
   const commands = new Map();
   for (const line of help([])
     .split('\n')
@@ -297,6 +300,13 @@ function checkApi() {
 }
 
 const report = [];
+// The code blocks compile against dist/'s types and the CLI runs from dist/: brought up to date first
+// when a source is newer (as `prepare` does).
+if (wanted('code') || wanted('cli'))
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
 if (wanted('links')) report.push(checkLinks());
 if (wanted('code')) report.push(checkCode());
 if (wanted('cli')) report.push(checkCli());
