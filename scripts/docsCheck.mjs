@@ -15,7 +15,9 @@
 //  4. the API reference: TypeDoc over the package's four entries (typedoc.json) finds no export
 //     without a doc comment and no unresolved {@link}; `npm run docs:api` writes the reference
 //     itself to .yiem/api/.
-// Exits 1 listing every problem. `--only=links,code,cli,api` runs a subset.
+//  5. the configuration reference: docs/configuration.md names every variable and option the code
+//     reads (test/unit/configurationReference.test.ts, through vitest.docs.config.ts: no server).
+// Exits 1 listing every problem. `--only=links,code,cli,api,config` runs a subset.
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -299,6 +301,22 @@ function checkApi() {
   return 'API doc comments (typedoc)';
 }
 
+/** docs/configuration.md against the code (test/unit/configurationReference.test.ts, without a server). */
+function checkConfiguration() {
+  try {
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.docs.config.ts'],
+      { cwd: ROOT, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, NO_COLOR: '1' } },
+    );
+  } catch (error) {
+    problems.push(
+      `docs/configuration.md: test/unit/configurationReference.test.ts failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`,
+    );
+  }
+  return 'the configuration reference';
+}
+
 const report = [];
 // The code blocks compile against dist/'s types and the CLI runs from dist/: brought up to date first
 // when a source is newer (as `prepare` does).
@@ -311,6 +329,7 @@ if (wanted('links')) report.push(checkLinks());
 if (wanted('code')) report.push(checkCode());
 if (wanted('cli')) report.push(checkCli());
 if (wanted('api')) report.push(checkApi());
+if (wanted('config')) report.push(checkConfiguration());
 for (const line of problems) console.error(line);
 console.log(`docs:check: ${report.join(', ')}; ${problems.length} problem(s)`);
 process.exit(problems.length > 0 ? 1 : 0);
