@@ -57,6 +57,7 @@ export interface AgentActivityDependencies {
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
+  /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
   compact?: CompactionFunction;
@@ -71,7 +72,7 @@ export interface AgentActivityDependencies {
 /**
  * The activities a conversation workflow schedules, bound to one worker's tools and model. The seed's
  * pipeline: PREPARE (prepare.ts) runs inside `callModel` (model.ts), EXECUTE (execute.ts) and FINALIZE
- * (finalize.ts) inside `executeTool`. Each activity's span carries what {@link ACTIVITY_SPAN_LABELS} says.
+ * (finalize.ts) inside `executeTool`. Each activity's span carries what `ACTIVITY_SPAN_LABELS` says.
  */
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
   const worker = workerParts(deps);

@@ -162,7 +162,7 @@ export function renderReport(input: ReportInput): string {
     machineSection(machine, results),
     goalsSection(results),
     ...(Object.keys(SECTIONS) as SectionKey[]).map((key) => sectionWithLoad(results, key, machine.cores)),
-    `## Tuning log\n\nWhat was tried to reach these goals, what each change bought, and what was not taken: [bench/TUNING.md](bench/TUNING.md).`,
+    `## Tuning log\n\nWhat was tried to reach these goals, what each change bought, and what was not taken: [bench/TUNING.md](bench/TUNING.md). What these figures mean for a bill (Temporal Cloud Actions, S3 requests) and the settings that lower it: [docs/costs.md](docs/costs.md).`,
   ];
   return `${sections.filter((section) => section !== '').join('\n\n')}\n`;
 }

@@ -1,5 +1,5 @@
 // Draws one trace that the OpenTelemetry Collector's file exporter wrote (OTLP JSON, a request a
-// line) as a waterfall and screenshots it with Debian's Chromium: README's docs/images/trace.png.
+// line) as a waterfall and screenshots it with Debian's Chromium: docs/tracing.md's docs/images/trace.png.
 // No trace UI runs here, so this page stands in for one (Jaeger's UI is not in its Go module).
 //   YIEM_TRACE_SPANS_FILE=/tmp/spans.jsonl npx vitest run test/integration/genaiTraces.test.ts
 //   node scripts/tracePicture.mjs /tmp/spans.jsonl docs/images/trace.png

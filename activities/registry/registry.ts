@@ -139,22 +139,27 @@ export class ToolRegistry {
     return this.#tools.has(name) ? undefined : this.#unavailable.get(name);
   }
 
+  /** The tool of that name, if registered. */
   get(name: string): AgentTool | undefined {
     return this.#tools.get(name)?.tool;
   }
 
+  /** Whether a tool of that name is registered. */
   has(name: string): boolean {
     return this.#tools.has(name);
   }
 
+  /** Every registered tool, in registration order. */
   tools(): AgentTool[] {
     return [...this.#tools.values()].map((entry) => entry.tool);
   }
 
+  /** Name, label and description of every registered tool. */
   list(): ToolInfo[] {
     return this.tools().map(({ name, label, description }) => ({ name, label, description }));
   }
 
+  /** The names of the registered tools. */
   names(): string[] {
     return [...this.#tools.keys()];
   }

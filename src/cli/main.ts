@@ -84,7 +84,7 @@ selfWritingOptions(
   .option('--mcp <file>', MCP_FLAG_HELP)
   .option(
     '--models <file>',
-    'serve several models from this JSON file ({"models": {...}, "defaultModel", "fallbacks"}; README, "Several models")',
+    'serve several models from this JSON file ({"models": {...}, "defaultModel", "fallbacks"}; docs/models.md)',
   )
   .option('--deployment-name <name>', 'Worker Versioning: the Worker Deployment (env YIEM_DEPLOYMENT_NAME)')
   .option('--build-id <id>', 'Worker Versioning: this build of it (env YIEM_BUILD_ID)')

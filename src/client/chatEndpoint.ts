@@ -40,7 +40,9 @@ export interface ChatEndpointOptions {
  * running turn (`DefaultChatTransport.reconnectToStream`), 204 when none runs.
  */
 export interface ChatEndpoint {
+  /** Answers a request of a fetch-style runtime (Hono, Bun, Deno, a Next.js route handler). */
   fetch(request: Request): Promise<Response>;
+  /** Answers a request of Node's `http` or an Express-style server. */
   node(request: IncomingMessage & { body?: unknown }, response: ServerResponse): void;
 }
 

@@ -19,6 +19,7 @@ export interface RunningChatEndpoint {
   url: string;
   server: Server;
   endpoint: ChatEndpoint;
+  /** Stops listening. */
   close(): Promise<void>;
 }
 

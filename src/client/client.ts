@@ -217,7 +217,7 @@ export class AgentClient {
   }
 
   /**
-   * After a deploy (Worker Versioning, README "Safe deploys"): wakes every running conversation of
+   * After a deploy (Worker Versioning, docs/operations.md, "Safe deploys"): wakes every running conversation of
    * this task queue, so that the idle ones continue as new onto their deployment's current version
    * now; a running turn finishes on its version first. Resolves with how many were woken.
    */
@@ -319,7 +319,7 @@ export class Conversation {
    * `delivery` says how it joins a turn that runs now (`MessageDelivery`: steer by default, or
    * `followUp`, or `interrupt`). Sending again with the same `updateId` or `key` (after a lost
    * connection, say) adds the message once and waits for the same turn. `model` picks this turn's
-   * model by the worker's name for it (README, "Several models").
+   * model by the worker's name for it (docs/models.md).
    */
   async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
     return (await this.submit(text, options)).result();
@@ -435,6 +435,7 @@ export class Conversation {
     return readTranscript(this.handle, range);
   }
 
+  /** The conversation's state, pending approvals and callbacks, spend and stop (the `status` query). */
   status(): Promise<ConversationStatus> {
     return this.handle.query(statusQuery);
   }

@@ -53,6 +53,7 @@ export interface RunningConsole {
   /** The page's URL, e.g. `http://127.0.0.1:51234/`. */
   url: string;
   server: Server;
+  /** Stops serving the page and its API. */
   close(): Promise<void>;
 }
 

@@ -66,7 +66,7 @@ async function resolveEntry(
   if (!stored) return message as Message;
   if (!store) {
     throw new Error(
-      'This conversation keeps large messages in a payload store, and this client has none: give it the data converter of the workers (see README, "Storage")',
+      'This conversation keeps large messages in a payload store, and this client has none: give it the data converter of the workers (see docs/storage.md)',
     );
   }
   try {
@@ -86,7 +86,7 @@ export async function resolveCompaction(handle: WorkflowHandle, kept: KeptCompac
   const store = ContentStore.of(handle.client.options.loadedDataConverter);
   if (!store) {
     throw new Error(
-      'This conversation keeps a large compaction summary in a payload store, and this client has none: give it the data converter of the workers (see README, "Storage")',
+      'This conversation keeps a large compaction summary in a payload store, and this client has none: give it the data converter of the workers (see docs/storage.md)',
     );
   }
   const message = await store.get<Message>(stored);

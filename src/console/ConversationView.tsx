@@ -247,7 +247,7 @@ function Composer({
   );
 }
 
-/** What the composer's delivery choice says, as the README's "Steering, follow-up and interrupt" does. */
+/** What the composer's delivery choice says, as docs/control.md's "Steering, follow-up and interrupt" does. */
 const DELIVERY_LABELS: Record<MessageDelivery, string> = {
   steer: 'steer',
   followUp: 'follow-up',

@@ -352,9 +352,11 @@ export type GuardrailOutcome =
 
 /** The activities the conversation workflow schedules, by name. */
 export interface AgentActivities {
+  /** A model call, with PREPARE of the tool calls it asks for. */
   callModel(input: CallModelInput): Promise<CallModelOutput>;
   /** A compaction's summary: a model call of its own (or the worker's `compact` function). */
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
+  /** One tool call: EXECUTE and FINALIZE. */
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** A result the workflow received, cut and stored as `executeTool` keeps its own (its outline when stored). */
   keepToolResult(input: KeepToolResultInput): Promise<ToolResultMessage & { stored?: StoredContent }>;

@@ -5,7 +5,9 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
  * `YIEM_SEARCH_ATTRIBUTES`), so that the Web UI and `yiem list --status` can filter conversations.
  */
 export const YIEM_STATUS = defineSearchAttributeKey('YiemStatus', SearchAttributeType.KEYWORD);
+/** How many turns the conversation has run (`YiemTurns`). */
 export const YIEM_TURNS = defineSearchAttributeKey('YiemTurns', SearchAttributeType.INT);
+/** The conversation's agent (`YiemAgent`): `startConversation({ agent })`, default the task queue. */
 export const YIEM_AGENT = defineSearchAttributeKey('YiemAgent', SearchAttributeType.KEYWORD);
 /** Set on a conversation made by `Conversation.fork`: the id of the conversation it was forked from. */
 export const YIEM_FORKED_FROM = defineSearchAttributeKey('YiemForkedFrom', SearchAttributeType.KEYWORD);
@@ -24,4 +26,5 @@ export const CONVERSATION_STATUSES = [
   'budgetExhausted',
   'ended',
 ] as const;
+/** One of {@link CONVERSATION_STATUSES}. */
 export type ConversationSearchStatus = (typeof CONVERSATION_STATUSES)[number];

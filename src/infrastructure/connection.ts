@@ -3,6 +3,7 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 
 /** Default frontend: the embedded dev server (`yiem server`). */
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
+/** Default namespace: Temporal's own default. */
 export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
 
 /**

@@ -57,7 +57,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    */
   workflows?: boolean;
   /**
-   * How payloads are converted, encoded and stored, e.g. {@link encryptedDataConverter}. Default:
+   * How payloads are converted, encoded and stored, e.g. `encryptedDataConverter` (from `yiem-agent`). Default:
    * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (default: the user's data folder, `defaultPayloadsDir`), encrypted
    * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set. Workers and clients of one namespace
    * must use the same. Without `externalStorage` every message stays inline, and a conversation
@@ -126,7 +126,7 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   mcpSessionIdleMs?: number;
   /**
    * Runs this worker as one build of a Temporal Worker Deployment (Worker Versioning). Default: env
-   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See README, "Safe deploys".
+   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See docs/operations.md, "Safe deploys".
    */
   deployment?: WorkerDeploymentSettings;
   /** Any other Temporal worker option, e.g. concurrency limits. */
@@ -148,6 +148,7 @@ export interface AgentWorker {
   deployment: string | undefined;
   /** Runs until `shutdown()`; resolves when the worker has stopped. */
   run(): Promise<void>;
+  /** Stops polling, waits for `run()` to end, and closes the worker's MCP servers. */
   shutdown(): Promise<void>;
 }
 

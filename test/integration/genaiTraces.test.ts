@@ -29,7 +29,7 @@ describe('GenAI traces through a real OpenTelemetry Collector', () => {
   let processor: BatchSpanProcessor;
   let agent: TestAgent;
   beforeAll(async () => {
-    // YIEM_TRACE_SPANS_FILE keeps what the Collector received (README's trace picture is drawn from it).
+    // YIEM_TRACE_SPANS_FILE keeps what the Collector received (docs/tracing.md's trace picture is drawn from it).
     collector = await startOtelCollector(process.env.YIEM_TRACE_SPANS_FILE);
     processor = new BatchSpanProcessor(new OTLPTraceExporter({ url: collector.tracesUrl }));
     const tracing = { spanProcessor: processor };

@@ -8,7 +8,7 @@ const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url
 
 /**
  * Recorded conversations must replay against today's workflow code: a change that would break
- * running conversations fails here. Such a change goes behind `patched()` (README, Developing).
+ * running conversations fails here. Such a change goes behind `patched()` (docs/developing.md).
  */
 describe('replaying recorded conversation histories', () => {
   it('replays every committed history fixture', async () => {

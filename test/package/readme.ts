@@ -10,7 +10,7 @@ export async function readmeSection(file: string, heading: string): Promise<stri
 }
 
 /**
- * The documented list of a package's entries: lines of the form
+ * The documented list of a package's entries (docs/api.md): lines of the form
  * ``- `yiem-agent/worker` (what for): `a`, `b` `` give each entry the names it exports.
  */
 export function documentedExports(section: string): Record<string, string[]> {

@@ -1,5 +1,5 @@
 /**
- * A user's worker script as the README shows it, for tests of what such a process prints: it
+ * A user's worker script as docs/conversations.md shows it, for tests of what such a process prints: it
  * starts an agent worker on TASK_QUEUE, prints READY, and stops when told to (a line on stdin).
  */
 import { createInterface } from 'node:readline';

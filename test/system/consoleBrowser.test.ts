@@ -18,7 +18,7 @@ import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
 const BUILD_CONSOLE = fileURLToPath(new URL('../../scripts/buildConsole.mjs', import.meta.url));
-/** Set to a folder (docs/images) to write the README's screenshots of the console there. */
+/** Set to a folder (docs/images) to write docs/console.md's screenshots of the console there. */
 const SCREENSHOTS = process.env.YIEM_CONSOLE_SCREENSHOTS;
 /** Links point here; the test's dev server runs headless, so nothing answers there. */
 const WEB_UI = 'http://127.0.0.1:8233';

@@ -159,7 +159,7 @@ describe('safe deploys with Worker Versioning', () => {
     const approval = await until('the approval', async () => (await waiting.status()).pendingApprovals[0]);
     expect(await pinnedBuild(idle)).toEqual({ buildId: 'v1', behavior: '1' });
     expect(await pinnedBuild(waiting)).toMatchObject({ buildId: 'v1' });
-    // What the README tells operators to count before retiring a build.
+    // What docs/operations.md tells operators to count before retiring a build.
     const onV1 = async () =>
       (
         await client?.client.workflow.count(

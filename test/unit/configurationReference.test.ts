@@ -43,3 +43,24 @@ it('names no YIEM_ variable the code does not read', () => {
   const stale = [...documented].filter((name) => name.startsWith('YIEM_') && !code.includes(name));
   expect(stale).toEqual([]);
 });
+
+/** The options an interface of `file` declares (its own and those of the interfaces it extends there). */
+function optionsOf(source: string, name: string): string[] {
+  const body = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{\\n([\\s\\S]*?)\\n\\}`).exec(
+    source,
+  );
+  if (!body) throw new Error(`no interface ${name}`);
+  return [...(body[2] ?? '').matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1] ?? '');
+}
+
+it('names every option of createAgentWorker and AgentClient', () => {
+  const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+  const options = [
+    ...optionsOf(read('src/infrastructure/connection.ts'), 'TemporalConnectionSettings'),
+    ...optionsOf(read('src/worker/worker.ts'), 'AgentWorkerOptions'),
+    ...optionsOf(read('src/client/client.ts'), 'AgentClientOptions'),
+  ];
+  expect(options.length).toBeGreaterThan(30);
+  const section = REFERENCE.slice(REFERENCE.indexOf('\n## Options in code\n'));
+  expect(options.filter((option) => !section.includes(`\`${option}\``))).toEqual([]);
+});

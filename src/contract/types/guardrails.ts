@@ -65,6 +65,7 @@ export interface GuardrailModelRequest {
 export interface Guardrail {
   /** What conversations name it by (`ConversationOptions.guardrails`), unique within its stage. */
   name: string;
+  /** Checks one text: passes it, rewrites it or trips (ends the turn). */
   execute(text: string, context: GuardrailContext): GuardrailVerdict | Promise<GuardrailVerdict>;
 }
 

@@ -25,7 +25,7 @@ export interface McpServerConfig {
   /**
    * `'shared'` (default): a stateless server; each worker keeps one connection and any worker runs any
    * call. `'conversation'`: a stateful server; each conversation gets its own session, held by one
-   * worker, and its calls run on that worker (see the README's _MCP servers_ section).
+   * worker, and its calls run on that worker (see docs/mcp.md).
    */
   session?: 'shared' | 'conversation';
   /** Timeouts and retries of this server's tool calls, as for any tool. */

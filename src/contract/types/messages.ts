@@ -19,6 +19,7 @@ export interface AgentToolCall {
   argumentsError?: string;
 }
 
+/** A user's message in the transcript. */
 export interface UserMessage {
   role: 'user';
   content: string;
@@ -61,6 +62,7 @@ export interface DeliveryOptions {
   key?: string;
 }
 
+/** A model reply in the transcript: its text and the tool calls it asked for. */
 export interface AssistantMessage {
   role: 'assistant';
   /** The reply text; empty when the model only called tools. */
@@ -77,6 +79,7 @@ export interface AssistantMessage {
   fallbacks?: ModelFallback[];
 }
 
+/** A tool call's result in the transcript, as the model reads it. */
 export interface ToolResultMessage {
   role: 'toolResult';
   toolCallId: string;
@@ -96,7 +99,7 @@ export type Message = UserMessage | AssistantMessage | ToolResultMessage;
  * What guardrails did to a transcript entry. A user message keeps its `original` text beside the
  * rewrite the model read. A reply or tool result keeps only the rewrite: those guardrails exist to
  * keep text from the reader (a secret a tool returned, say); Temporal history still holds the
- * activity's output, so encrypt payloads (README, "Encrypted payloads") where that matters. A user message or a
+ * activity's output, so encrypt payloads (docs/encryption.md) where that matters. A user message or a
  * reply a guardrail tripped on, or could not check, is never sent to a model again; a tool result's
  * content becomes a note that it was withheld, so the model's call still has its result.
  */

@@ -215,6 +215,7 @@ export interface ToolLoadContext {
 
 /** The shape of a tool module: a `getTool()` export. */
 export interface ToolModule {
+  /** Returns the file's tool; called once when the registry loads the file. */
   getTool(context: ToolLoadContext): AgentTool | Promise<AgentTool>;
 }
 

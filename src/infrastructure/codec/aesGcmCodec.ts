@@ -30,6 +30,7 @@ export interface CodecKey {
   key: Uint8Array;
 }
 
+/** Options of {@link AesGcmPayloadCodec}. */
 export interface AesGcmCodecOptions {
   /**
    * Whether payloads that are not encrypted are read as they are. Default false: they are refused,

@@ -5,6 +5,7 @@ import { MAX_CODEC_REQUEST_BYTES } from '../../contract/limits.ts';
 import { TokenCheck } from '../httpAccess.ts';
 import { listen } from '../httpListen.ts';
 
+/** What `startCodecServer` serves, and to whom. */
 export interface CodecServerOptions {
   codec: PayloadCodec;
   /**
@@ -25,9 +26,11 @@ export interface CodecServerOptions {
   port?: number;
 }
 
+/** A codec server started by `startCodecServer`. */
 export interface RunningCodecServer {
   /** `http://host:port`: the endpoint for `temporal --codec-endpoint`; the Web UI takes `<url>/<token>`. */
   url: string;
+  /** Stops listening. */
   close(): Promise<void>;
 }
 

@@ -33,7 +33,7 @@ const KEY_PATTERN = /^[0-9a-f]{64}$/;
 /**
  * An External Storage driver that keeps each payload as a file named by the SHA-256 of its bytes,
  * under one directory: the embedded default. Several machines share it on a common volume (NFS, a
- * mounted disk); a cluster without one uses the S3 driver instead (see README). The bytes are what
+ * mounted disk); a cluster without one uses the S3 driver instead (see docs/storage.md). The bytes are what
  * the codec chain produced, so with the AES-GCM codec the files hold only ciphertext.
  *
  * Files are grouped by the namespace and workflow whose history refers to them
@@ -56,6 +56,7 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
     return this.directory;
   }
 
+  /** Stores payloads and returns the claims that history keeps in their place. */
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const group = payloadGroupPath(context.target);
     return Promise.all(
@@ -68,6 +69,7 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
     );
   }
 
+  /** Reads the payloads of claims made by `store`. */
   async retrieve(_context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
     return Promise.all(
       claims.map(async (claim) => {

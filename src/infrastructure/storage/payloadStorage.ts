@@ -6,8 +6,9 @@ import { FileStorageDriver } from './fileDriver.ts';
 import { fileStoreIdentity, type PayloadStoreIdentity } from './payloadStoreIdentity.ts';
 import { S3StorageDriver, s3DriverFromEnv } from './s3Driver.ts';
 
+/** Options of {@link payloadStorage}. */
 export interface PayloadStorageOptions {
-  /** Where the filesystem driver keeps payloads. Default {@link defaultPayloadsDir}. */
+  /** Where the filesystem driver keeps payloads. Default `defaultPayloadsDir()`. */
   directory?: string;
   /** Another driver, e.g. Temporal's S3 driver; replaces the filesystem one. */
   driver?: StorageDriver;
@@ -49,7 +50,7 @@ export async function payloadStoreOf(
 
 /**
  * The payload store configured by the environment: `YIEM_PAYLOADS_DIR` (default
- * {@link defaultPayloadsDir}) and `YIEM_PAYLOAD_THRESHOLD_BYTES`. Undefined when
+ * `defaultPayloadsDir()`) and `YIEM_PAYLOAD_THRESHOLD_BYTES`. Undefined when
  * `YIEM_PAYLOAD_STORAGE=off`: every payload then stays inline and a conversation stops at
  * Temporal's 2 MB payload limit. `YIEM_PAYLOAD_STORAGE=s3` keeps them in an S3 bucket instead
  * (`s3DriverFromEnv`).

@@ -29,7 +29,9 @@ type S3Module = typeof import('@aws-sdk/client-s3');
 /** The object holding the store's id, beside the payloads (the file store's `store-id` file). */
 const ID_OBJECT = 'store-id';
 
+/** Options of {@link S3StorageDriver}. */
 export interface S3StorageDriverOptions {
+  /** The bucket that holds the payloads. */
   bucket: string;
   /** Prepended to every key, e.g. `yiem/`; default none. */
   prefix?: string;
@@ -39,7 +41,7 @@ export interface S3StorageDriverOptions {
    * Whether followers read conversations' events from the bucket (`live/` after the prefix) instead of
    * polling the conversation; default true. Each follower then lists the bucket every 100 ms while
    * events come and every second while none do, and each running call once a second: requests
-   * AWS bills, where a poll would be a Temporal Action (README, "The live channel").
+   * AWS bills, where a poll would be a Temporal Action (docs/streaming.md, "The live channel").
    */
   liveChannel?: boolean;
 }
@@ -114,6 +116,7 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
     return { id, location: this.location };
   }
 
+  /** Stores payloads and returns the claims that history keeps in their place. */
   async store(context: StorageDriverStoreContext, payloads: Payload[]): Promise<StorageDriverClaim[]> {
     const { s3, client } = this.#s3();
     const group = `${this.prefix}${payloadGroupPath(context.target)}`;
@@ -129,6 +132,7 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
     );
   }
 
+  /** Reads the payloads of claims made by `store`. */
   async retrieve(context: StorageDriverRetrieveContext, claims: StorageDriverClaim[]): Promise<Payload[]> {
     const { s3, client } = this.#s3();
     return Promise.all(

@@ -55,6 +55,7 @@ function groupSegment(name: string): string {
 /** How old a payload must be before a sweep may delete it. */
 export const DEFAULT_SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
 
+/** What `sweepPayloads` deleted and kept. */
 export interface SweepResult {
   /** The workflows Temporal no longer has, with how many of their objects were deleted. */
   deleted: Array<PayloadGroup & { objects: number }>;

@@ -1,0 +1,335 @@
+#!/usr/bin/env node
+// `npm run docs:check`: what README.md and docs/*.md say is checked against the repository.
+//  1. links: every relative link names a file that exists, and every #anchor a heading of that file
+//     (GitHub's heading ids); external links are checked for form only (no network here); the
+//     index, docs/README.md, links every page of docs/;
+//  2. code: every ```ts / ```tsx block is type-checked against the built package (`yiem-agent`
+//     resolves to dist/'s types, as in a user's project), each block as a module of its own, with
+//     the repository's compiler options; a block marked ```ts fragment
+//     (a piece of a program, e.g. an object literal or calls on a `conversation` declared elsewhere)
+//     is skipped, and the count of those is printed;
+//  3. the CLI: every `yiem <command>` line of a CLI listing (a fenced block with no language whose
+//     lines start with `yiem `) names a command of `yiem --help`, with options that `yiem <command>
+//     --help` lists, every command of `yiem --help` is in docs/cli.md's listing, and each option of a
+//     command's --help is on its line there (dist/ is built first when older than the sources).
+//  4. the API reference: TypeDoc over the package's four entries (typedoc.json) finds no export
+//     without a doc comment and no unresolved {@link}; `npm run docs:api` writes the reference
+//     itself to .yiem/api/.
+//  5. the configuration reference: docs/configuration.md names every variable and option the code
+//     reads (test/unit/configurationReference.test.ts, through vitest.docs.config.ts: no server).
+// Exits 1 listing every problem. `--only=links,code,cli,api,config` runs a subset.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const only = process.argv
+  .find((arg) => arg.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const wanted = (check) => !only || only.includes(check);
+
+const files = [
+  'README.md',
+  'BENCHMARKS.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
+const problems = [];
+const problem = (file, line, text) => problems.push(`${file}:${line}: ${text}`);
+
+/** Lines of a Markdown file with, for each, whether it is inside a fenced code block. */
+function parse(file) {
+  const lines = readFileSync(path.join(ROOT, file), 'utf8').split('\n');
+  const blocks = [];
+  let open = null;
+  const prose = lines.map((line, index) => {
+    const fence = /^(\s*)```(.*)$/.exec(line);
+    if (fence && !open) {
+      open = { info: fence[2].trim(), start: index + 1, lines: [] };
+      return '';
+    }
+    if (fence && open) {
+      blocks.push(open);
+      open = null;
+      return '';
+    }
+    if (open) {
+      open.lines.push(line);
+      return '';
+    }
+    return line;
+  });
+  return { lines, prose, blocks };
+}
+
+/** GitHub's id for a heading: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
+function anchors(file) {
+  const ids = new Set();
+  const seen = new Map();
+  for (const line of parse(file).prose) {
+    const heading = /^#{1,6} (.*)$/.exec(line);
+    if (!heading) continue;
+    const text = heading[1]
+      .replace(/`/g, '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .trim()
+      .toLowerCase();
+    const base = text.replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    ids.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return ids;
+}
+
+function checkLinks() {
+  let checked = 0;
+  for (const file of files) {
+    const { prose } = parse(file);
+    prose.forEach((line, index) => {
+      const text = line.replace(/`[^`]*`/g, '');
+      const targets = [
+        ...[...text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)].map((match) => match[1]),
+        ...[...text.matchAll(/<(https?:\/\/[^>]+)>/g)].map((match) => match[1]),
+      ];
+      for (const target of targets) {
+        checked++;
+        if (/^[a-z]+:/i.test(target)) {
+          if (!/^(https?|mailto):/.test(target))
+            problem(file, index + 1, `unexpected link scheme: ${target}`);
+          else if (target.startsWith('http'))
+            try {
+              new URL(target);
+            } catch {
+              problem(file, index + 1, `malformed URL: ${target}`);
+            }
+          continue;
+        }
+        const [pathPart, anchor] = target.split('#');
+        const resolved = pathPart ? path.join(path.dirname(file), decodeURIComponent(pathPart)) : file;
+        if (!existsSync(path.join(ROOT, resolved))) {
+          problem(file, index + 1, `link to a missing file: ${target}`);
+          continue;
+        }
+        if (anchor !== undefined && resolved.endsWith('.md') && !anchors(resolved).has(anchor))
+          problem(file, index + 1, `no heading #${anchor} in ${resolved}`);
+      }
+    });
+  }
+  // Every page is reachable from the index.
+  const index = readFileSync(path.join(ROOT, 'docs/README.md'), 'utf8');
+  for (const file of files)
+    if (file.startsWith('docs/') && file !== 'docs/README.md' && !index.includes(`](${file.slice(5)}`))
+      problem('docs/README.md', 1, `the index does not link ${file}`);
+  return `${checked} links`;
+}
+
+function checkCode() {
+  const dir = path.join(ROOT, '.yiem', 'docs-check');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const written = new Map();
+  let fragments = 0;
+  for (const file of files) {
+    for (const block of parse(file).blocks) {
+      const [language, ...flags] = block.info.split(/\s+/);
+      if (language !== 'ts' && language !== 'tsx') continue;
+      if (flags.includes('fragment')) {
+        fragments++;
+        continue;
+      }
+      const name = `${file.replace(/[/.]/g, '_')}_${block.start}.${language}`;
+      writeFileSync(path.join(dir, name), `${block.lines.join('\n')}\n`);
+      written.set(name, { file, start: block.start });
+    }
+  }
+  writeFileSync(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      extends: '../../tsconfig.json',
+      // No `yiem-source` condition: `yiem-agent` resolves to the built package's types (dist/), as a user's.
+      compilerOptions: {
+        moduleDetection: 'force',
+        jsx: 'react-jsx',
+        lib: ['ES2023', 'DOM'],
+        noEmit: true,
+        customConditions: [],
+      },
+      include: ['*.ts', '*.tsx'],
+    }),
+  );
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`;
+    for (const line of output.split('\n')) {
+      const match = /([^/\s]+\.tsx?)\((\d+),(\d+)\): (.*)$/.exec(line);
+      const where = match && written.get(match[1]);
+      if (where)
+        problem(
+          where.file,
+          where.start + Number(match[2]),
+          `\`\`\`${match[1].split('.').pop()} block: ${match[4]}`,
+        );
+      else if (line.trim()) problems.push(line);
+    }
+  }
+  return `${written.size} code blocks compiled, ${fragments} marked fragment`;
+}
+
+function help(args) {
+  return execFileSync(process.execPath, [path.join(ROOT, 'bin/yiem.mjs'), ...args, '--help'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+}
+
+function checkCli() {
+  const commands = new Map();
+  for (const line of help([])
+    .split('\n')
+    .slice(help([]).split('\n').indexOf('Commands:') + 1)) {
+    const name = /^ {2}([a-z][\w-]*)/.exec(line)?.[1];
+    if (name && name !== 'help') commands.set(name, null);
+  }
+  const optionsOf = (command) => {
+    if (commands.get(command) === null) commands.set(command, help(command.split(' ')));
+    return commands.get(command);
+  };
+  const listed = new Set();
+  /** docs/cli.md's listing: each command's lines. */
+  const listing = new Map();
+  let lines = 0;
+  for (const file of files) {
+    for (const block of parse(file).blocks) {
+      if (block.info !== '' || !block.lines.some((line) => line.startsWith('yiem '))) continue;
+      block.lines.forEach((line, index) => {
+        const match = /^yiem\s+([a-z][\w-]*)(.*)$/.exec(line);
+        if (!match) return;
+        const [, command, rest] = match;
+        lines++;
+        if (command === 'help') return;
+        if (!commands.has(command)) {
+          problem(file, block.start + index + 1, `\`yiem ${command}\`: yiem --help has no such command`);
+          return;
+        }
+        if (file === 'docs/cli.md') {
+          listed.add(command);
+          const continued = [];
+          for (const next of block.lines.slice(index + 1)) {
+            if (!/^\s+\[/.test(next)) break;
+            continued.push(next);
+          }
+          listing.set(command, [listing.get(command) ?? '', line, ...continued].join(' '));
+        }
+        // The options of this command's usage: up to three spaces, where the line's comment starts.
+        const usage = (rest.split(/ {3,}/)[0] ?? '').replace(/\$\([^)]*\)|"[^"]*"/g, '');
+        const subcommand = /^\s+([a-z]+)(?:\s|$)/.exec(usage)?.[1];
+        const helpText = optionsOf(command);
+        const subHelp =
+          subcommand && new RegExp(`^ {2}${subcommand}\\b`, 'm').test(helpText)
+            ? help([command, subcommand])
+            : helpText;
+        for (const option of usage.matchAll(/--([a-z][\w-]*)/g)) {
+          const name = option[1];
+          const known = name.endsWith('-*')
+            ? helpText.includes(`--${name.slice(0, -1)}`)
+            : new RegExp(`--${name}\\b`).test(subHelp) || new RegExp(`--${name}\\b`).test(helpText);
+          if (!known && name !== 'version' && !name.startsWith('sandbox'))
+            problem(
+              file,
+              block.start + index + 1,
+              `\`yiem ${command} --${name}\`: not in \`yiem ${command} --help\``,
+            );
+          else if (name.startsWith('sandbox') && !helpText.includes('--sandbox'))
+            problem(
+              file,
+              block.start + index + 1,
+              `\`yiem ${command} --${name}\`: not in \`yiem ${command} --help\``,
+            );
+        }
+      });
+    }
+  }
+  for (const command of commands.keys()) {
+    if (!listed.has(command)) {
+      problem('docs/cli.md', 1, `\`yiem ${command}\` (in yiem --help) is not in the CLI listing`);
+      continue;
+    }
+    // Every option its --help lists is on its line of the listing, but those every command takes
+    // (the page says so once).
+    const line = listing.get(command) ?? '';
+    for (const option of optionsOf(command).matchAll(/^ {2}(?:-\w, )?--([a-z][\w-]*)/gm)) {
+      const name = option[1];
+      if (['help', 'address', 'namespace', 'task-queue', 'profile'].includes(name)) continue;
+      const sandbox = name.startsWith('sandbox-') && line.includes('--sandbox-*');
+      if (!sandbox && !new RegExp(`--${name}\\b`).test(line))
+        problem(
+          'docs/cli.md',
+          1,
+          `\`yiem ${command} --${name}\` (in its --help) is not on its line of the listing`,
+        );
+    }
+  }
+  return `${lines} CLI lines against --help`;
+}
+
+/** Terminal colour codes, which TypeDoc writes even into a pipe. */
+const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+/** TypeDoc (typedoc.json) over the package's entries: every export has a doc comment, every {@link} resolves. */
+function checkApi() {
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typedoc/bin/typedoc'), '--emit', 'none'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: 'pipe',
+    });
+  } catch (error) {
+    const output = `${error.stdout ?? ''}${error.stderr ?? ''}`.replace(ANSI_COLOUR, '');
+    for (const line of output.split('\n'))
+      if (/\[(warning|error)\]/.test(line)) problems.push(`typedoc: ${line}`);
+    if (!/\[(warning|error)\]/.test(output)) problems.push(`typedoc failed: ${output}`);
+  }
+  return 'API doc comments (typedoc)';
+}
+
+/** docs/configuration.md against the code (test/unit/configurationReference.test.ts, without a server). */
+function checkConfiguration() {
+  try {
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.docs.config.ts'],
+      { cwd: ROOT, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, NO_COLOR: '1' } },
+    );
+  } catch (error) {
+    problems.push(
+      `docs/configuration.md: test/unit/configurationReference.test.ts failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`,
+    );
+  }
+  return 'the configuration reference';
+}
+
+const report = [];
+// The code blocks compile against dist/'s types and the CLI runs from dist/: brought up to date first
+// when a source is newer (as `prepare` does).
+if (wanted('code') || wanted('cli'))
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs'), '--if-stale'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+  });
+if (wanted('links')) report.push(checkLinks());
+if (wanted('code')) report.push(checkCode());
+if (wanted('cli')) report.push(checkCli());
+if (wanted('api')) report.push(checkApi());
+if (wanted('config')) report.push(checkConfiguration());
+for (const line of problems) console.error(line);
+console.log(`docs:check: ${report.join(', ')}; ${problems.length} problem(s)`);
+process.exit(problems.length > 0 ? 1 : 0);
