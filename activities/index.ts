@@ -6,7 +6,6 @@ import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type { AgentActivities, PrepareToolCallsInput } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
-import { storedOutline } from '../src/contract/transcript.ts';
 import type {
   AgentEventSink,
   AgentHooks,
@@ -34,7 +33,7 @@ import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
 import { prepareToolCalls } from './prepare.ts';
 import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
-import { StoredMessages } from './storedMessages.ts';
+import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 
 export interface AgentActivityDependencies {
   registry: ToolRegistry;
@@ -52,6 +51,8 @@ export interface AgentActivityDependencies {
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
+  /** How long a finished result's write to an unreachable payload store is retried. Default 2 minutes. */
+  payloadStoreRetryMs?: number;
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
   compact?: CompactionFunction;
@@ -74,7 +75,10 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
   const warn = deps.log ?? console.warn;
   const emit = safeSink(deps.eventSink, warn);
   const getClient = deps.getClient ?? workerClient;
-  const storedMessages = new StoredMessages(getClient);
+  const storedMessages = new StoredMessages(
+    getClient,
+    deps.payloadStoreRetryMs === undefined ? {} : { storeRetryMs: deps.payloadStoreRetryMs },
+  );
   const contexts = new ModelContextReader(getClient, storedMessages);
   const models = modelTableOf(deps);
   const clients = new Map<string, OpenAI>();
@@ -183,8 +187,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       });
       // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
       if (output.terminate) return endToolActivity(output);
-      const { stored } = await storedMessages.keep(output.message);
-      return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
+      return endToolActivity(await keepToolOutput(storedMessages, output));
     },
     keepToolResult: async ({ conversationId, turn, message }) => {
       annotateActivitySpan(conversationId, {

@@ -124,6 +124,13 @@ export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 32 * 1024;
 /** Largest request body the codec server accepts. */
 export const MAX_CODEC_REQUEST_BYTES = 16 * 1024 * 1024;
 
+/**
+ * How long a worker goes on trying to put a finished result (a tool's, a model's reply) into an
+ * unreachable payload store before the call fails: long enough for a store's restart, since failing
+ * sooner throws the result away and a retry would run the tool again.
+ */
+export const DEFAULT_PAYLOAD_STORE_RETRY_MS = 2 * 60_000;
+
 /** Resolved stored messages a worker keeps in memory, across conversations. */
 export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
 

@@ -46,6 +46,23 @@ function cancelledText(toolName: string): string {
 }
 
 /**
+ * The result a call gets when its tool finished but its result could not be put into the payload
+ * store (`storeError` names the store and why): the model must not think the tool did nothing, and
+ * it was not run again.
+ */
+export function toolResultNotKeptMessage(
+  toolCallId: string,
+  toolName: string,
+  storeError: string,
+): ToolResultMessage {
+  return toolErrorMessage(
+    toolCallId,
+    toolName,
+    `Tool "${toolName}" finished, but its result was lost: ${storeError}. It was not run again.`,
+  );
+}
+
+/**
  * The result a call gets when a message sent with delivery `'interrupt'` cancelled its batch before
  * it finished: the model must see one, and why.
  */
