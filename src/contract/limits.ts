@@ -180,3 +180,13 @@ export const CONSOLE_LISTED_CONVERSATIONS = 200;
 
 /** Largest console API request body (an approval's decision), in bytes. */
 export const MAX_CONSOLE_REQUEST_BYTES = 64 * 1024;
+
+/**
+ * What a written tool's `console` may print in one call (on the worker's own console, on its main
+ * thread): at most this many lines, at most this many a second, each cut to this many characters.
+ * The rest is counted and told in one line when the call ends, so a tool that logs in a loop does
+ * not stall the worker's other conversations.
+ */
+export const SANDBOX_CONSOLE_LINES_PER_CALL = 200;
+export const SANDBOX_CONSOLE_LINES_PER_SECOND = 50;
+export const SANDBOX_CONSOLE_LINE_CHARS = 2_000;
