@@ -31,7 +31,7 @@ import { type ActivityEventPublisher, activityEventPublisher } from './events.ts
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
 import { StreamedContent } from './streamedContent.ts';
-import { TextDeltaBatcher } from './textDeltas.ts';
+import { EventLoopShare, TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';
 import { publishFallback } from './wholeModelCall.ts';
 
@@ -183,9 +183,11 @@ async function streamModelCall(
       signal: context.cancellationSignal,
     });
     const content = new StreamedContent();
+    const share = new EventLoopShare();
     for await (const chunk of stream) {
       const delta: unknown = chunk.choices[0]?.delta?.content;
       text.add(content.add(delta));
+      await share.now();
     }
     const completion = await stream.finalChatCompletion();
     const choice = completion.choices[0];
