@@ -241,7 +241,9 @@ function livePreview(context: Context, after: number, warn: (message: string) =>
   const { workflowExecution, namespace, activityId, attempt } = context.info;
   if (!channel || !workflowExecution) return undefined;
   const { workflowId } = workflowExecution;
-  const origin = `${activityId}/${attempt}`;
+  // Activity ids start again in each run: with the run id, a call of a run after continue-as-new is
+  // never taken for the call of the same id in the run before, whose previews a follower has seen.
+  const origin = `${workflowExecution.runId}/${activityId}/${attempt}`;
   let previewing = false;
   const pending: LiveEntry[] = [];
   const entry = (event: ConversationEvent, index: number): LiveEntry => ({

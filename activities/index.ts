@@ -13,7 +13,6 @@ import type {
 } from '../src/contract/protocol.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import { limitToolResult } from '../src/contract/toolResultLimit.ts';
-import { storedOutline } from '../src/contract/transcript.ts';
 import type { CompactionFunction } from '../src/contract/types/compaction.ts';
 import type { AgentEventSink } from '../src/contract/types/events.ts';
 import type { WorkerGuardrails } from '../src/contract/types/guardrails.ts';
@@ -38,7 +37,7 @@ import { prepareToolCalls } from './prepare.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 import { ArgumentValidator } from './registry/validation.ts';
 import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
-import { StoredMessages } from './storedMessages.ts';
+import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
 
 export interface AgentActivityDependencies {
@@ -57,6 +56,8 @@ export interface AgentActivityDependencies {
   getClient?: () => Promise<Client>;
   /** Cap on a tool result's text and details, in UTF-8 bytes. Default 4 MB. */
   maxToolResultBytes?: number;
+  /** How long a finished result's write to an unreachable payload store is retried. Default 2 minutes. */
+  payloadStoreRetryMs?: number;
   /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
@@ -122,7 +123,10 @@ function workerParts(deps: AgentActivityDependencies): WorkerParts {
   const validator = new ArgumentValidator();
   const warn = deps.log ?? console.warn;
   const getClient = deps.getClient ?? workerClient;
-  const storedMessages = new StoredMessages(getClient);
+  const storedMessages = new StoredMessages(
+    getClient,
+    deps.payloadStoreRetryMs === undefined ? {} : { storeRetryMs: deps.payloadStoreRetryMs },
+  );
   // PREPARE is no activity of its own: the model call that asked for the tools runs it before it
   // returns, so a batch costs no extra activity and a refused call never leaves the worker.
   const endpointMissing = async (name: string) => nexusEndpointMissing(await getClient(), name);
@@ -263,8 +267,7 @@ async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<E
   });
   // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
   if (output.terminate) return endToolActivity(output);
-  const { stored } = await storedMessages.keep(output.message);
-  return endToolActivity(stored ? { ...output, message: storedOutline(output.message, stored) } : output);
+  return endToolActivity(await keepToolOutput(storedMessages, output));
 }
 
 async function workerClient(): Promise<Client> {

@@ -27,7 +27,7 @@ import { withCost } from './models/prices.ts';
 import { contextWindowBytes, modelEndpoint, type ResolvedModelSettings } from './models/settings.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 import { StreamedContent } from './streamedContent.ts';
-import { TextDeltaBatcher } from './textDeltas.ts';
+import { EventLoopShare, TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';
 import { publishFallback } from './wholeModelCall.ts';
 
@@ -179,9 +179,11 @@ async function streamModelCall(
       signal: context.cancellationSignal,
     });
     const content = new StreamedContent();
+    const share = new EventLoopShare();
     for await (const chunk of stream) {
       const delta: unknown = chunk.choices[0]?.delta?.content;
       text.add(content.add(delta));
+      await share.now();
     }
     const completion = await stream.finalChatCompletion();
     const choice = completion.choices[0];

@@ -1,3 +1,5 @@
+import { setImmediate } from 'node:timers/promises';
+
 /** Text deltas are gathered for this long before they become one event: a live one may be a signal, a billed Action. */
 const INTERVAL_MS = 200;
 /** While followers read the call on the live channel, where an event costs a file write, for this long. */
@@ -47,5 +49,25 @@ export class TextDeltaBatcher {
     const text = this.#buffer;
     this.#buffer = '';
     this.#emit(text, streaming);
+  }
+}
+
+/** The longest a stream's chunks are handled without letting the worker's other work run. */
+const SHARE_EVENT_LOOP_EVERY_MS = 20;
+
+/**
+ * Lets the worker's other conversations run while a stream is read. A response the endpoint sends
+ * faster than the worker reads piles up in the socket's buffer, and the stream hands its chunks on
+ * as resolved promises: half a million tiny deltas would be handled in one run of microtasks,
+ * seconds long, with no timer or socket of any other call served meanwhile.
+ */
+export class EventLoopShare {
+  #since = performance.now();
+
+  /** Yields to the event loop when the caller has held it for long enough. */
+  async now(): Promise<void> {
+    if (performance.now() - this.#since < SHARE_EVENT_LOOP_EVERY_MS) return;
+    await setImmediate();
+    this.#since = performance.now();
   }
 }

@@ -1,10 +1,13 @@
+import { RetryState, TimeoutType } from '@temporalio/common';
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
+  TimeoutFailure,
 } from '@temporalio/workflow';
 import {
   isCancelledResult,
@@ -13,6 +16,7 @@ import {
   toolInterruptedMessage,
   toolOutcomeUnknownMessage,
   toolResultMessage,
+  toolWorkerLostMessage,
 } from '../src/contract/messages.ts';
 import {
   type AgentActivities,
@@ -321,9 +325,36 @@ async function executeInActivity(
       publishToolEnd(state, message, 'unknown');
       return { message, terminate: false };
     }
+    if (workerLost(error) && patched(WORKER_LOST_PATCH)) {
+      const { maximumAttempts } = policy.retry;
+      const message = toolWorkerLostMessage(
+        call.toolCallId,
+        call.toolName,
+        maximumAttempts,
+        policy.heartbeatTimeout,
+      );
+      return { message, terminate: false };
+    }
     const text = `Tool "${call.toolName}" failed: ${failureMessage(error)}`;
     return { message: toolErrorMessage(call.toolCallId, call.toolName, text), terminate: false };
   }
+}
+
+/**
+ * Since this patch a call whose attempts ran out on a lost worker (its last one missed its heartbeat
+ * timeout) says so in words; before it the model read `failed: timed out (TIMEOUT_TYPE_HEARTBEAT)`.
+ */
+const WORKER_LOST_PATCH = 'yiem-tool-worker-lost';
+
+/** The activity's attempts are used up and the last one's worker stopped heartbeating: it died or hung. */
+function workerLost(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return false;
+  const { cause } = error;
+  return (
+    cause instanceof TimeoutFailure &&
+    cause.timeoutType === TimeoutType.HEARTBEAT &&
+    error.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
+  );
 }
 
 /**

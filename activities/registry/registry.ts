@@ -13,6 +13,7 @@ import { sandboxedTool } from '../sandbox/sandboxedTool.ts';
 import { resolveSandboxSettings } from '../sandbox/settings.ts';
 import { WRITE_TOOL_DISABLED } from './selfWritingDisabled.ts';
 import { listToolFiles } from './toolFiles.ts';
+import { importTypeScriptTool } from './typeScriptTools.ts';
 import { ArgumentValidator } from './validation.ts';
 import { WatchedToolDirectory } from './watchedDirectory.ts';
 
@@ -194,13 +195,11 @@ const schemaCompiler = new ArgumentValidator();
 
 /**
  * TypeScript tool files go through tsx so that a worker started from plain JavaScript can still load
- * them; every call yields a fresh module, which is what reloading a changed tool needs.
+ * them; every call yields a fresh module, which is what reloading a changed tool needs, while the
+ * packages it imports are the worker's (`importTypeScriptTool`).
  */
 async function importModule(file: string): Promise<unknown> {
-  if (file.endsWith('.ts') || file.endsWith('.mts')) {
-    const { tsImport } = await import('tsx/esm/api');
-    return tsImport(pathToFileURL(file).href, import.meta.url);
-  }
+  if (file.endsWith('.ts') || file.endsWith('.mts')) return importTypeScriptTool(file);
   return import(pathToFileURL(file).href);
 }
 

@@ -1,3 +1,9 @@
+import {
+  SANDBOX_CONSOLE_LINE_CHARS,
+  SANDBOX_CONSOLE_LINES_PER_CALL,
+  SANDBOX_CONSOLE_LINES_PER_SECOND,
+} from '../../src/contract/limits.ts';
+
 /**
  * The globals a written tool sees inside its isolate, as plain JavaScript run before its code. The
  * host functions (`__host*`) are isolated-vm References; every one of them checks its own limits
@@ -23,11 +29,31 @@ const fetch = async (url, init = {}) => {
   return { ...response, text: async () => response.body, json: async () => JSON.parse(response.body) };
 };
 const __format = (values) => values.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(' ');
-const console = {
-  log: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
-  warn: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
-  error: (...values) => __hostLog.applyIgnored(undefined, [__format(values)]),
+// Capped and rate-limited here, before a line crosses to the worker's main thread; the rest is
+// counted and told in one line when the call ends (__outcome).
+const __console = { lines: 0, dropped: 0, second: 0, inSecond: 0 };
+const __log = (values) => {
+  const now = Date.now();
+  if (now - __console.second >= 1000) {
+    __console.second = now;
+    __console.inSecond = 0;
+  }
+  if (__console.lines >= ${SANDBOX_CONSOLE_LINES_PER_CALL} || __console.inSecond >= ${SANDBOX_CONSOLE_LINES_PER_SECOND}) {
+    __console.dropped++;
+    return;
+  }
+  __console.lines++;
+  __console.inSecond++;
+  const line = __format(values);
+  __hostLog.applyIgnored(undefined, [line.length > ${SANDBOX_CONSOLE_LINE_CHARS} ? line.slice(0, ${SANDBOX_CONSOLE_LINE_CHARS - 1}) + '…' : line]);
 };
+const __logSummary = () => {
+  if (__console.dropped === 0) return;
+  __hostLog.applyIgnored(undefined, [
+    '… ' + __console.dropped + ' more console lines not shown (a call prints at most ${SANDBOX_CONSOLE_LINES_PER_CALL}, ${SANDBOX_CONSOLE_LINES_PER_SECOND} a second)',
+  ]);
+};
+const console = { log: (...values) => __log(values), warn: (...values) => __log(values), error: (...values) => __log(values) };
 const __json = (value) => {
   try {
     return JSON.stringify(value);
@@ -48,6 +74,8 @@ const __outcome = async (run) => {
     return JSON.stringify({ ok: true, value: await run() });
   } catch (error) {
     return __failure(error);
+  } finally {
+    __logSummary();
   }
 };
 const __outcomeSync = (run) => {

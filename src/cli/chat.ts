@@ -288,6 +288,14 @@ class Outage implements ReconnectOptions {
     this.#print(`Temporal at ${this.#address} is unreachable; retrying…`);
   };
 
+  /** Said when the outage comes after Temporal accepted the message: only its reply waits. */
+  replyAwaited(): void {
+    this.#down = true;
+    this.#print(
+      `Temporal at ${this.#address} is unreachable; retrying (your message was accepted: its reply shows once Temporal answers)`,
+    );
+  }
+
   /** Said when a typed message meets the outage: it is kept, and sent once Temporal answers. */
   messageHeld(): void {
     this.#down = true;
@@ -322,17 +330,22 @@ async function sendThroughOutages(
   message: HeldMessage,
 ): Promise<TurnResult | undefined> {
   const updateId = randomUUID();
+  // Once accepted, the message is in the conversation: an outage delays its reply, nothing more.
+  let accepted = false;
   for (;;) {
     try {
       // A send to a server that is down would retry for about 20 s before it failed: ask first.
       if (!outage.down && (await reachable(conversation.handle))) {
-        return await conversation.send(text, { updateId });
+        const update = await conversation.submit(text, { updateId });
+        accepted = true;
+        return await update.result();
       }
     } catch (error) {
       if (!isUnreachable(error)) throw error;
     }
-    outage.messageHeld();
-    message.held = true;
+    if (accepted) outage.replyAwaited();
+    else outage.messageHeld();
+    message.held = !accepted;
     const back = await untilReachable(conversation.handle, message.drop.signal);
     message.held = false;
     if (!back) return undefined;

@@ -2,7 +2,11 @@ import { AgentClient } from '../client/client.ts';
 import { storeMismatch } from '../client/payloadStoreCheck.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
-import { waitForServer } from '../infrastructure/server/index.ts';
+import {
+  missingSearchAttributes,
+  missingSearchAttributesMessage,
+  waitForServer,
+} from '../infrastructure/server/index.ts';
 import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import {
   recentPollers,
@@ -55,6 +59,7 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
       return checks;
     }
     checks.push({ name: 'server', ok: true, detail: `${config.address}, namespace ${config.namespace}` });
+    checks.push(await searchAttributesCheck(client, config));
 
     const service = client.client.workflowService;
     const queue = config.taskQueue;
@@ -109,6 +114,30 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
     return checks;
   } finally {
     await client.close();
+  }
+}
+
+/** Whether the namespace has yiem's search attributes; without some, conversations run unsearchable by them. */
+async function searchAttributesCheck(
+  client: AgentClient,
+  config: { address: string; namespace: string },
+): Promise<Check> {
+  const name = 'search attributes';
+  try {
+    const missing = await missingSearchAttributes(client.client.connection.operatorService, config.namespace);
+    if (missing.length === 0)
+      return { name, ok: true, detail: `namespace ${config.namespace} has all of yiem's` };
+    return {
+      name,
+      ok: false,
+      detail: missingSearchAttributesMessage(config.namespace, missing, config.address),
+    };
+  } catch (error) {
+    return {
+      name,
+      ok: true,
+      detail: `not checked: the server would not list them (${describeThrown(error)})`,
+    };
   }
 }
 

@@ -80,6 +80,8 @@ export class TurnView {
   readonly #endWaiters: { turn: number; resolve: () => void }[] = [];
   #textOpen = false;
   #printedText = false;
+  /** Whether the model call's latest attempt printed text: a retry must say that text was lost. */
+  #attemptPrintedText = false;
   #spinnerShown = false;
   #frame = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -113,16 +115,20 @@ export class TurnView {
         this.#printedText = false;
         return;
       case 'messageStart':
-        if (event.attempt > 1 && this.#textOpen) {
+        // Its earlier attempt's text may have ended (a messageEnd came, or an outage note cut it):
+        // the next attempt's reply must not read as a second one.
+        if (event.attempt > 1 && this.#attemptPrintedText) {
           this.#endText();
           this.#line(`↻ the model call failed; retrying (attempt ${event.attempt}), its text starts over`);
         }
+        this.#attemptPrintedText = false;
         return;
       case 'textDelta':
         this.#clearSpinner();
         if (!this.#textOpen) this.#write('agent> ');
         this.#textOpen = true;
         this.#printedText = true;
+        this.#attemptPrintedText = true;
         this.#write(event.text);
         return;
       case 'messageEnd':

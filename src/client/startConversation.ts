@@ -92,9 +92,19 @@ export async function startConversationWorkflow(
   return attempt(attributeSets);
 }
 
+/**
+ * Whether the start failed for a search attribute the namespace lacks. The client wraps the server's
+ * answer: since 1.23 its message is "Failed to start Workflow" and the server's words are in `cause`.
+ */
 function isUnregisteredSearchAttribute(error: unknown): boolean {
-  const message = describeThrown(error);
-  return (
-    /search attribute/i.test(message) && /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
-  );
+  for (let each: unknown = error, depth = 0; each !== undefined && depth < 5; depth++) {
+    const message = describeThrown(each);
+    if (
+      /search attribute/i.test(message) &&
+      /(not|un)\s*(defined|registered|known)|no mapping/i.test(message)
+    )
+      return true;
+    each = each instanceof Error ? each.cause : undefined;
+  }
+  return false;
 }

@@ -124,6 +124,13 @@ export const DEFAULT_PAYLOAD_THRESHOLD_BYTES = 32 * 1024;
 /** Largest request body the codec server accepts. */
 export const MAX_CODEC_REQUEST_BYTES = 16 * 1024 * 1024;
 
+/**
+ * How long a worker goes on trying to put a finished result (a tool's, a model's reply) into an
+ * unreachable payload store before the call fails: long enough for a store's restart, since failing
+ * sooner throws the result away and a retry would run the tool again.
+ */
+export const DEFAULT_PAYLOAD_STORE_RETRY_MS = 2 * 60_000;
+
 /** Resolved stored messages a worker keeps in memory, across conversations. */
 export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
 
@@ -173,3 +180,13 @@ export const CONSOLE_LISTED_CONVERSATIONS = 200;
 
 /** Largest console API request body (an approval's decision), in bytes. */
 export const MAX_CONSOLE_REQUEST_BYTES = 64 * 1024;
+
+/**
+ * What a written tool's `console` may print in one call (on the worker's own console, on its main
+ * thread): at most this many lines, at most this many a second, each cut to this many characters.
+ * The rest is counted and told in one line when the call ends, so a tool that logs in a loop does
+ * not stall the worker's other conversations.
+ */
+export const SANDBOX_CONSOLE_LINES_PER_CALL = 200;
+export const SANDBOX_CONSOLE_LINES_PER_SECOND = 50;
+export const SANDBOX_CONSOLE_LINE_CHARS = 2_000;

@@ -48,6 +48,41 @@ function cancelledText(toolName: string): string {
 }
 
 /**
+ * The result a call gets when its last attempt ended with its worker gone (no heartbeat within
+ * `heartbeatTimeout`: the process died, was killed or hung) and no attempts are left: a tool that
+ * crashes its worker each time is not retried for ever, and the model reads why.
+ */
+export function toolWorkerLostMessage(
+  toolCallId: string,
+  toolName: string,
+  attempts: number,
+  heartbeatTimeout: string,
+): ToolResultMessage {
+  return toolErrorMessage(
+    toolCallId,
+    toolName,
+    `Tool "${toolName}" failed for good: the worker running it died or stopped answering (no heartbeat for ${heartbeatTimeout}) on its last attempt, and all ${attempts} attempts are used up. It is not tried again; a tool that crashes its worker each time needs fixing.`,
+  );
+}
+
+/**
+ * The result a call gets when its tool finished but its result could not be put into the payload
+ * store (`storeError` names the store and why): the model must not think the tool did nothing, and
+ * it was not run again.
+ */
+export function toolResultNotKeptMessage(
+  toolCallId: string,
+  toolName: string,
+  storeError: string,
+): ToolResultMessage {
+  return toolErrorMessage(
+    toolCallId,
+    toolName,
+    `Tool "${toolName}" finished, but its result was lost: ${storeError}. It was not run again.`,
+  );
+}
+
+/**
  * The result a call gets when a message sent with delivery `'interrupt'` cancelled its batch before
  * it finished: the model must see one, and why.
  */

@@ -1,7 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ToolCallInfo } from '../contract/types/tools.ts';
 
-const storage = new AsyncLocalStorage<ToolCallInfo>();
+/**
+ * One store per process, however many copies of this module are loaded: a tool file may bring its
+ * own copy of yiem-agent (a tools folder with its own install, a loader that copies packages), and
+ * its `currentToolCall()` must still see the call the worker's copy runs.
+ */
+const STORE_KEY = Symbol.for('yiem-agent.toolCall');
+const shared = globalThis as { [STORE_KEY]?: AsyncLocalStorage<ToolCallInfo> };
+shared[STORE_KEY] ??= new AsyncLocalStorage<ToolCallInfo>();
+const storage = shared[STORE_KEY];
 
 /** Runs a tool's `execute` with its call info available to {@link currentToolCall}. */
 export function runWithToolCall<T>(info: ToolCallInfo, run: () => T): T {

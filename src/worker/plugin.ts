@@ -13,6 +13,10 @@ import {
 } from '../../activities/taskQueueNeighbours.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import type { McpServerConfig } from '../contract/types/mcp.ts';
+import {
+  missingSearchAttributes,
+  missingSearchAttributesMessage,
+} from '../infrastructure/server/searchAttributeCheck.ts';
 import { LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
@@ -147,6 +151,23 @@ export class AgentPlugin extends SimplePlugin {
       });
   }
 
+  /**
+   * Says at start which of yiem's search attributes the namespace lacks and how to add them: its
+   * conversations still run (started without them), but cannot be listed or searched by them.
+   */
+  #lookAtSearchAttributes(): void {
+    const { connection, namespace = 'default' } = this.#workerOptions ?? {};
+    if (!connection || !this.#runsModelCalls) return;
+    const warn = this.#dependencies.log ?? console.warn;
+    missingSearchAttributes(connection.operatorService, namespace)
+      .then((missing) => {
+        if (missing.length > 0) warn(missingSearchAttributesMessage(namespace, missing));
+      })
+      .catch(() => {
+        // Only a warning: a server (or Cloud key) that may not list them still runs the worker.
+      });
+  }
+
   override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
     const configured = super.configureReplayWorker(options);
     return options.workflowBundle ? { ...configured, workflowsPath: options.workflowsPath } : configured;
@@ -154,6 +175,7 @@ export class AgentPlugin extends SimplePlugin {
 
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     this.#lookAtTaskQueue();
+    this.#lookAtSearchAttributes();
     if (!this.#mcp) return super.runWorker(worker, next);
     try {
       await this.#mcp.start();

@@ -125,6 +125,12 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
   mcpSessionIdleMs?: number;
   /**
+   * How long a finished result (a tool's, a model reply) whose payload store cannot take it is tried
+   * again before the call fails, naming the store: a tool is not run again for it. Default: env
+   * `YIEM_PAYLOAD_STORE_RETRY_MS`, else 2 minutes.
+   */
+  payloadStoreRetryMs?: number;
+  /**
    * Runs this worker as one build of a Temporal Worker Deployment (Worker Versioning). Default: env
    * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See docs/operations.md, "Safe deploys".
    */
@@ -182,6 +188,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+      ...payloadStoreRetry(options, env),
       ...(options.compact ? { compact: options.compact } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
       ...(tracing ? { tracer: tracing.tracer } : {}),
@@ -272,6 +279,19 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       await plugin.closeMcpServers();
     },
   };
+}
+
+/** `payloadStoreRetryMs`, else `YIEM_PAYLOAD_STORE_RETRY_MS`; absent: the activities' default. */
+function payloadStoreRetry(
+  options: AgentWorkerOptions,
+  env: Record<string, string | undefined>,
+): { payloadStoreRetryMs?: number } {
+  if (options.payloadStoreRetryMs !== undefined) return { payloadStoreRetryMs: options.payloadStoreRetryMs };
+  const text = env.YIEM_PAYLOAD_STORE_RETRY_MS;
+  if (!text) return {};
+  if (!/^\d+$/.test(text))
+    throw new Error(`YIEM_PAYLOAD_STORE_RETRY_MS=${text}: expected a number of milliseconds`);
+  return { payloadStoreRetryMs: Number(text) };
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];

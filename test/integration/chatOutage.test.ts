@@ -97,4 +97,42 @@ describe('yiem chat through a Temporal outage', () => {
       'one more',
     ]);
   }, 180_000);
+
+  it('says a message accepted before the outage was accepted, and prints its reply once', async () => {
+    await terminal?.close();
+    const address = server.address;
+    const port = Number(address.split(':').at(-1));
+    terminal = await startTerminal(
+      ['node', ...YIEM_FROM_SOURCES, 'chat', '--address', address, '--task-queue', agent.taskQueue],
+      { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
+    );
+    const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
+    await terminal.waitFor(lastPrompt, 'the prompt');
+    let asked: () => void = () => {};
+    const modelAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    agent.model.reset();
+    // The model answers slowly: the message is in the conversation, its turn running, when the server goes.
+    agent.model.respond(() => {
+      asked();
+      return { kind: 'text', text: 'Answered through the outage.', delayMs: 3_000 };
+    });
+    await terminal.type('slow question');
+    await terminal.keys('Enter');
+    await modelAsked;
+    server.kill();
+    await server.stop();
+    await terminal.waitFor(
+      `Temporal at ${address} is unreachable; retrying (your message was accepted: its reply shows once Temporal answers)`,
+      'the outage notice for an accepted message',
+    );
+    server = await startServer(port);
+    const back = await terminal.waitFor(
+      (screen) => screen.includes('agent> Answered through the outage.') && lastPrompt(screen),
+      'the reply to the accepted message',
+    );
+    expect(back).not.toContain('not sent yet');
+    expect(back.split('Answered through the outage.')).toHaveLength(2);
+  }, 180_000);
 });

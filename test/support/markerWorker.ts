@@ -132,12 +132,20 @@ const askClient = callbackTool({
 });
 
 const killOn = process.env.KILL_ON_TOOL_START;
-const eventSink: AgentEventSink | undefined = killOn
-  ? (event) => {
-      if (event.type === 'toolExecutionStart' && event.toolName === killOn)
-        process.kill(process.pid, 'SIGKILL');
-    }
-  : undefined;
+// With `KILL_ON_TOOL_END=<tool>` the worker SIGKILLs itself once such a call's execute has returned
+// (and FINALIZE ran), before its result reaches the server: its effect is done, its end unknown.
+const killOnEnd = process.env.KILL_ON_TOOL_END;
+const eventSink: AgentEventSink | undefined =
+  killOn || killOnEnd
+    ? (event) => {
+        if (event.type === 'toolExecutionStart' && event.toolName === killOn)
+          process.kill(process.pid, 'SIGKILL');
+        if (event.type === 'toolExecutionEnd' && event.toolName === killOnEnd)
+          process.kill(process.pid, 'SIGKILL');
+      }
+    : undefined;
+// With `TOOLS_DIR` the worker also loads the tool files of that folder, as `yiem worker --tools-dir`.
+const toolsDir = process.env.TOOLS_DIR;
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
@@ -154,6 +162,7 @@ const agent = await createAgentWorker({
     askClient,
   ],
   ...(eventSink ? { eventSink } : {}),
+  ...(toolsDir ? { toolsDir } : {}),
   model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
   workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
   // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.

@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -15,6 +15,10 @@ export interface S3Server {
   bucket: string;
   /** The environment a worker, client or CLI needs to keep payloads in this server's bucket. */
   env: Record<string, string>;
+  /** Stops the server (its objects stay): a store outage, connections refused. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port with the same objects. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -24,6 +28,39 @@ export async function startS3Server(bucket = 'yiem-payloads'): Promise<S3Server>
   if (!bin) throw new Error(`deploy/s3/install.sh printed no YIEM_S3_SERVER_BIN: ${stdout}`);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-s3-'));
   const port = await getFreePort();
+  let child = await listen(bin, dataDir, port, bucket);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  return {
+    endpoint,
+    bucket,
+    env: {
+      YIEM_PAYLOAD_STORAGE: 's3',
+      YIEM_S3_BUCKET: bucket,
+      YIEM_S3_ENDPOINT: endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'yiem-test',
+      AWS_SECRET_ACCESS_KEY: 'yiem-test-secret',
+    },
+    stop,
+    async start() {
+      await stop();
+      child = await listen(bin, dataDir, port, bucket);
+    },
+    async close() {
+      await stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The server on `port`, keeping its objects in `dataDir`; resolves once it listens. */
+async function listen(bin: string, dataDir: string, port: number, bucket: string): Promise<ChildProcess> {
   const child = spawn(
     bin,
     [
@@ -40,35 +77,15 @@ export async function startS3Server(bucket = 'yiem-payloads'): Promise<S3Server>
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr = (stderr + chunk).slice(-4_000);
   });
-  const endpoint = `http://127.0.0.1:${port}`;
   await waitForPort(
     port,
     () => child.exitCode !== null,
     () => stderr,
   );
-  return {
-    endpoint,
-    bucket,
-    env: {
-      YIEM_PAYLOAD_STORAGE: 's3',
-      YIEM_S3_BUCKET: bucket,
-      YIEM_S3_ENDPOINT: endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'yiem-test',
-      AWS_SECRET_ACCESS_KEY: 'yiem-test-secret',
-    },
-    async close() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
+  return child;
 }
 
 async function waitForPort(port: number, exited: () => boolean, log: () => string): Promise<void> {

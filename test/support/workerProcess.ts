@@ -118,7 +118,7 @@ export interface CrashScene {
   /** A worker process on the current case's task queue; killed after the case. */
   startWorker(
     name: string,
-    options?: { entry?: string; env?: Record<string, string> },
+    options?: { entry?: string; env?: Record<string, string>; cwd?: string },
   ): Promise<WorkerProcess>;
   /**
    * A fresh bench and task queue, then a conversation on it whose model calls are retried within

@@ -55,6 +55,32 @@ describe('the chat view of a conversation’s events (as piped, without a termin
     );
   });
 
+  it('marks a retried model call whose lost attempt had ended its text, so no reply reads as printed twice', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    view.show(item({ type: 'turnStart', ...origin(1, 0) }));
+    view.show(item({ type: 'messageStart', model: 'm', ...origin(1, 0) }));
+    view.show(item({ type: 'textDelta', text: 'The answer is 42.', ...origin(1, 1) }));
+    // Published live, then the attempt's result was lost (its server went away): Temporal retries it.
+    view.show(item({ type: 'messageEnd', toolCalls: [], ...origin(1, 2) }));
+    view.show(item({ type: 'messageStart', model: 'm', ...origin(2, 0) }));
+    view.show(item({ type: 'textDelta', text: 'The answer is 42.', ...origin(2, 1) }));
+    view.show(item({ type: 'messageEnd', toolCalls: [], ...origin(2, 2) }));
+    expect(text()).toBe(
+      'agent> The answer is 42.\n↻ the model call failed; retrying (attempt 2), its text starts over\nagent> The answer is 42.\n',
+    );
+  });
+
+  it('says nothing of a retry whose failed attempt printed no text', () => {
+    const { output, text } = captured();
+    const view = pipedView(output);
+    view.show(item({ type: 'turnStart', ...origin(1, 0) }));
+    view.show(item({ type: 'messageStart', model: 'm', ...origin(2, 0) }));
+    view.show(item({ type: 'textDelta', text: 'Hello.', ...origin(2, 1) }));
+    view.show(item({ type: 'messageEnd', toolCalls: [], ...origin(2, 2) }));
+    expect(text()).toBe('agent> Hello.\n');
+  });
+
   it('prints tool start, progress and end lines, and a failed turn’s reason', () => {
     const { output, text } = captured();
     const view = pipedView(output);

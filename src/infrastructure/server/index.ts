@@ -8,6 +8,12 @@ export {
   YIEM_SEARCH_ATTRIBUTES,
 } from './devServer.ts';
 export {
+  missingSearchAttributes,
+  missingSearchAttributesMessage,
+  type SearchAttributeLister,
+  searchAttributeCreateCommand,
+} from './searchAttributeCheck.ts';
+export {
   defaultDataDir,
   ensureTemporalCli,
   findTemporalCli,

@@ -11,6 +11,7 @@ import {
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
 import type { LiveStore } from './liveStore.ts';
+import { payloadStoreWriteError } from './storeErrors.ts';
 import {
   GROUPS_ROOT,
   groupName,
@@ -63,7 +64,9 @@ export class FileStorageDriver implements StorageDriver, SweepableStore {
       payloads.map(async (payload) => {
         const bytes = PayloadProto.encode(payload).finish();
         const key = createHash('sha256').update(bytes).digest('hex');
-        await this.#writeOnce(path.join(this.directory, group, key), bytes);
+        await this.#writeOnce(path.join(this.directory, group, key), bytes).catch((error: unknown) => {
+          throw payloadStoreWriteError(`file payload store ${this.directory}`, error);
+        });
         return new StorageDriverClaim({ [KEY_CLAIM]: key, [GROUP_CLAIM]: group });
       }),
     );

@@ -12,6 +12,7 @@ import { describeThrown } from '../../contract/thrown.ts';
 import { requireOptional } from '../optionalDependency.ts';
 import type { LiveStore } from './liveStore.ts';
 import { type PayloadStoreIdentity, STORE_ID_PATTERN } from './payloadStoreIdentity.ts';
+import { payloadStoreWriteError } from './storeErrors.ts';
 import {
   GROUPS_ROOT,
   groupName,
@@ -124,9 +125,13 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
       payloads.map(async (payload) => {
         const bytes = PayloadProto.encode(payload).finish();
         const key = `${group}${createHash('sha256').update(bytes).digest('hex')}`;
-        await client.send(new s3.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }), {
-          ...(context.abortSignal ? { abortSignal: context.abortSignal } : {}),
-        });
+        try {
+          await client.send(new s3.PutObjectCommand({ Bucket: this.bucket, Key: key, Body: bytes }), {
+            ...(context.abortSignal ? { abortSignal: context.abortSignal } : {}),
+          });
+        } catch (error) {
+          throw payloadStoreWriteError(`S3 payload store ${this.location}`, error);
+        }
         return new StorageDriverClaim({ bucket: this.bucket, key });
       }),
     );

@@ -1,0 +1,70 @@
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import { createToolProject, type ToolProject } from '../support/toolProject.ts';
+import { useCrashScene } from '../support/workerProcess.ts';
+
+/** A tool that SIGKILLs the worker running it, on every attempt (an out-of-memory kill, a native crash). */
+const POISON_TOOL = `
+export function getTool() {
+  return {
+    name: 'poison',
+    label: 'Poison',
+    description: 'Kills its worker',
+    inputSchema: { type: 'object', properties: {} },
+    parallelToolExecute: true,
+    policy: { heartbeatTimeout: '2 seconds', retry: { maximumAttempts: 3, initialInterval: '100 milliseconds' } },
+    async execute() {
+      process.kill(process.pid, 'SIGKILL');
+      await new Promise(() => {});
+    },
+  };
+}
+`;
+
+/**
+ * A tool call that kills its worker on every attempt: after its attempts the call fails for good
+ * with a result the model and the user can read, and the conversation answers the next message.
+ */
+describe('a tool that kills its worker on every attempt', () => {
+  const scene = useCrashScene('poison');
+  let project: ToolProject | undefined;
+  afterEach(async () => {
+    await project?.remove();
+  });
+
+  it('fails for good after its attempts, saying the worker died, and the conversation goes on', async () => {
+    project = await createToolProject({ 'poison.js': POISON_TOOL });
+    const conversation = await scene.startConversation('poison', { systemPrompt: 'Try.' });
+    scene.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_poison', name: 'poison', arguments: {} }] },
+      { kind: 'text', text: 'The tool is broken.' },
+      { kind: 'text', text: 'Still here.' },
+    );
+    const env = { TOOLS_DIR: project.toolsDir };
+    let settled = false;
+    const reply = conversation.send('try it').finally(() => {
+      settled = true;
+    });
+    // Each worker dies in the call's next attempt; the next one takes over, until the call is given up.
+    let deaths = 0;
+    while (!settled && deaths < 6) {
+      const worker = await scene.startWorker(`w${deaths}`, { env, cwd: project.dir });
+      const died = once(worker.process, 'exit').then(() => true);
+      if (await Promise.race([died, reply.then(() => false)])) deaths++;
+    }
+    expect(await reply).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
+    expect(deaths).toBe(3);
+    const result = (await conversation.messages())[2] as ToolResultMessage;
+    expect(result).toMatchObject({ isError: true });
+    expect(result.content[0]?.text).toBe(
+      'Tool "poison" failed for good: the worker running it died or stopped answering (no heartbeat for 2 seconds) on its last attempt, and all 3 attempts are used up. It is not tried again; a tool that crashes its worker each time needs fixing.',
+    );
+    expect(scene.model.requests[1]?.body.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: result.content[0]?.text,
+    });
+    // The conversation is usable: the last worker is alive, and answers the next message.
+    expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+});
