@@ -30,6 +30,7 @@ export type {
 export { type RunningConsole, type ServeConsoleOptions, serveConsole } from './client/consoleServer.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
 export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
+export { ConversationQueryError, ConversationRefusedError, NoWorkerError } from './client/errors.ts';
 export {
   type ExportedHistory,
   type ExportHistoriesOptions,
@@ -51,6 +52,7 @@ export {
   UI_MESSAGE_STREAM_PROTOCOL,
   type UiMessageChunk,
 } from './client/uiMessageChunks.ts';
+export type { WorkerPresence } from './client/workerPresence.ts';
 export {
   agentTool,
   type CallbackToolSpec,

@@ -76,6 +76,7 @@ import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
+import { WorkerPresence } from './workerPresence.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {
@@ -91,6 +92,12 @@ export interface AgentClientOptions extends TemporalConnectionSettings {
   dataConverter?: DataConverter;
   /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
   tracing?: TracingOptions;
+  /**
+   * Before a conversation is started or sent a message, check (DescribeTaskQueue) that a worker
+   * polls its task queue, and throw `NoWorkerError` when none does within a few seconds, rather than
+   * wait for one forever (the default). `false`: start and send regardless, for a worker that comes later.
+   */
+  checkWorkers?: boolean;
 }
 
 export interface StartConversationOptions extends ConversationOptions {
@@ -139,6 +146,8 @@ export class AgentClient {
   readonly payloadStoreCheck: PayloadStoreCheck;
   /** Prompts sent on a timetable (Temporal Schedules), to an existing conversation or a new one per run. */
   readonly schedules: PromptSchedules;
+  /** Whether workers poll a task queue; absent with `checkWorkers: false`. */
+  readonly workers: WorkerPresence | undefined;
 
   constructor(options: AgentClientOptions = {}) {
     assertSupportedNode();
@@ -159,10 +168,21 @@ export class AgentClient {
     );
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    this.workers =
+      options.checkWorkers === false
+        ? undefined
+        : new WorkerPresence(
+            this.client.workflowService,
+            this.client.options.namespace,
+            this.client.workflow,
+          );
     this.schedules = new PromptSchedules(this.client, this.taskQueue);
   }
 
-  /** Starts a conversation workflow; fails if a conversation with that id already exists. */
+  /**
+   * Starts a conversation workflow; fails if a conversation with that id already exists, and, unless
+   * `checkWorkers` is false, with `NoWorkerError` when no worker polls the task queue (nothing is started).
+   */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const {
       id = `conversation-${randomUUID()}`,
@@ -171,6 +191,7 @@ export class AgentClient {
       liveSearchAttributes = true,
       ...conversationOptions
     } = options;
+    await this.workers?.require(this.taskQueue);
     const handle = await startConversationWorkflow(this.client.workflow, {
       id,
       taskQueue: this.taskQueue,
@@ -183,6 +204,7 @@ export class AgentClient {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
       payloadStoreCheck: this.payloadStoreCheck,
       taskQueue: this.taskQueue,
+      ...(this.workers ? { workers: this.workers } : {}),
     });
   }
 
@@ -242,6 +264,7 @@ export class AgentClient {
   getConversation(id: string, limits: ConversationLimits = {}): Conversation {
     return new Conversation(this.client.workflow.getHandle<ConversationWorkflow>(id), {
       payloadStoreCheck: this.payloadStoreCheck,
+      ...(this.workers ? { workers: this.workers } : {}),
       ...limits,
     });
   }
@@ -280,6 +303,8 @@ export interface ConversationLimits {
   payloadStoreCheck?: PayloadStoreCheck;
   /** The conversation's task queue, when known; else asked of the server when needed. */
   taskQueue?: string;
+  /** Checks that a worker polls the conversation's task queue before a message is sent. */
+  workers?: WorkerPresence;
 }
 
 /** How `Conversation.send` sends a message: its delivery, key and model, and the `prompt` Update's id. */
@@ -304,6 +329,7 @@ export class Conversation {
   readonly handle: WorkflowHandle<ConversationWorkflow>;
   readonly #maxMessageBytes: number;
   readonly #payloadStoreCheck: PayloadStoreCheck | undefined;
+  readonly #workers: WorkerPresence | undefined;
   #taskQueue: string | undefined;
 
   constructor(handle: WorkflowHandle<ConversationWorkflow>, limits: ConversationLimits = {}) {
@@ -311,6 +337,7 @@ export class Conversation {
     this.#maxMessageBytes = limits.maxMessageBytes ?? MAX_MESSAGE_BYTES_LIMIT;
     this.#payloadStoreCheck = limits.payloadStoreCheck;
     this.#taskQueue = limits.taskQueue;
+    this.#workers = limits.workers;
   }
 
   get id(): string {
@@ -336,6 +363,7 @@ export class Conversation {
   async submit(text: string, options: SendOptions = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
     this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
+    await this.#checkWorkers();
     const { updateId = options.key, ...delivery } = options;
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
@@ -375,8 +403,23 @@ export class Conversation {
   async post(text: string, options: DeliveryOptions = {}): Promise<void> {
     this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
+    await this.#checkWorkers();
     const [, given] = messageArgs(text, options);
     await (given ? this.handle.signal(postSignal, text, given) : this.handle.signal(postSignal, text));
+  }
+
+  /**
+   * A message to a running conversation whose queue no worker polls would wait forever: refused
+   * here, naming the queue. A conversation that is not found or has ended is left to the call.
+   */
+  async #checkWorkers(): Promise<void> {
+    if (!this.#workers) return;
+    if (this.#taskQueue === undefined) {
+      const description = await this.handle.describe().catch(() => undefined);
+      if (description?.status.name !== 'RUNNING') return;
+      this.#taskQueue = description.taskQueue;
+    }
+    await this.#workers.require(this.#taskQueue, this.id);
   }
 
   async #checkPayloadStore(text: string): Promise<void> {
@@ -561,6 +604,7 @@ export class Conversation {
       maxMessageBytes: resolveConversationSettings(started.options).maxMessageBytes,
       ...(this.#payloadStoreCheck ? { payloadStoreCheck: this.#payloadStoreCheck } : {}),
       taskQueue: started.taskQueue,
+      ...(this.#workers ? { workers: this.#workers } : {}),
     });
   }
 

@@ -12,6 +12,8 @@ export interface TaskQueueService {
 }
 
 const TASK_QUEUE_KIND_NORMAL = 1;
+/** What every yiem worker's identity holds after its process id and host (`<pid>@<host> yiem(…)`). */
+export const YIEM_IDENTITY_MARK = ' yiem(';
 export const TASK_QUEUE_TYPE_WORKFLOW = 1;
 export const TASK_QUEUE_TYPE_ACTIVITY = 2;
 /** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */

@@ -7,6 +7,7 @@ import {
   recentPollers,
   TASK_QUEUE_TYPE_ACTIVITY,
   type TaskQueueService,
+  YIEM_IDENTITY_MARK,
 } from '../infrastructure/taskQueuePollers.ts';
 import type { ToolRegistry } from './registry.ts';
 
@@ -46,7 +47,7 @@ export function identityWithSignature(
 ): string {
   const model = signature.model ? `${signature.model}, ` : '';
   const announcement = live ? LIVE_ANNOUNCEMENT : '';
-  return `${base ?? `${process.pid}@${os.hostname()}`} yiem(${model}tools ${signature.tools}${announcement})`;
+  return `${base ?? `${process.pid}@${os.hostname()}`}${YIEM_IDENTITY_MARK}${model}tools ${signature.tools}${announcement})`;
 }
 
 export function signatureOf(identity: string): WorkerSignature | undefined {
