@@ -3,7 +3,6 @@ import {
   Client,
   Connection,
   type WorkflowHandle,
-  WorkflowUpdateFailedError,
   type WorkflowUpdateHandle,
   WorkflowUpdateStage,
 } from '@temporalio/client';
@@ -69,6 +68,7 @@ import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts'
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
 import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
+import { inCallersWords } from './errors.ts';
 import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
@@ -367,11 +367,24 @@ export class Conversation {
     const { updateId = options.key, ...delivery } = options;
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
-    return this.handle.startUpdate(promptUpdate, {
-      args: messageArgs(text, delivery),
-      ...(updateId ? { updateId } : {}),
-      waitForStage: WorkflowUpdateStage.ACCEPTED,
-    });
+    const update = await this.#words(
+      'prompt',
+      this.handle.startUpdate(promptUpdate, {
+        args: messageArgs(text, delivery),
+        ...(updateId ? { updateId } : {}),
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+    return { ...update, result: () => this.#words('prompt', update.result()) };
+  }
+
+  /** A call's Update or Query failure in the caller's words (`ConversationRefusedError`, `ConversationQueryError`). */
+  async #words<T>(call: string, pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      throw inCallersWords(error, this.id, call);
+    }
   }
 
   /**
@@ -442,7 +455,7 @@ export class Conversation {
    * then takes the next message. Resolves with whether a turn was running.
    */
   cancel(): Promise<boolean> {
-    return this.handle.executeUpdate(cancelUpdate);
+    return this.#words('cancel', this.handle.executeUpdate(cancelUpdate));
   }
 
   /**
@@ -452,7 +465,7 @@ export class Conversation {
    * `'refuse'` refuses it with an error. Resolves with whether a turn was running.
    */
   pause(options: PauseOptions = {}): Promise<boolean> {
-    return withValidatorMessage(this.handle.executeUpdate(pauseUpdate, { args: [options] }));
+    return this.#words('pause', this.handle.executeUpdate(pauseUpdate, { args: [options] }));
   }
 
   /**
@@ -462,7 +475,7 @@ export class Conversation {
    * turn's budget is still exhausted, naming the limit.
    */
   resume(): Promise<TurnResult | null> {
-    return withValidatorMessage(this.handle.executeUpdate(resumeUpdate));
+    return this.#words('resume', this.handle.executeUpdate(resumeUpdate));
   }
 
   /**
@@ -470,7 +483,7 @@ export class Conversation {
    * stopped at its budget stays stopped until `resume()`. Resolves with the budget now in force.
    */
   raiseBudget(change: BudgetChange): Promise<Budget> {
-    return withValidatorMessage(this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
+    return this.#words('raiseBudget', this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
   }
 
   /**
@@ -479,11 +492,11 @@ export class Conversation {
    * workers' data converter (the same payload store and keys).
    */
   messages(range: TranscriptRange = {}): Promise<Message[]> {
-    return readTranscript(this.handle, range);
+    return this.#words('the transcript', readTranscript(this.handle, range));
   }
 
   status(): Promise<ConversationStatus> {
-    return this.handle.query(statusQuery);
+    return this.#words('the status', this.handle.query(statusQuery));
   }
 
   /**
@@ -506,7 +519,7 @@ export class Conversation {
    * with `compaction: false`. The transcript keeps every message.
    */
   async compact(): Promise<Compaction | null> {
-    const kept = await withValidatorMessage(this.handle.executeUpdate(compactUpdate));
+    const kept = await this.#words('compact', this.handle.executeUpdate(compactUpdate));
     return kept ? resolveCompaction(this.handle, kept) : null;
   }
 
@@ -516,7 +529,7 @@ export class Conversation {
    * before its `upTo`.
    */
   async compactions(): Promise<Compaction[]> {
-    const kept = await this.handle.query(compactionsQuery);
+    const kept = await this.#words('the compactions', this.handle.query(compactionsQuery));
     return Promise.all(kept.map((compaction) => resolveCompaction(this.handle, compaction)));
   }
 
@@ -531,12 +544,12 @@ export class Conversation {
 
   /** The tools the conversation's workers serve. */
   tools(): Promise<ToolInfo[]> {
-    return this.handle.executeUpdate(toolsUpdate);
+    return this.#words('tools', this.handle.executeUpdate(toolsUpdate));
   }
 
   /** The offset the next event will have: follow from here to see only what happens from now on. */
   eventOffset(): Promise<number> {
-    return this.handle.query<number>('__temporal_workflow_stream_offset');
+    return this.#words('the event offset', this.handle.query<number>('__temporal_workflow_stream_offset'));
   }
 
   /**
@@ -555,7 +568,8 @@ export class Conversation {
 
   #decide(decision: ApprovalDecision, options: DecisionOptions): Promise<ApprovalOutcome> {
     const decider = options.decider ?? this.handle.client.options.identity;
-    return withValidatorMessage(
+    return this.#words(
+      'decideToolCall',
       this.handle.executeUpdate(decideToolCallUpdate, { args: [{ ...decision, decider }] }),
     );
   }
@@ -570,7 +584,8 @@ export class Conversation {
 
   /** Hands back one callback tool call's result. Throws when no call with that id waits (any more). */
   answerCallback(callId: string, result: CallbackToolResult): Promise<void> {
-    return withValidatorMessage(
+    return this.#words(
+      'callbackResult',
       this.handle.executeUpdate(callbackResultUpdate, { args: [{ callId, result }] }),
     );
   }
@@ -625,15 +640,5 @@ export class Conversation {
     await this.handle.signal(endSignal);
     // From the latest run: a rewind ends the run a started handle is bound to by terminating it.
     return this.handle.client.getHandle<ConversationWorkflow>(this.id).result();
-  }
-}
-
-/** An Update's validator reason is what the caller can act on, not the Update wrapper. */
-async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
-  try {
-    return await update;
-  } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
-    throw error;
   }
 }

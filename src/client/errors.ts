@@ -1,3 +1,11 @@
+import {
+  QueryNotRegisteredError,
+  QueryRejectedError,
+  ServiceError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { describeThrown } from '../contract/thrown.ts';
+
 /**
  * The errors a client throws in the caller's words: each names the conversation (or task queue) and
  * what to do, in `message`; the fields let a program tell them apart.
@@ -32,25 +40,37 @@ function noWorkerMessage(taskQueue: string, queues: string[], conversationId: st
   );
 }
 
+/** What each Update asks of a conversation, as its refusal names it. */
+const REQUESTS: Record<string, string> = {
+  prompt: 'the message',
+  pause: 'the pause',
+  resume: 'the resume',
+  raiseBudget: 'the budget change',
+  compact: 'the compaction',
+  decideToolCall: 'the decision',
+  callbackResult: 'the callback result',
+  cancel: 'the cancel',
+  tools: 'the tool list',
+};
+
 /**
  * The conversation refused or failed an Update (a message while paused with prompts "refuse", a
- * resume at an exhausted budget, an approval nothing waits for, …): `reason` is the workflow's own.
+ * resume at an exhausted budget, an approval nothing waits for, …). `message` names the conversation
+ * and the workflow's reason; `cause` stays the workflow's failure, as on Temporal's own error.
  */
-export class ConversationRefusedError extends Error {
+export class ConversationRefusedError extends WorkflowUpdateFailedError {
   override readonly name = 'ConversationRefusedError';
   readonly conversationId: string;
-  /** What was asked: `prompt`, `resume`, `decideToolCall`, … (the Update's name). */
+  /** The Update's name: `prompt`, `resume`, `decideToolCall`, … */
   readonly request: string;
   readonly reason: string;
-  /** The workflow's failure type (`ApplicationFailure.type`), when it gave one. */
-  readonly type: string | undefined;
 
-  constructor(conversationId: string, request: string, reason: string, type?: string, cause?: unknown) {
-    super(`Conversation ${conversationId} refused ${request}: ${reason}`, { cause });
+  constructor(conversationId: string, request: string, cause: Error | undefined) {
+    const reason = cause ? describeThrown(cause) : 'no reason given';
+    super(`Conversation ${conversationId} refused ${REQUESTS[request] ?? request}: ${reason}`, cause);
     this.conversationId = conversationId;
     this.request = request;
     this.reason = reason;
-    this.type = type;
   }
 }
 
@@ -67,4 +87,46 @@ export class ConversationQueryError extends Error {
     this.query = query;
     this.reason = reason;
   }
+}
+
+/**
+ * Temporal's Update and Query failures in the caller's words: the workflow's reason and the
+ * conversation id in `message`. Anything else is returned as it is.
+ */
+export function inCallersWords(error: unknown, conversationId: string, call: string): unknown {
+  if (error instanceof ConversationRefusedError || error instanceof ConversationQueryError) return error;
+  if (error instanceof WorkflowUpdateFailedError) {
+    return new ConversationRefusedError(conversationId, call, error.cause);
+  }
+  if (error instanceof QueryRejectedError) {
+    return new ConversationQueryError(
+      conversationId,
+      call,
+      'the conversation has ended (its status: ' + String(error.status) + ')',
+      error,
+    );
+  }
+  if (error instanceof QueryNotRegisteredError) {
+    return new ConversationQueryError(
+      conversationId,
+      call,
+      `its worker does not answer this query (${error.message}); is it of an older yiem release?`,
+      error,
+    );
+  }
+  if (error instanceof ServiceError && error.message === 'Failed to query Workflow') {
+    return new ConversationQueryError(conversationId, call, queryFailureReason(error.cause), error);
+  }
+  return error;
+}
+
+/** gRPC's DEADLINE_EXCEEDED: no worker answered the query in time. */
+const DEADLINE_EXCEEDED = 4;
+
+function queryFailureReason(cause: unknown): string {
+  const { code, details } = (cause ?? {}) as { code?: unknown; details?: unknown };
+  if (code === DEADLINE_EXCEEDED || /deadline|timeout|timed out/i.test(String(details ?? ''))) {
+    return 'no worker answered (is a worker running on its task queue?)';
+  }
+  return typeof details === 'string' && details ? details : describeThrown(cause);
 }
