@@ -102,7 +102,7 @@ export function inCallersWords(error: unknown, conversationId: string, call: str
     return new ConversationQueryError(
       conversationId,
       call,
-      'the conversation has ended (its status: ' + String(error.status) + ')',
+      `the conversation has ended (its status: ${String(error.status)})`,
       error,
     );
   }
