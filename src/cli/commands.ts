@@ -37,6 +37,7 @@ import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts
 import {
   formatCompaction,
   formatListing,
+  formatServerRecord,
   formatStatus,
   formatToolEvent,
   formatTranscript,
@@ -334,7 +335,8 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
   const config = connectionConfig(flags);
   const client = await connectedClient(config);
   try {
-    const messages = await client.getConversation(id).messages();
+    const { messages, noWorker } = await client.getConversation(id).messagesOrHistory();
+    if (noWorker) console.error(`Read from the server's history: ${noWorker}.`);
     console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
     console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
   } finally {
@@ -364,7 +366,10 @@ export async function statusCommand(id: string | undefined, flags: ConnectionFla
       ? [id]
       : (await client.listConversations({ status: 'awaitingApproval' })).map((row) => row.id);
     if (ids.length === 0) console.log('No conversation waits for approval.');
-    for (const each of ids) console.log(formatStatus(each, await client.getConversation(each).status()));
+    for (const each of ids) {
+      const read = await client.getConversation(each).statusOrRecord();
+      console.log('status' in read ? formatStatus(each, read.status) : formatServerRecord(read.record));
+    }
   } finally {
     await client.close();
   }

@@ -74,6 +74,7 @@ import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
+import { answerWithin, readServerRecord, type ServerRecord, transcriptFromHistory } from './serverRecord.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
 import { WorkerPresence } from './workerPresence.ts';
@@ -497,6 +498,31 @@ export class Conversation {
 
   status(): Promise<ConversationStatus> {
     return this.#words('the status', this.handle.query(statusQuery));
+  }
+
+  /**
+   * The status when a worker answers within a second; else what the server keeps of the
+   * conversation (its execution, `YiemStatus`, `YiemTurns`, `YiemCost`) and why no worker answered.
+   * A read that never waits on a worker that is gone.
+   */
+  async statusOrRecord(): Promise<{ status: ConversationStatus } | { record: ServerRecord }> {
+    const status = await answerWithin(this.status());
+    return status ? { status } : { record: await readServerRecord(this.handle) };
+  }
+
+  /**
+   * The transcript (as `messages()`) when a worker answers within a second; else as the server's
+   * history of the latest run records it, with `noWorker` saying why (see `transcriptFromHistory`).
+   */
+  async messagesOrHistory(range: TranscriptRange = {}): Promise<{ messages: Message[]; noWorker?: string }> {
+    if (await answerWithin(this.status())) return { messages: await this.messages(range) };
+    const [record, all] = await Promise.all([
+      readServerRecord(this.handle),
+      transcriptFromHistory(this.handle),
+    ]);
+    const from = Math.max(0, range.fromIndex ?? 0);
+    const messages = all.slice(from, range.limit === undefined ? undefined : from + range.limit);
+    return { messages, noWorker: record.noWorker };
   }
 
   /**

@@ -37,6 +37,22 @@ export async function recentPollers(
     .map((poller) => poller.identity ?? '');
 }
 
+/** When a worker last polled `taskQueue`'s tasks of `taskQueueType`, as far as the server remembers (a few minutes). */
+export async function lastPoll(
+  service: TaskQueueService,
+  namespace: string,
+  taskQueue: string,
+  taskQueueType: number,
+): Promise<Date | undefined> {
+  const response = await service.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+    taskQueueType,
+  });
+  const latest = Math.max(0, ...(response.pollers ?? []).map((poller) => pollMs(poller.lastAccessTime)));
+  return latest > 0 ? new Date(latest) : undefined;
+}
+
 function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!time) return 0;
   return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
