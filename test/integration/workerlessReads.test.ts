@@ -2,8 +2,12 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
-import type { Message } from '../../src/contract/types.ts';
+import type { ConsoleConversation, ConsoleListing, ConsoleMessages } from '../../src/client/consoleApi.ts';
+import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool, Message } from '../../src/contract/types.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import {
   type CrashBench,
@@ -97,5 +101,91 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     expect(history.stdout).toContain('Hello there.');
     expect(history.stdout).toContain('are you there?');
     expect(history.stderr).toContain(`no worker on task queue "${taskQueue}"`);
+  });
+});
+
+const transfer: AgentTool = {
+  name: 'transfer',
+  label: 'Transfer',
+  description: 'Sends money',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: () => textResult('sent'),
+};
+
+describe('the console while one agent has no worker', () => {
+  let stopped: TestAgent;
+  let live: TestAgent;
+  let console_: RunningConsole;
+  const waiting: string[] = [];
+  beforeAll(async () => {
+    stopped = await startTestAgent({ tools: [transfer] });
+    live = await startTestAgent();
+    for (let index = 0; index < 10; index++) {
+      stopped.model.enqueue({
+        kind: 'toolCalls',
+        toolCalls: [{ id: `call_${index}`, name: 'transfer', arguments: { to: 'bo' } }],
+      });
+      const conversation = await stopped.client.startConversation({ systemPrompt: '' });
+      await conversation.submit('pay bo');
+      waiting.push(conversation.id);
+    }
+    for (let index = 0; index < 40; index++) await live.client.startConversation({ systemPrompt: '' });
+    const awaiting = async () =>
+      (await stopped.client.listConversations({ status: 'awaitingApproval', limit: 200 })).filter((row) =>
+        waiting.includes(row.id),
+      ).length;
+    for (const deadline = Date.now() + 30_000; (await awaiting()) < 10; ) {
+      if (Date.now() > deadline) throw new Error('the conversations never came to wait for approval');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await stopped.stopWorker();
+    console_ = await serveConsole({ client: live.client });
+  });
+  afterAll(async () => {
+    await console_?.close();
+    await live?.close();
+    await stopped?.startWorker();
+    await stopped?.close();
+  });
+
+  const get = async (path: string): Promise<{ ms: number; status: number; body: unknown }> => {
+    const began = Date.now();
+    const response = await fetch(`${console_.url}api/console/${path}`);
+    const body = response.headers.get('content-type')?.includes('json')
+      ? await response.json()
+      : await response.text();
+    return { ms: Date.now() - began, status: response.status, body };
+  };
+
+  it('lists every conversation within seconds, the workerless ones as waiting for approval', async () => {
+    const list = await get('conversations');
+    expect(list.status).toBe(200);
+    expect(list.ms).toBeLessThan(PROMPT_MS);
+    const rows = list.body as ConsoleListing[];
+    expect(rows.length).toBeGreaterThanOrEqual(50);
+    for (const id of waiting) {
+      expect(rows.find((row) => row.id === id)).toMatchObject({
+        status: 'awaitingApproval',
+        awaitingApproval: { ownCalls: 1, subAgents: [] },
+      });
+    }
+  });
+
+  it("shows a workerless conversation's state and transcript from the server, saying no worker answers", async () => {
+    const [id] = waiting;
+    const detail = await get(`conversations/${id}`);
+    expect(detail.ms).toBeLessThan(PROMPT_MS);
+    expect(detail.body).toMatchObject({ id, executionStatus: 'RUNNING', status: null });
+    expect((detail.body as ConsoleConversation).noWorker).toContain(
+      `no worker on task queue "${stopped.taskQueue}"`,
+    );
+
+    const messages = await get(`conversations/${id}/messages`);
+    expect(messages.ms).toBeLessThan(PROMPT_MS);
+    const body = messages.body as ConsoleMessages;
+    expect(body.noWorker).toContain(`no worker on task queue "${stopped.taskQueue}"`);
+    expect(JSON.stringify(body.messages)).toContain('pay bo');
   });
 });
