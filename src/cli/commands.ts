@@ -32,7 +32,7 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { consoleLink, DEFAULT_CONSOLE_PORT, openConsole } from './console.ts';
-import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
+import { DEMO_MODEL_BANNER, installOfflineDemoWeather, startDemoModel, wantsDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
   formatCompaction,
@@ -89,9 +89,12 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
   const { createAgentWorker, loadModelsConfig } = await loadWorker();
+  // A worker with no model named would call api.openai.com without a key: the demo says what it is.
+  const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
     ...config,
     ...(flags.models ? await loadModelsConfig(flags.models) : {}),
+    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
     workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
@@ -105,6 +108,10 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   console.log(
     `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
   );
+  if (demo) {
+    installOfflineDemoWeather(agent.registry);
+    console.log(DEMO_MODEL_BANNER);
+  }
   console.log(`Payload store: ${agent.payloadStore}`);
   if (agent.deployment) {
     console.log(
@@ -114,6 +121,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
+  await demo?.close();
 }
 
 /** `--deployment-name` and `--build-id`, each over its environment variable. */
@@ -150,10 +158,8 @@ export async function devCommand(
   const server: DevServer | undefined = reused ? undefined : await startServer(flags);
   const address = server?.address ?? config.address;
   if (reused) console.log(`Using the Temporal server already running at ${address} (no server started).`);
-  const demo = process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY ? undefined : await startDemoModel();
-  if (demo) {
-    console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
-  }
+  const demo = wantsDemoModel() ? await startDemoModel() : undefined;
+  if (demo) console.log(DEMO_MODEL_BANNER);
   const dataDir = flags.dataDir ?? defaultDataDir();
   const logFile = path.join(dataDir, 'worker.log');
   const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
