@@ -19,6 +19,12 @@ export const TASK_QUEUE_TYPE_ACTIVITY = 2;
 /** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
 const RECENT_POLL_MS = 2 * 60_000;
 
+/** A worker polling a task queue, and when it last began a poll (epoch ms). */
+export interface Poller {
+  identity: string;
+  lastPollMs: number;
+}
+
 /** The identities of the workers that polled `taskQueue`'s workflow or activity tasks in the last two minutes. */
 export async function recentPollers(
   service: TaskQueueService,
@@ -27,14 +33,30 @@ export async function recentPollers(
   taskQueueType: number,
   now = Date.now(),
 ): Promise<string[]> {
+  return (await recentPollerTimes(service, namespace, taskQueue, taskQueueType, now)).map(
+    (poller) => poller.identity,
+  );
+}
+
+/**
+ * The workers that polled in the last two minutes, with when each last began a poll. A live idle
+ * worker's time is that of its pending long poll (up to a minute old); a stopped one's only ages.
+ */
+export async function recentPollerTimes(
+  service: TaskQueueService,
+  namespace: string,
+  taskQueue: string,
+  taskQueueType: number,
+  now = Date.now(),
+): Promise<Poller[]> {
   const response = await service.describeTaskQueue({
     namespace,
     taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
     taskQueueType,
   });
   return (response.pollers ?? [])
-    .filter((poller) => now - pollMs(poller.lastAccessTime) <= RECENT_POLL_MS)
-    .map((poller) => poller.identity ?? '');
+    .map((poller) => ({ identity: poller.identity ?? '', lastPollMs: pollMs(poller.lastAccessTime) }))
+    .filter((poller) => now - poller.lastPollMs <= RECENT_POLL_MS);
 }
 
 /** When a worker last polled `taskQueue`'s tasks of `taskQueueType`, as far as the server remembers (a few minutes). */
