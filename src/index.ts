@@ -30,7 +30,12 @@ export type {
 export { type RunningConsole, type ServeConsoleOptions, serveConsole } from './client/consoleServer.ts';
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
 export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
-export { ConversationQueryError, ConversationRefusedError, NoWorkerError } from './client/errors.ts';
+export {
+  ConversationQueryError,
+  ConversationRefusedError,
+  NoWorkerError,
+  WorkerStoppedError,
+} from './client/errors.ts';
 export {
   type ExportedHistory,
   type ExportHistoriesOptions,

@@ -68,7 +68,7 @@ import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts'
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
 import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
-import { inCallersWords } from './errors.ts';
+import { inCallersWords, WorkerStoppedError } from './errors.ts';
 import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
@@ -354,7 +354,27 @@ export class Conversation {
    * model by the worker's name for it (README, "Several models").
    */
   async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
-    return (await this.submit(text, options)).result();
+    const update = await this.submit(text, options);
+    return this.#whileServed(update.updateId, update.result());
+  }
+
+  /**
+   * `turn`, unless every worker of the conversation's queue stops before it ends: then a
+   * `WorkerStoppedError` naming the queue, rather than a wait for as long as none runs.
+   */
+  async #whileServed(turnId: string, turn: Promise<TurnResult>): Promise<TurnResult> {
+    const taskQueue = this.#taskQueue;
+    if (!this.#workers || taskQueue === undefined) return turn;
+    const watching = new AbortController();
+    const gone = this.#workers.untilGone(taskQueue, watching.signal).then((lastPoll) => {
+      if (watching.signal.aborted) return new Promise<never>(() => {});
+      throw new WorkerStoppedError(this.id, taskQueue, turnId, lastPoll);
+    });
+    try {
+      return await Promise.race([turn, gone]);
+    } finally {
+      watching.abort();
+    }
   }
 
   /**

@@ -54,6 +54,34 @@ const REQUESTS: Record<string, string> = {
 };
 
 /**
+ * Every worker of a conversation's task queue stopped while a `send` waited for its turn. The message
+ * was accepted: the turn runs once a worker polls the queue again, and `collect(turnId)` (or sending
+ * again with the same key) waits for it then.
+ */
+export class WorkerStoppedError extends Error {
+  override readonly name = 'WorkerStoppedError';
+  readonly conversationId: string;
+  readonly taskQueue: string;
+  /** The `prompt` Update's id: the turn to collect once a worker runs again. */
+  readonly turnId: string;
+  /** When a worker last polled the queue. */
+  readonly lastPoll: Date | undefined;
+
+  constructor(conversationId: string, taskQueue: string, turnId: string, lastPoll: Date | undefined) {
+    const since = lastPoll ? ` since ${lastPoll.toISOString()}` : '';
+    super(
+      `No worker on task queue "${taskQueue}"${since}: the worker of conversation ${conversationId} stopped while it answered. ` +
+        `The message is kept and answered once a worker runs there again: start one ("yiem worker --task-queue ${taskQueue}"), ` +
+        `then collect the turn ("yiem turns collect ${conversationId} ${turnId}", or collect("${turnId}")).`,
+    );
+    this.conversationId = conversationId;
+    this.taskQueue = taskQueue;
+    this.turnId = turnId;
+    this.lastPoll = lastPoll;
+  }
+}
+
+/**
  * The conversation refused or failed an Update (a message while paused with prompts "refuse", a
  * resume at an exhausted budget, an approval nothing waits for, …). `message` names the conversation
  * and the workflow's reason; `cause` stays the workflow's failure, as on Temporal's own error.

@@ -1,7 +1,10 @@
 import type { WorkflowClient } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import {
+  lastPoll,
+  POLLER_GONE_MS,
   recentPollers,
+  TASK_QUEUE_TYPE_ACTIVITY,
   TASK_QUEUE_TYPE_WORKFLOW,
   type TaskQueueService,
   YIEM_IDENTITY_MARK,
@@ -11,6 +14,8 @@ import { NoWorkerError } from './errors.ts';
 /** How long a queue is looked at for a first poller: a worker started a moment ago polls within this. */
 const FIRST_POLL_WAIT_MS = 5_000;
 const LOOK_EVERY_MS = 500;
+/** How often a waiting `send` looks whether its queue still has a worker. */
+const WATCH_EVERY_MS = 5_000;
 /** A queue seen served is not asked again for this long: one DescribeTaskQueue per queue per interval. */
 const SERVED_REUSE_MS = 10_000;
 /** How many conversations' task queues are looked at to name the queues that have workers. */
@@ -75,6 +80,30 @@ export class WorkerPresence {
       }),
     );
     return queues.filter((_, index) => served[index]).sort();
+  }
+
+  /**
+   * Resolves, with the queue's last poll, once no worker has polled `taskQueue` for longer than a
+   * running one ever waits between polls (its workers stopped); never while `signal` is not aborted
+   * and a worker polls. A look the server does not answer counts as a worker still there.
+   */
+  async untilGone(taskQueue: string, signal: AbortSignal): Promise<Date | undefined> {
+    while (!signal.aborted) {
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, WATCH_EVERY_MS);
+        signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+        signal.addEventListener('abort', resolve, { once: true });
+      });
+      if (signal.aborted) break;
+      const polls = await Promise.all(
+        [TASK_QUEUE_TYPE_WORKFLOW, TASK_QUEUE_TYPE_ACTIVITY].map((type) =>
+          lastPoll(this.#service, this.#namespace, taskQueue, type).catch(() => new Date()),
+        ),
+      );
+      const latest = Math.max(0, ...polls.map((poll) => poll?.getTime() ?? 0));
+      if (Date.now() - latest > POLLER_GONE_MS) return latest > 0 ? new Date(latest) : undefined;
+    }
+    return undefined;
   }
 
   #pollers(taskQueue: string): Promise<string[]> {

@@ -18,6 +18,12 @@ export const TASK_QUEUE_TYPE_WORKFLOW = 1;
 export const TASK_QUEUE_TYPE_ACTIVITY = 2;
 /** Pollers not seen for this long are taken to have stopped (an idle worker re-polls about every minute). */
 const RECENT_POLL_MS = 2 * 60_000;
+/**
+ * A worker whose last poll is older than this has stopped: the server ends a long poll after a
+ * minute and a running worker polls again at once, so a live one's last poll is never much older.
+ * (The server keeps listing a stopped one for minutes.)
+ */
+export const POLLER_GONE_MS = 70_000;
 
 /** A worker polling a task queue, and when it last began a poll (epoch ms). */
 export interface Poller {

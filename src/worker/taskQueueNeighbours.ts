@@ -5,6 +5,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { heartbeatWhileRunning } from '../../activities/heartbeat.ts';
 import { LIVE_ANNOUNCEMENT } from '../infrastructure/storage/liveChannel.ts';
 import {
+  POLLER_GONE_MS,
   recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
   type TaskQueueService,
@@ -43,7 +44,7 @@ export interface LivenessTiming {
   lookAgainMs: number;
 }
 
-const LIVENESS: LivenessTiming = { aliveMs: 5_000, goneMs: 70_000, lookAgainMs: 2_000 };
+const LIVENESS: LivenessTiming = { aliveMs: 5_000, goneMs: POLLER_GONE_MS, lookAgainMs: 2_000 };
 
 export function toolSetHash(names: string[]): string {
   return createHash('sha256')
