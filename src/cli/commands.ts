@@ -88,7 +88,13 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
-  const { createAgentWorker, loadModelsConfig } = await loadWorker();
+  // One line per warning in the terminal (a failed model call is not thirty), each in full in the log.
+  const logFile = path.join(
+    defaultDataDir(),
+    'logs',
+    `worker-${config.taskQueue.replace(/[^\w.-]/g, '_')}.log`,
+  );
+  const { createAgentWorker, loadModelsConfig } = await loadWorker(workerLogToFile(logFile, console.error));
   // A worker with no model named would call api.openai.com without a key: the demo says what it is.
   const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
@@ -113,6 +119,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
     console.log(DEMO_MODEL_BANNER);
   }
   console.log(`Payload store: ${agent.payloadStore}`);
+  console.log(`Worker log: ${logFile}`);
   if (agent.deployment) {
     console.log(
       `Worker Deployment ${agent.deployment}: conversations are pinned to their build and move to the current one between turns`,

@@ -3,7 +3,7 @@ import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import {
   lastPoll,
   POLLER_GONE_MS,
-  recentPollers,
+  recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
   TASK_QUEUE_TYPE_WORKFLOW,
   type TaskQueueService,
@@ -106,8 +106,19 @@ export class WorkerPresence {
     return undefined;
   }
 
-  #pollers(taskQueue: string): Promise<string[]> {
-    return recentPollers(this.#service, this.#namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW);
+  /** The workers polling `taskQueue` now: the server lists stopped ones for minutes. */
+  async #pollers(taskQueue: string): Promise<string[]> {
+    const now = Date.now();
+    const pollers = await recentPollerTimes(
+      this.#service,
+      this.#namespace,
+      taskQueue,
+      TASK_QUEUE_TYPE_WORKFLOW,
+      now,
+    );
+    return pollers
+      .filter(({ lastPollMs }) => now - lastPollMs <= POLLER_GONE_MS)
+      .map(({ identity }) => identity);
   }
 
   async #conversationQueues(): Promise<string[]> {
