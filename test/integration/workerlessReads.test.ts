@@ -21,15 +21,19 @@ const PROMPT_MS = 5_000;
 /** The CLI's own start (tsx compiling the sources) comes on top. */
 const CLI_MS = 20_000;
 
-function yiem(args: string[]): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
+function yiem(
+  args: string[],
+  input = '',
+): Promise<{ code: number; stdout: string; stderr: string; ms: number }> {
   const began = Date.now();
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [...YIEM_FROM_SOURCES, ...args],
       { timeout: 60_000 },
       (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr, ms: Date.now() - began }),
     );
+    child.stdin?.end(input);
   });
 }
 
@@ -88,7 +92,7 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     expect(shape(read.messages)).toEqual(shape(transcript));
   });
 
-  it('answers `yiem status` and `yiem history`, saying no worker serves the queue', async () => {
+  it('answers `yiem status` and `yiem history`, and `yiem chat` refuses at once, saying no worker serves the queue', async () => {
     const status = await yiem(['status', conversation.id, '--address', address]);
     expect(status.ms).toBeLessThan(CLI_MS);
     expect(status.code).toBe(0);
@@ -101,6 +105,13 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     expect(history.stdout).toContain('Hello there.');
     expect(history.stdout).toContain('are you there?');
     expect(history.stderr).toContain(`no worker on task queue "${taskQueue}"`);
+
+    const chat = await yiem(['chat', '--id', conversation.id, '--address', address], '/exit\n');
+    expect(chat.ms).toBeLessThan(CLI_MS);
+    expect(chat.code).toBe(1);
+    expect(chat.stderr).toContain(
+      `Conversation ${conversation.id} cannot chat now: no worker on task queue "${taskQueue}"`,
+    );
   });
 });
 
