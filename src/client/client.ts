@@ -74,7 +74,14 @@ import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
-import { answerWithin, readServerRecord, type ServerRecord, transcriptFromHistory } from './serverRecord.ts';
+import {
+  answerWithin,
+  QUERY_GRACE_MS,
+  readServerRecord,
+  type ServerRecord,
+  transcriptFromHistory,
+  WORKER_ANSWER_MS,
+} from './serverRecord.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
 import { WorkerPresence } from './workerPresence.ts';
@@ -526,8 +533,20 @@ export class Conversation {
    * A read that never waits on a worker that is gone.
    */
   async statusOrRecord(): Promise<{ status: ConversationStatus } | { record: ServerRecord }> {
-    const status = await answerWithin(this.status());
+    const status = await this.statusWithin();
     return status ? { status } : { record: await readServerRecord(this.handle) };
+  }
+
+  /**
+   * The status when a worker answers within `ms`, else `undefined`; the query is called off soon
+   * after, so asking again and again (a page that polls) leaves no query waiting on the server.
+   */
+  statusWithin(ms = WORKER_ANSWER_MS): Promise<ConversationStatus | undefined> {
+    const { connection } = this.handle.client;
+    return answerWithin(
+      connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status()),
+      ms,
+    );
   }
 
   /**
@@ -535,7 +554,7 @@ export class Conversation {
    * history of the latest run records it, with `noWorker` saying why (see `transcriptFromHistory`).
    */
   async messagesOrHistory(range: TranscriptRange = {}): Promise<{ messages: Message[]; noWorker?: string }> {
-    if (await answerWithin(this.status())) return { messages: await this.messages(range) };
+    if (await this.statusWithin()) return { messages: await this.messages(range) };
     const [record, all] = await Promise.all([
       readServerRecord(this.handle),
       transcriptFromHistory(this.handle),

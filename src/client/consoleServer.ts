@@ -19,7 +19,7 @@ import { type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts'
 import type { AgentClient, Conversation, ConversationListing } from './client.ts';
 import type { ConsoleConversation, ConsoleInfo, ConsoleListing, ConsoleMessages } from './consoleApi.ts';
 import { finishedLength, transcriptUiMessages } from './consoleTranscript.ts';
-import { answerWithin, readServerRecord, transcriptFromHistory } from './serverRecord.ts';
+import { readServerRecord, transcriptFromHistory } from './serverRecord.ts';
 import { readTurnBoundaries } from './turnBoundaries.ts';
 
 /** Options of {@link serveConsole}. */
@@ -308,7 +308,7 @@ class ConsoleApi {
 
   async #messages(conversation: Conversation): Promise<ConsoleMessages> {
     await described(conversation);
-    const status = await answerWithin(conversation.status());
+    const status = await conversation.statusWithin();
     if (!status) return this.#messagesFromHistory(conversation);
     const starts = await readTurnBoundaries(conversation.handle).then(
       (boundaries) => boundaries.starts,

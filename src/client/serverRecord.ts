@@ -17,6 +17,8 @@ import { resolveEntry } from './transcriptReader.ts';
  * worker answers a Query in milliseconds, while a query to a queue no worker serves waits ~30 s.
  */
 export const WORKER_ANSWER_MS = 1_000;
+/** How long after giving up on it a worker's answer may still come before its query is called off. */
+export const QUERY_GRACE_MS = 500;
 
 /** `pending`'s value, or `undefined` when it does not settle within `ms` (or fails); it is left to finish. */
 export async function answerWithin<T>(pending: Promise<T>, ms = WORKER_ANSWER_MS): Promise<T | undefined> {
