@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatEndpoint } from '../../src/client/chatEndpoint.ts';
 import { AgentClient } from '../../src/client/client.ts';
+import { serveConsole } from '../../src/client/consoleServer.ts';
 import { NoWorkerError } from '../../src/client/errors.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
@@ -115,5 +116,27 @@ describe('a task queue that no worker polls', () => {
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(await response.text()).toContain(`No worker polls task queue "${typo}"`);
     expect(await conversationsOn(typo)).toBe(0);
+  });
+
+  it("answers the console's chat within seconds with the queue named, leaving no conversation", async () => {
+    const console_ = await serveConsole({ client, newConversation: () => ({ systemPrompt: 'You help.' }) });
+    try {
+      const began = Date.now();
+      const response = await fetch(`${console_.url}api/chat`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: `console-${randomUUID()}`,
+          trigger: 'submit-message',
+          messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'hi' }] }],
+        }),
+      });
+      expect(Date.now() - began).toBeLessThan(FAST_MS);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(await response.text()).toContain(`No worker polls task queue "${typo}"`);
+      expect(await conversationsOn(typo)).toBe(0);
+    } finally {
+      await console_.close();
+    }
   });
 });
