@@ -4,10 +4,13 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { LIVE_ANNOUNCEMENT } from '../src/infrastructure/storage/liveChannel.ts';
 import {
-  recentPollers,
+  POLLER_GONE_MS,
+  recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
   type TaskQueueService,
+  YIEM_IDENTITY_MARK,
 } from '../src/infrastructure/taskQueuePollers.ts';
+import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 
 /**
@@ -27,6 +30,21 @@ const SIGNATURE = new RegExp(` yiem\\((?:(model .+), )?tools ([0-9a-f]{8})(?:${L
 
 /** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
 const LOOK_INTERVAL_MS = 10_000;
+/**
+ * When another worker counts as running. The server keeps a poller for minutes after its process
+ * died, and a running idle worker's last poll is that of its pending long poll, up to a minute old:
+ * so one runs when it has polled again since this worker first saw it, or polled in the last
+ * `aliveMs` after this worker started. One that has not polled for `goneMs` has stopped: the server
+ * ends a long poll after a minute, and a running worker polls again at once. In between, it is
+ * looked at every `lookAgainMs` until one or the other shows.
+ */
+export interface LivenessTiming {
+  aliveMs: number;
+  goneMs: number;
+  lookAgainMs: number;
+}
+
+const LIVENESS: LivenessTiming = { aliveMs: 5_000, goneMs: POLLER_GONE_MS, lookAgainMs: 2_000 };
 
 export function toolSetHash(names: string[]): string {
   return createHash('sha256')
@@ -46,7 +64,7 @@ export function identityWithSignature(
 ): string {
   const model = signature.model ? `${signature.model}, ` : '';
   const announcement = live ? LIVE_ANNOUNCEMENT : '';
-  return `${base ?? `${process.pid}@${os.hostname()}`} yiem(${model}tools ${signature.tools}${announcement})`;
+  return `${base ?? `${process.pid}@${os.hostname()}`}${YIEM_IDENTITY_MARK}${model}tools ${signature.tools}${announcement})`;
 }
 
 export function signatureOf(identity: string): WorkerSignature | undefined {
@@ -59,6 +77,8 @@ export function signatureOf(identity: string): WorkerSignature | undefined {
 export interface Neighbour {
   identity: string;
   signature: WorkerSignature;
+  /** When it last began a poll (epoch ms). */
+  lastPollMs: number;
 }
 
 /**
@@ -70,16 +90,24 @@ export class TaskQueueNeighbours {
   #signature: WorkerSignature | undefined;
   #looked: { at: number; neighbours: Promise<Neighbour[]> } | undefined;
   readonly #warned = new Set<string>();
+  /** Workers seen to have stopped, by identity, with the last poll they were judged by. */
+  readonly #gone = new Map<string, number>();
+  /** Each other worker's last poll when this worker first saw it: a later one shows it runs. */
+  readonly #firstSeen = new Map<string, number>();
+  #boundAt = Date.now();
   readonly #log: (message: string) => void;
+  readonly #timing: LivenessTiming;
 
-  constructor(log: (message: string) => void) {
+  constructor(log: (message: string) => void, timing: LivenessTiming = LIVENESS) {
     this.#log = log;
+    this.#timing = timing;
   }
 
   /** Set when the worker is configured: the identity it polls with and what it serves. */
   bind(identity: string, signature: WorkerSignature): void {
     this.#identity = identity;
     this.#signature = signature;
+    this.#boundAt = Date.now();
   }
 
   get identity(): string | undefined {
@@ -120,9 +148,48 @@ export class TaskQueueNeighbours {
     const differing = await this.differing(service, namespace, taskQueue).catch(() => []);
     this.warn(differing, taskQueue);
     const own = this.#signature?.model;
-    const other = differing.find(({ signature }) => signature.model && own && signature.model !== own);
+    const conflicting = differing.filter(
+      ({ signature, identity, lastPollMs }) =>
+        signature.model && own && signature.model !== own && this.#gone.get(identity) !== lastPollMs,
+    );
+    const other = await this.#running(service, namespace, taskQueue, conflicting);
     if (!other) return undefined;
     return `Worker ${this.#identity} (${own}) shares task queue "${taskQueue}" with worker ${other.identity}, which calls another model. Temporal hands each call to any worker of a queue, so this conversation's answers would come from either: give each agent its own task queue (the taskQueue option of createAgentWorker and AgentClient, env YIEM_TASK_QUEUE, or --task-queue).`;
+  }
+
+  /**
+   * The first of `candidates` that still runs, or undefined once each has shown it stopped: one that
+   * began a poll in the last seconds runs, and so does one that polls again while it is watched; one
+   * whose last poll grows older than a long poll lasts has stopped (SIGKILLed, or shut down).
+   */
+  async #running(
+    service: TaskQueueService,
+    namespace: string,
+    taskQueue: string,
+    candidates: Neighbour[],
+  ): Promise<Neighbour | undefined> {
+    const { goneMs, lookAgainMs } = this.#timing;
+    let watched = candidates;
+    while (watched.length > 0) {
+      const alive = watched.find((neighbour) => this.#runs(neighbour));
+      if (alive) return alive;
+      await new Promise((resolve) => setTimeout(resolve, lookAgainMs));
+      const seen = await this.#look(service, namespace, taskQueue, Date.now()).catch(() => watched);
+      const next: Neighbour[] = [];
+      for (const neighbour of watched) {
+        const again = seen.find(({ identity }) => identity === neighbour.identity);
+        if (again && again.lastPollMs !== neighbour.lastPollMs) return again;
+        if (again && Date.now() - again.lastPollMs <= goneMs) next.push(neighbour);
+        else this.#gone.set(neighbour.identity, neighbour.lastPollMs);
+      }
+      watched = next;
+    }
+    return undefined;
+  }
+
+  #runs({ identity, lastPollMs }: Neighbour): boolean {
+    if (lastPollMs !== this.#firstSeen.get(identity)) return true;
+    return lastPollMs >= this.#boundAt && Date.now() - lastPollMs <= this.#timing.aliveMs;
   }
 
   /** Logs each differing worker once. */
@@ -130,8 +197,9 @@ export class TaskQueueNeighbours {
     for (const neighbour of differing) {
       if (this.#warned.has(neighbour.identity)) continue;
       this.#warned.add(neighbour.identity);
+      const polled = Math.round((Date.now() - neighbour.lastPollMs) / 1000);
       this.#log(
-        `Task queue "${taskQueue}" has another worker serving ${describeDifference(this.#signature, neighbour.signature)}: ${neighbour.identity} (this worker: ${this.#identity}). Temporal hands each task to any worker of the queue; give each agent its own task queue.`,
+        `Task queue "${taskQueue}" has another worker serving ${describeDifference(this.#signature, neighbour.signature)}: ${neighbour.identity}, last polled ${polled} s ago (this worker: ${this.#identity}). Temporal hands each task to any worker of the queue; give each agent its own task queue. A worker that stopped is ignored once it has not polled for ${this.#timing.goneMs / 1000} s.`,
       );
     }
   }
@@ -155,7 +223,7 @@ export class TaskQueueNeighbours {
     now: number,
   ): Promise<Neighbour[]> {
     const neighbours: Neighbour[] = [];
-    for (const identity of await recentPollers(
+    for (const { identity, lastPollMs } of await recentPollerTimes(
       service,
       namespace,
       taskQueue,
@@ -164,7 +232,9 @@ export class TaskQueueNeighbours {
     )) {
       if (identity === this.#identity) continue;
       const signature = signatureOf(identity);
-      if (signature) neighbours.push({ identity, signature });
+      if (!signature) continue;
+      if (!this.#firstSeen.has(identity)) this.#firstSeen.set(identity, lastPollMs);
+      neighbours.push({ identity, signature, lastPollMs });
     }
     return neighbours;
   }
@@ -186,11 +256,11 @@ export async function refuseCrossedQueue(
 ): Promise<void> {
   const context = Context.current();
   const { info } = context;
-  const conflict = await deps.neighbours?.modelConflict(
-    context.client.workflowService,
-    info.activityNamespace,
-    info.taskQueue,
-  );
+  // Seeing whether another worker still runs may take up to a long poll: the call heartbeats meanwhile.
+  const stopBeating = heartbeatWhileRunning(context);
+  const conflict = await deps.neighbours
+    ?.modelConflict(context.client.workflowService, info.activityNamespace, info.taskQueue)
+    .finally(stopBeating);
   if (conflict) {
     (deps.log ?? console.warn)(conflict);
     throw ApplicationFailure.create({ message: conflict, type: 'TaskQueueShared', nonRetryable: true });

@@ -31,6 +31,12 @@ export { type RunningConsole, type ServeConsoleOptions, serveConsole } from './c
 export type { FollowEventsOptions, ReconnectOptions } from './client/conversationEvents.ts';
 export type { DetachedTurn, PromptTurn } from './client/detachedTurns.ts';
 export {
+  ConversationQueryError,
+  ConversationRefusedError,
+  NoWorkerError,
+  WorkerStoppedError,
+} from './client/errors.ts';
+export {
   type ExportedHistory,
   type ExportHistoriesOptions,
   exportHistories,
@@ -51,6 +57,7 @@ export {
   UI_MESSAGE_STREAM_PROTOCOL,
   type UiMessageChunk,
 } from './client/uiMessageChunks.ts';
+export type { WorkerPresence } from './client/workerPresence.ts';
 export {
   agentTool,
   type CallbackToolSpec,

@@ -450,7 +450,16 @@ export async function openConversation(options: {
   if (options.id) {
     const existing = options.client.getConversation(options.id);
     const description = await existing.handle.describe().catch(() => undefined);
-    if (description?.status.name === 'RUNNING') return { conversation: existing, resumed: true };
+    if (description?.status.name === 'RUNNING') {
+      // Every read and message of the chat would wait on a worker that is not there.
+      const read = await existing.statusOrRecord();
+      if ('record' in read) {
+        throw new Error(
+          `Conversation ${options.id} cannot chat now: ${read.record.noWorker}. Start a worker on it ("yiem worker --task-queue ${read.record.taskQueue}"); "yiem history ${options.id}" reads it meanwhile.`,
+        );
+      }
+      return { conversation: existing, resumed: true };
+    }
   }
   const conversation = await options.client.startConversation({
     ...(options.id ? { id: options.id } : {}),

@@ -29,11 +29,12 @@ import {
   defaultUiUrl,
 } from './config.ts';
 import { consoleLink, DEFAULT_CONSOLE_PORT, openConsole } from './console.ts';
-import { installOfflineDemoWeather, startDemoModel } from './demoModel.ts';
+import { DEMO_MODEL_BANNER, installOfflineDemoWeather, startDemoModel, wantsDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
 import {
   formatCompaction,
   formatListing,
+  formatServerRecord,
   formatStatus,
   formatToolEvent,
   formatTranscript,
@@ -84,10 +85,19 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
-  const { createAgentWorker, loadModelsConfig } = await loadWorker();
+  // One line per warning in the terminal (a failed model call is not thirty), each in full in the log.
+  const logFile = path.join(
+    defaultDataDir(),
+    'logs',
+    `worker-${config.taskQueue.replace(/[^\w.-]/g, '_')}.log`,
+  );
+  const { createAgentWorker, loadModelsConfig } = await loadWorker(workerLogToFile(logFile, console.error));
+  // A worker with no model named would call api.openai.com without a key: the demo says what it is.
+  const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
     ...config,
     ...(flags.models ? await loadModelsConfig(flags.models) : {}),
+    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
     workflows: flags.workflows,
     builtinTools: flags.builtinTools,
     ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
@@ -101,7 +111,12 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   console.log(
     `Worker on task queue ${agent.taskQueue} (${runs}${model}): ${agent.registry.names().join(', ')}`,
   );
+  if (demo) {
+    installOfflineDemoWeather(agent.registry);
+    console.log(DEMO_MODEL_BANNER);
+  }
   console.log(`Payload store: ${agent.payloadStore}`);
+  console.log(`Worker log: ${logFile}`);
   if (agent.deployment) {
     console.log(
       `Worker Deployment ${agent.deployment}: conversations are pinned to their build and move to the current one between turns`,
@@ -110,6 +125,7 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const stopping = untilInterrupted().then(() => agent.shutdown());
   await agent.run();
   await stopping;
+  await demo?.close();
 }
 
 /** `--deployment-name` and `--build-id`, each over its environment variable. */
@@ -146,10 +162,8 @@ export async function devCommand(
   const server: DevServer | undefined = reused ? undefined : await startServer(flags);
   const address = server?.address ?? config.address;
   if (reused) console.log(`Using the Temporal server already running at ${address} (no server started).`);
-  const demo = process.env.OPENAI_BASE_URL || process.env.OPENAI_API_KEY ? undefined : await startDemoModel();
-  if (demo) {
-    console.log('No model endpoint set (OPENAI_BASE_URL / OPENAI_API_KEY): using the offline demo model.');
-  }
+  const demo = wantsDemoModel() ? await startDemoModel() : undefined;
+  if (demo) console.log(DEMO_MODEL_BANNER);
   const dataDir = flags.dataDir ?? defaultDataDir();
   const logFile = path.join(dataDir, 'worker.log');
   const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
@@ -331,7 +345,8 @@ export async function historyCommand(id: string, flags: ConnectionFlags & { json
   const config = connectionConfig(flags);
   const client = await connectedClient(config);
   try {
-    const messages = await client.getConversation(id).messages();
+    const { messages, noWorker } = await client.getConversation(id).messagesOrHistory();
+    if (noWorker) console.error(`Read from the server's history: ${noWorker}.`);
     console.log(flags.json ? JSON.stringify(messages, null, 2) : formatTranscript(messages));
     console.error(`Web UI: ${conversationUiUrl(defaultUiUrl(config.address), config.namespace, id)}`);
   } finally {
@@ -361,7 +376,10 @@ export async function statusCommand(id: string | undefined, flags: ConnectionFla
       ? [id]
       : (await client.listConversations({ status: 'awaitingApproval' })).map((row) => row.id);
     if (ids.length === 0) console.log('No conversation waits for approval.');
-    for (const each of ids) console.log(formatStatus(each, await client.getConversation(each).status()));
+    for (const each of ids) {
+      const read = await client.getConversation(each).statusOrRecord();
+      console.log('status' in read ? formatStatus(each, read.status) : formatServerRecord(read.record));
+    }
   } finally {
     await client.close();
   }

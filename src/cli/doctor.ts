@@ -1,3 +1,4 @@
+import { describeModel, modelEndpoint, resolveModelSettings } from '../../activities/models/settings.ts';
 import { AgentClient } from '../client/client.ts';
 import { storeMismatch } from '../client/payloadStoreCheck.ts';
 import { describeThrown } from '../contract/thrown.ts';
@@ -14,6 +15,10 @@ import {
   TASK_QUEUE_TYPE_WORKFLOW,
 } from '../infrastructure/taskQueuePollers.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
+import { MODEL_VARIABLES, wantsDemoModel } from './demoModel.ts';
+
+/** One cheap request to the model endpoint waits at most this long. */
+const MODEL_CHECK_MS = 5_000;
 
 /** One line of the report: what was checked, whether it holds, and what was found or how to fix it. */
 interface Check {
@@ -43,6 +48,7 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
       ok: true,
       detail: `payload store ${own.store ? describeStore(own.store) : 'none (payloads inline)'}, codec ${describeKeys(own)}`,
     },
+    await modelCheck(process.env),
   ];
   const reachable = config.tls ? Promise.resolve() : waitForServer(config.address, 5_000);
   const client = new AgentClient({ ...config, ...(converter ? { dataConverter: converter } : {}) });
@@ -61,6 +67,10 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
     checks.push({ name: 'server', ok: true, detail: `${config.address}, namespace ${config.namespace}` });
     checks.push(await searchAttributesCheck(client, config));
 
+    const served = (await client.workers?.queuesWithWorkers()) ?? [];
+    const servedList = served.length > 0 ? served.map((each) => `"${each}"`).join(', ') : 'none';
+    checks.push({ name: 'queues', ok: true, detail: `task queues with yiem workers: ${servedList}` });
+
     const service = client.client.workflowService;
     const queue = config.taskQueue;
     const workflowPollers = await recentPollers(service, config.namespace, queue, TASK_QUEUE_TYPE_WORKFLOW);
@@ -70,7 +80,7 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
       checks.push({
         name: 'workers',
         ok: false,
-        detail: `no worker polls task queue "${queue}" for conversations. Start one with "yiem worker --task-queue ${queue}" (or set YIEM_TASK_QUEUE the same on both sides).`,
+        detail: `no worker polls task queue "${queue}" for conversations (task queues with yiem workers: ${servedList}). Start one with "yiem worker --task-queue ${queue}" (or set YIEM_TASK_QUEUE the same on both sides).`,
       });
       return checks;
     }
@@ -151,4 +161,51 @@ function keysAgree(own: string[] | undefined, theirs: string[] | undefined): boo
   const ownCurrent = own.at(-1);
   const theirCurrent = theirs.at(-1);
   return Boolean(ownCurrent && theirCurrent && theirs.includes(ownCurrent) && own.includes(theirCurrent));
+}
+
+/**
+ * Whether the model endpoint the environment names answers, asked once (`GET <base URL>/models`, no
+ * tokens spent): a worker starts without asking, and its first turn would fail instead.
+ */
+async function modelCheck(env: NodeJS.ProcessEnv): Promise<Check> {
+  const name = 'model';
+  if (wantsDemoModel(env)) {
+    return {
+      name,
+      ok: true,
+      detail: `none set (${MODEL_VARIABLES}): yiem worker and yiem dev use the offline demo model`,
+    };
+  }
+  let settings: ReturnType<typeof resolveModelSettings>;
+  try {
+    settings = resolveModelSettings({}, env);
+  } catch (error) {
+    return { name, ok: false, detail: describeThrown(error) };
+  }
+  const endpoint = modelEndpoint(settings);
+  try {
+    const response = await fetch(`${endpoint.replace(/\/+$/, '')}/models`, {
+      headers: { authorization: `Bearer ${settings.apiKey}` },
+      signal: AbortSignal.timeout(MODEL_CHECK_MS),
+    });
+    if (response.status === 401 || response.status === 403) {
+      return {
+        name,
+        ok: false,
+        detail: `${endpoint} refuses the key (HTTP ${response.status} for GET /models): set OPENAI_API_KEY to a key it takes.`,
+      };
+    }
+    return {
+      name,
+      ok: true,
+      detail: `${describeModel(settings)} answers (HTTP ${response.status} for GET /models)`,
+    };
+  } catch (error) {
+    const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+    return {
+      name,
+      ok: false,
+      detail: `nothing answers at ${endpoint} (${describeThrown(cause)}). Start the model server, or set OPENAI_BASE_URL (and OPENAI_API_KEY, YIEM_MODEL) to one that runs.`,
+    };
+  }
 }

@@ -1,4 +1,5 @@
 import type { ConversationListing } from '../client/client.ts';
+import type { ServerRecord } from '../client/serverRecord.ts';
 import { exhaustionMessage, formatSpend } from '../contract/budget.ts';
 import { CLI_RESULT_LINE_CHARS } from '../contract/limits.ts';
 import { resultText } from '../contract/toolResult.ts';
@@ -72,6 +73,17 @@ export function formatListing(rows: readonly ConversationListing[]): string {
       ].join('  '),
     )
     .join('\n');
+}
+
+/** A conversation no worker answered for, as the server keeps it (`yiem status` without a worker). */
+export function formatServerRecord(record: ServerRecord): string {
+  const status = record.status ?? record.executionStatus.toLowerCase();
+  const turns = record.turns === undefined ? '' : `  ${record.turns} turns`;
+  const cost = record.cost === undefined ? '' : `  cost ${record.cost}`;
+  return [
+    `${record.conversationId}  ${status}${turns}${cost}  (from the server's records)`,
+    `  ${record.noWorker}: start a worker on "${record.taskQueue}" for its transcript, approvals and messages`,
+  ].join('\n');
 }
 
 /** A conversation's state and what waits in it, with the commands that answer its approvals. */

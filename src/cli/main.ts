@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { DEFAULT_MODEL, OPENAI_DEFAULT_BASE_URL } from '../../activities/models/settings.ts';
 import { CONVERSATION_STATUSES } from '../contract/searchAttributes.ts';
 import { MESSAGE_DELIVERIES } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
@@ -88,6 +89,15 @@ selfWritingOptions(
   )
   .option('--deployment-name <name>', 'Worker Versioning: the Worker Deployment (env YIEM_DEPLOYMENT_NAME)')
   .option('--build-id <id>', 'Worker Versioning: this build of it (env YIEM_BUILD_ID)')
+  .addHelpText(
+    'after',
+    `
+The model (environment):
+  OPENAI_BASE_URL   an OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (default ${OPENAI_DEFAULT_BASE_URL})
+  OPENAI_API_KEY    its key
+  YIEM_MODEL        the model's name (default ${DEFAULT_MODEL})
+With none of OPENAI_BASE_URL and OPENAI_API_KEY set (and no --models), the worker uses the offline demo model and says so.`,
+  )
   .action(workerCommand);
 
 program

@@ -198,9 +198,15 @@ class ChatHandler {
     const { client, newConversation } = this.#options;
     const conversation = client.getConversation(chatId);
     try {
-      await conversation.handle.describe();
+      const description = await conversation.handle.describe();
+      // A query or message to a conversation no worker serves would wait for one for good.
+      if (description.status.name === 'RUNNING')
+        await client.workers?.require(description.taskQueue, chatId).catch((error: unknown) => {
+          throw new ChatRequestError(503, describeThrown(error));
+        });
       return conversation;
     } catch (error) {
+      if (error instanceof ChatRequestError) throw error;
       if (!(error instanceof WorkflowNotFoundError)) throw error;
       if (!newConversation || !mayStart)
         throw new ChatRequestError(404, `No conversation has the chat's id "${chatId}"`);

@@ -3,7 +3,6 @@ import {
   Client,
   Connection,
   type WorkflowHandle,
-  WorkflowUpdateFailedError,
   type WorkflowUpdateHandle,
   WorkflowUpdateStage,
 } from '@temporalio/client';
@@ -65,13 +64,23 @@ import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts'
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
 import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
+import { inCallersWords, WorkerStoppedError } from './errors.ts';
 import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
 import { namingAddress, unreachableServerHandling } from './reachability.ts';
 import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
+import {
+  answerWithin,
+  QUERY_GRACE_MS,
+  readServerRecord,
+  type ServerRecord,
+  transcriptFromHistory,
+  WORKER_ANSWER_MS,
+} from './serverRecord.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
+import { WorkerPresence } from './workerPresence.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
 export interface AgentClientOptions extends TemporalConnectionSettings {
@@ -87,6 +96,12 @@ export interface AgentClientOptions extends TemporalConnectionSettings {
   dataConverter?: DataConverter;
   /** OpenTelemetry spans for starts, prompts and signals. Only used when `client` is not given. */
   tracing?: TracingOptions;
+  /**
+   * Before a conversation is started or sent a message, check (DescribeTaskQueue) that a worker
+   * polls its task queue, and throw `NoWorkerError` when none does within a few seconds, rather than
+   * wait for one forever (the default). `false`: start and send regardless, for a worker that comes later.
+   */
+  checkWorkers?: boolean;
 }
 
 export interface StartConversationOptions extends ConversationOptions {
@@ -135,6 +150,8 @@ export class AgentClient {
   readonly payloadStoreCheck: PayloadStoreCheck;
   /** Prompts sent on a timetable (Temporal Schedules), to an existing conversation or a new one per run. */
   readonly schedules: PromptSchedules;
+  /** Whether workers poll a task queue; absent with `checkWorkers: false`. */
+  readonly workers: WorkerPresence | undefined;
 
   constructor(options: AgentClientOptions = {}) {
     assertSupportedNode();
@@ -155,10 +172,21 @@ export class AgentClient {
     );
     this.taskQueue =
       options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    this.workers =
+      options.checkWorkers === false
+        ? undefined
+        : new WorkerPresence(
+            this.client.workflowService,
+            this.client.options.namespace,
+            this.client.workflow,
+          );
     this.schedules = new PromptSchedules(this.client, this.taskQueue);
   }
 
-  /** Starts a conversation workflow; fails if a conversation with that id already exists. */
+  /**
+   * Starts a conversation workflow; fails if a conversation with that id already exists, and, unless
+   * `checkWorkers` is false, with `NoWorkerError` when no worker polls the task queue (nothing is started).
+   */
   async startConversation(options: StartConversationOptions): Promise<Conversation> {
     const {
       id = `conversation-${randomUUID()}`,
@@ -167,6 +195,7 @@ export class AgentClient {
       liveSearchAttributes = true,
       ...conversationOptions
     } = options;
+    await this.workers?.require(this.taskQueue);
     const handle = await startConversationWorkflow(this.client.workflow, {
       id,
       taskQueue: this.taskQueue,
@@ -179,6 +208,7 @@ export class AgentClient {
       maxMessageBytes: resolveConversationSettings(conversationOptions).maxMessageBytes,
       payloadStoreCheck: this.payloadStoreCheck,
       taskQueue: this.taskQueue,
+      ...(this.workers ? { workers: this.workers } : {}),
     });
   }
 
@@ -238,6 +268,7 @@ export class AgentClient {
   getConversation(id: string, limits: ConversationLimits = {}): Conversation {
     return new Conversation(this.client.workflow.getHandle<ConversationWorkflow>(id), {
       payloadStoreCheck: this.payloadStoreCheck,
+      ...(this.workers ? { workers: this.workers } : {}),
       ...limits,
     });
   }
@@ -276,6 +307,8 @@ export interface ConversationLimits {
   payloadStoreCheck?: PayloadStoreCheck;
   /** The conversation's task queue, when known; else asked of the server when needed. */
   taskQueue?: string;
+  /** Checks that a worker polls the conversation's task queue before a message is sent. */
+  workers?: WorkerPresence;
 }
 
 /** How `Conversation.send` sends a message: its delivery, key and model, and the `prompt` Update's id. */
@@ -300,6 +333,7 @@ export class Conversation {
   readonly handle: WorkflowHandle<ConversationWorkflow>;
   readonly #maxMessageBytes: number;
   readonly #payloadStoreCheck: PayloadStoreCheck | undefined;
+  readonly #workers: WorkerPresence | undefined;
   #taskQueue: string | undefined;
 
   constructor(handle: WorkflowHandle<ConversationWorkflow>, limits: ConversationLimits = {}) {
@@ -307,6 +341,7 @@ export class Conversation {
     this.#maxMessageBytes = limits.maxMessageBytes ?? MAX_MESSAGE_BYTES_LIMIT;
     this.#payloadStoreCheck = limits.payloadStoreCheck;
     this.#taskQueue = limits.taskQueue;
+    this.#workers = limits.workers;
   }
 
   get id(): string {
@@ -322,7 +357,27 @@ export class Conversation {
    * model by the worker's name for it (docs/models.md).
    */
   async send(text: string, options: SendOptions = {}): Promise<TurnResult> {
-    return (await this.submit(text, options)).result();
+    const update = await this.submit(text, options);
+    return this.#whileServed(update.updateId, update.result());
+  }
+
+  /**
+   * `turn`, unless every worker of the conversation's queue stops before it ends: then a
+   * `WorkerStoppedError` naming the queue, rather than a wait for as long as none runs.
+   */
+  async #whileServed(turnId: string, turn: Promise<TurnResult>): Promise<TurnResult> {
+    const taskQueue = this.#taskQueue;
+    if (!this.#workers || taskQueue === undefined) return turn;
+    const watching = new AbortController();
+    const gone = this.#workers.untilGone(taskQueue, watching.signal).then((lastPoll) => {
+      if (watching.signal.aborted) return new Promise<never>(() => {});
+      throw new WorkerStoppedError(this.id, taskQueue, turnId, lastPoll);
+    });
+    try {
+      return await Promise.race([turn, gone]);
+    } finally {
+      watching.abort();
+    }
   }
 
   /**
@@ -332,14 +387,28 @@ export class Conversation {
   async submit(text: string, options: SendOptions = {}): Promise<WorkflowUpdateHandle<TurnResult>> {
     this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
+    await this.#checkWorkers();
     const { updateId = options.key, ...delivery } = options;
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
-    return this.handle.startUpdate(promptUpdate, {
-      args: messageArgs(text, delivery),
-      ...(updateId ? { updateId } : {}),
-      waitForStage: WorkflowUpdateStage.ACCEPTED,
-    });
+    const update = await this.#words(
+      'prompt',
+      this.handle.startUpdate(promptUpdate, {
+        args: messageArgs(text, delivery),
+        ...(updateId ? { updateId } : {}),
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      }),
+    );
+    return { ...update, result: () => this.#words('prompt', update.result()) };
+  }
+
+  /** A call's Update or Query failure in the caller's words (`ConversationRefusedError`, `ConversationQueryError`). */
+  async #words<T>(call: string, pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      throw inCallersWords(error, this.id, call);
+    }
   }
 
   /**
@@ -371,8 +440,23 @@ export class Conversation {
   async post(text: string, options: DeliveryOptions = {}): Promise<void> {
     this.#checkMessage(text, options);
     await this.#checkPayloadStore(text);
+    await this.#checkWorkers();
     const [, given] = messageArgs(text, options);
     await (given ? this.handle.signal(postSignal, text, given) : this.handle.signal(postSignal, text));
+  }
+
+  /**
+   * A message to a running conversation whose queue no worker polls would wait forever: refused
+   * here, naming the queue. A conversation that is not found or has ended is left to the call.
+   */
+  async #checkWorkers(): Promise<void> {
+    if (!this.#workers) return;
+    if (this.#taskQueue === undefined) {
+      const description = await this.handle.describe().catch(() => undefined);
+      if (description?.status.name !== 'RUNNING') return;
+      this.#taskQueue = description.taskQueue;
+    }
+    await this.#workers.require(this.#taskQueue, this.id);
   }
 
   async #checkPayloadStore(text: string): Promise<void> {
@@ -395,7 +479,7 @@ export class Conversation {
    * then takes the next message. Resolves with whether a turn was running.
    */
   cancel(): Promise<boolean> {
-    return this.handle.executeUpdate(cancelUpdate);
+    return this.#words('cancel', this.handle.executeUpdate(cancelUpdate));
   }
 
   /**
@@ -405,7 +489,7 @@ export class Conversation {
    * `'refuse'` refuses it with an error. Resolves with whether a turn was running.
    */
   pause(options: PauseOptions = {}): Promise<boolean> {
-    return withValidatorMessage(this.handle.executeUpdate(pauseUpdate, { args: [options] }));
+    return this.#words('pause', this.handle.executeUpdate(pauseUpdate, { args: [options] }));
   }
 
   /**
@@ -415,7 +499,7 @@ export class Conversation {
    * turn's budget is still exhausted, naming the limit.
    */
   resume(): Promise<TurnResult | null> {
-    return withValidatorMessage(this.handle.executeUpdate(resumeUpdate));
+    return this.#words('resume', this.handle.executeUpdate(resumeUpdate));
   }
 
   /**
@@ -423,7 +507,7 @@ export class Conversation {
    * stopped at its budget stays stopped until `resume()`. Resolves with the budget now in force.
    */
   raiseBudget(change: BudgetChange): Promise<Budget> {
-    return withValidatorMessage(this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
+    return this.#words('raiseBudget', this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
   }
 
   /**
@@ -432,12 +516,49 @@ export class Conversation {
    * workers' data converter (the same payload store and keys).
    */
   messages(range: TranscriptRange = {}): Promise<Message[]> {
-    return readTranscript(this.handle, range);
+    return this.#words('the transcript', readTranscript(this.handle, range));
   }
 
   /** The conversation's state, pending approvals and callbacks, spend and stop (the `status` query). */
   status(): Promise<ConversationStatus> {
-    return this.handle.query(statusQuery);
+    return this.#words('the status', this.handle.query(statusQuery));
+  }
+
+  /**
+   * The status when a worker answers within a second; else what the server keeps of the
+   * conversation (its execution, `YiemStatus`, `YiemTurns`, `YiemCost`) and why no worker answered.
+   * A read that never waits on a worker that is gone.
+   */
+  async statusOrRecord(): Promise<{ status: ConversationStatus } | { record: ServerRecord }> {
+    const status = await this.statusWithin();
+    return status ? { status } : { record: await readServerRecord(this.handle) };
+  }
+
+  /**
+   * The status when a worker answers within `ms`, else `undefined`; the query is called off soon
+   * after, so asking again and again (a page that polls) leaves no query waiting on the server.
+   */
+  statusWithin(ms = WORKER_ANSWER_MS): Promise<ConversationStatus | undefined> {
+    const { connection } = this.handle.client;
+    return answerWithin(
+      connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status()),
+      ms,
+    );
+  }
+
+  /**
+   * The transcript (as `messages()`) when a worker answers within a second; else as the server's
+   * history of the latest run records it, with `noWorker` saying why (see `transcriptFromHistory`).
+   */
+  async messagesOrHistory(range: TranscriptRange = {}): Promise<{ messages: Message[]; noWorker?: string }> {
+    if (await this.statusWithin()) return { messages: await this.messages(range) };
+    const [record, all] = await Promise.all([
+      readServerRecord(this.handle),
+      transcriptFromHistory(this.handle),
+    ]);
+    const from = Math.max(0, range.fromIndex ?? 0);
+    const messages = all.slice(from, range.limit === undefined ? undefined : from + range.limit);
+    return { messages, noWorker: record.noWorker };
   }
 
   /**
@@ -460,7 +581,7 @@ export class Conversation {
    * with `compaction: false`. The transcript keeps every message.
    */
   async compact(): Promise<Compaction | null> {
-    const kept = await withValidatorMessage(this.handle.executeUpdate(compactUpdate));
+    const kept = await this.#words('compact', this.handle.executeUpdate(compactUpdate));
     return kept ? resolveCompaction(this.handle, kept) : null;
   }
 
@@ -470,7 +591,7 @@ export class Conversation {
    * before its `upTo`.
    */
   async compactions(): Promise<Compaction[]> {
-    const kept = await this.handle.query(compactionsQuery);
+    const kept = await this.#words('the compactions', this.handle.query(compactionsQuery));
     return Promise.all(kept.map((compaction) => resolveCompaction(this.handle, compaction)));
   }
 
@@ -485,12 +606,12 @@ export class Conversation {
 
   /** The tools the conversation's workers serve. */
   tools(): Promise<ToolInfo[]> {
-    return this.handle.executeUpdate(toolsUpdate);
+    return this.#words('tools', this.handle.executeUpdate(toolsUpdate));
   }
 
   /** The offset the next event will have: follow from here to see only what happens from now on. */
   eventOffset(): Promise<number> {
-    return this.handle.query<number>('__temporal_workflow_stream_offset');
+    return this.#words('the event offset', this.handle.query<number>('__temporal_workflow_stream_offset'));
   }
 
   /**
@@ -509,7 +630,8 @@ export class Conversation {
 
   #decide(decision: ApprovalDecision, options: DecisionOptions): Promise<ApprovalOutcome> {
     const decider = options.decider ?? this.handle.client.options.identity;
-    return withValidatorMessage(
+    return this.#words(
+      'decideToolCall',
       this.handle.executeUpdate(decideToolCallUpdate, { args: [{ ...decision, decider }] }),
     );
   }
@@ -524,7 +646,8 @@ export class Conversation {
 
   /** Hands back one callback tool call's result. Throws when no call with that id waits (any more). */
   answerCallback(callId: string, result: CallbackToolResult): Promise<void> {
-    return withValidatorMessage(
+    return this.#words(
+      'callbackResult',
       this.handle.executeUpdate(callbackResultUpdate, { args: [{ callId, result }] }),
     );
   }
@@ -558,6 +681,7 @@ export class Conversation {
       maxMessageBytes: resolveConversationSettings(started.options).maxMessageBytes,
       ...(this.#payloadStoreCheck ? { payloadStoreCheck: this.#payloadStoreCheck } : {}),
       taskQueue: started.taskQueue,
+      ...(this.#workers ? { workers: this.#workers } : {}),
     });
   }
 
@@ -578,15 +702,5 @@ export class Conversation {
     await this.handle.signal(endSignal);
     // From the latest run: a rewind ends the run a started handle is bound to by terminating it.
     return this.handle.client.getHandle<ConversationWorkflow>(this.id).result();
-  }
-}
-
-/** An Update's validator reason is what the caller can act on, not the Update wrapper. */
-async function withValidatorMessage<T>(update: Promise<T>): Promise<T> {
-  try {
-    return await update;
-  } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError && error.cause) throw new Error(error.cause.message);
-    throw error;
   }
 }

@@ -34,6 +34,8 @@ export interface ConsoleConversation {
   executionStatus: string;
   /** Null when the conversation cannot be asked (it ended and no worker answers Queries). */
   status: ConversationStatus | null;
+  /** Set when no worker answered for it: `no worker on task queue "q" since …`. */
+  noWorker: string | null;
   /** The Web UI's page of the conversation, when the console knows the Web UI. */
   webUi: string | null;
   /** Each tool call's activity (by activity id: `tool-<turn>-<call id>`) in the Web UI's history. */
@@ -53,4 +55,6 @@ export interface ConsoleMessages {
    * turn runs): a page that shows one of them as a posted message keeps that one instead.
    */
   openingMessages: number;
+  /** Set when no worker answered and the transcript was read from the server's history instead. */
+  noWorker: string | null;
 }

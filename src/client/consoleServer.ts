@@ -12,14 +12,15 @@ import {
 import { CONVERSATION_STATUSES, type ConversationSearchStatus } from '../contract/searchAttributes.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnStarts } from '../contract/transcript.ts';
-import type { ApprovalOutcome } from '../contract/types/approvals.ts';
+import type { ApprovalOutcome, ApprovalWait } from '../contract/types/approvals.ts';
 import type { MessageDelivery } from '../contract/types/messages.ts';
 import { namesLoopbackHost, requireTokenOffLoopback, TokenCheck } from '../infrastructure/httpAccess.ts';
 import { listen } from '../infrastructure/httpListen.ts';
 import { type ChatEndpointOptions, createChatEndpoint } from './chatEndpoint.ts';
-import type { AgentClient, Conversation } from './client.ts';
+import type { AgentClient, Conversation, ConversationListing } from './client.ts';
 import type { ConsoleConversation, ConsoleInfo, ConsoleListing, ConsoleMessages } from './consoleApi.ts';
 import { finishedLength, transcriptUiMessages } from './consoleTranscript.ts';
+import { readServerRecord, transcriptFromHistory } from './serverRecord.ts';
 import { readTurnBoundaries } from './turnBoundaries.ts';
 
 /** Options of {@link serveConsole}. */
@@ -240,38 +241,28 @@ class ConsoleApi {
       ...(status ? { status: status as ConversationSearchStatus } : {}),
       limit: CONSOLE_LISTED_CONVERSATIONS,
     });
-    return Promise.all(
-      rows.map(async (row) => ({
-        id: row.id,
-        status: row.status ?? null,
-        turns: row.turns ?? null,
-        agent: row.agent ?? null,
-        cost: row.cost ?? null,
-        startTime: row.startTime.toISOString(),
-        executionStatus: row.executionStatus,
-        // Asked only of the rows that wait, which are few: whose approval, its own or a sub-agent's.
-        awaitingApproval:
-          row.status === 'awaitingApproval'
-            ? await this.#options.client
-                .getConversation(row.id)
-                .status()
-                .then(
-                  (answer) => answer.awaitingApproval ?? null,
-                  () => null,
-                )
-            : null,
-      })),
-    );
+    // One visibility call and no Query: a conversation whose worker is gone must not hold up the list.
+    return rows.map((row) => ({
+      id: row.id,
+      status: row.status ?? null,
+      turns: row.turns ?? null,
+      agent: row.agent ?? null,
+      cost: row.cost ?? null,
+      startTime: row.startTime.toISOString(),
+      executionStatus: row.executionStatus,
+      awaitingApproval: row.status === WAITING ? approvalWaitOf(row.id, rows) : null,
+    }));
   }
 
   async #conversation(conversation: Conversation): Promise<ConsoleConversation> {
     const description = await described(conversation);
-    const status = await conversation.status().catch(() => null);
+    const read = await conversation.statusOrRecord().catch(() => null);
     const places = await this.#webUiPlaces(conversation, description.runId, description.historyLength);
     return {
       id: conversation.id,
       executionStatus: description.status.name,
-      status,
+      status: read && 'status' in read ? read.status : null,
+      noWorker: read && 'record' in read ? read.record.noWorker : null,
       webUi: this.#webUiPage(conversation.id),
       ...places,
     };
@@ -319,7 +310,8 @@ class ConsoleApi {
 
   async #messages(conversation: Conversation): Promise<ConsoleMessages> {
     await described(conversation);
-    const status = await conversation.status();
+    const status = await conversation.statusWithin();
+    if (!status) return this.#messagesFromHistory(conversation);
     const starts = await readTurnBoundaries(conversation.handle).then(
       (boundaries) => boundaries.starts,
       () => undefined,
@@ -342,6 +334,22 @@ class ConsoleApi {
       messages: transcriptUiMessages(conversation.id, shown, starts, firstIndex),
       truncated: firstIndex > 0,
       openingMessages,
+      noWorker: null,
+    };
+  }
+
+  /** The transcript as the server's history records it, when no worker answers. */
+  async #messagesFromHistory(conversation: Conversation): Promise<ConsoleMessages> {
+    const [messages, record] = await Promise.all([
+      transcriptFromHistory(conversation.handle),
+      readServerRecord(conversation.handle),
+    ]);
+    const firstIndex = Math.max(0, messages.length - CONSOLE_TRANSCRIPT_MESSAGES);
+    return {
+      messages: transcriptUiMessages(conversation.id, messages.slice(firstIndex), undefined, firstIndex),
+      truncated: firstIndex > 0,
+      openingMessages: 0,
+      noWorker: record.noWorker,
     };
   }
 
@@ -381,6 +389,21 @@ class ConsoleApi {
       throw new ConsoleRequestError(409, describeThrown(error));
     }
   }
+}
+
+const WAITING: ConversationSearchStatus = 'awaitingApproval';
+
+/**
+ * Whose approval a listed conversation waits for, from the listing alone: its sub-agents (ids
+ * `<parent>.<agent>.turn-<n>.<call>`) that wait too, else its own calls. One that waits for both
+ * shows its sub-agents; the conversation's page shows every wait.
+ */
+function approvalWaitOf(id: string, rows: ConversationListing[]): ApprovalWait {
+  const waiting = rows.filter((row) => row.status === WAITING && row.id.startsWith(`${id}.`));
+  const children = waiting
+    .filter((row) => !waiting.some((other) => other !== row && row.id.startsWith(`${other.id}.`)))
+    .map((row) => row.id);
+  return { ownCalls: children.length > 0 ? 0 : 1, subAgents: children };
 }
 
 function runningTurnStart(starts: TurnStarts | undefined, turn: number): number | undefined {

@@ -6,6 +6,7 @@ import {
   type WorkflowClientInterceptor,
   type WorkflowHandle,
 } from '@temporalio/client';
+import { unreachableServerMessage } from '../infrastructure/connection.ts';
 
 /** What a caller that rides out Temporal outages (a follower, a callback server) is told. */
 export interface ReconnectOptions {
@@ -146,10 +147,7 @@ export function namingAddress(error: unknown, address: string): unknown {
   let cause: unknown = error;
   for (let depth = 0; cause !== undefined && depth < 5; depth++) {
     if (isGrpcServiceError(cause) && cause.code === UNAVAILABLE) {
-      return new ServiceError(
-        `Temporal at ${address} is unreachable (${cause.details}). Start a server ("yiem server" or "yiem dev"), or give the address (option address, env TEMPORAL_ADDRESS).`,
-        { cause },
-      );
+      return new ServiceError(unreachableServerMessage(address, cause.details), { cause });
     }
     cause = cause instanceof Error ? cause.cause : undefined;
   }

@@ -56,7 +56,8 @@ export async function readTranscriptEntries(
   return entries;
 }
 
-async function resolveEntry(
+/** A transcript entry whole: a stored one fetched from the payload store. */
+export async function resolveEntry(
   entry: TranscriptEntry,
   store: ContentStore | undefined,
   conversationId: string,

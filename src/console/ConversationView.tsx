@@ -91,6 +91,11 @@ function Chat({
         onError={setActionError}
       />
       {stateError ? <p className="error">{stateError}</p> : null}
+      {conversation?.noWorker ? (
+        <p className="error" id="no-worker">
+          {conversation.noWorker}: read from the server's records
+        </p>
+      ) : null}
       {actionError ? <p className="error">{actionError}</p> : null}
       {subAgentApprovals.length > 0 ? (
         <SubAgentApprovals conversationId={id} approvals={subAgentApprovals} onError={setActionError} />

@@ -6,6 +6,11 @@ export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
 /** Default namespace: Temporal's own default. */
 export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
 
+/** What a client or a worker says when no Temporal server answers at `address`: where it looked and what to start. */
+export function unreachableServerMessage(address: string, detail: string): string {
+  return `Temporal at ${address} is unreachable (${detail}). Start a server ("yiem server" or "yiem dev"), or give the address (option address, env TEMPORAL_ADDRESS).`;
+}
+
 /**
  * Where and how to reach Temporal. Anything left out comes from Temporal's own conventions
  * (`@temporalio/envconfig`): the `TEMPORAL_*` environment variables (`TEMPORAL_ADDRESS`,

@@ -29,7 +29,11 @@ import type { SelfWritingOptions } from '../contract/types/sandbox.ts';
 import type { AgentTool } from '../contract/types/tools.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
-import { resolveTemporalConnection, type TemporalConnectionSettings } from '../infrastructure/connection.ts';
+import {
+  resolveTemporalConnection,
+  type TemporalConnectionSettings,
+  unreachableServerMessage,
+} from '../infrastructure/connection.ts';
 import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
@@ -179,7 +183,7 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
   );
   const deployment = workerDeploymentOptions(options.deployment, env);
   const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await NativeConnection.connect(connectionOptions));
+  const connection = options.connection ?? (await connectWorker(connectionOptions));
 
   const plugin = new AgentPlugin(
     {
@@ -344,5 +348,22 @@ function assertAgentToolsRegistered(registry: ToolRegistry): void {
         `Agent "${runner.agent.name}" (tool "${tool.name}") is given tools this worker does not register: ${missing.join(', ')}`,
       );
     }
+  }
+}
+
+/**
+ * Connects the worker; a server that is not there is named by its address with what to start, as the
+ * client names it, rather than by the bridge's `TransportError(… ConnectError …)`.
+ */
+async function connectWorker(
+  connectionOptions: ReturnType<typeof resolveTemporalConnection>['connectionOptions'],
+): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(connectionOptions);
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    if (!/Transport|Connect|refused|dns|unavailable/i.test(`${(error as Error)?.name} ${detail}`))
+      throw error;
+    throw new Error(unreachableServerMessage(connectionOptions.address, detail), { cause: error });
   }
 }

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { AgentClient } from '../../src/client/client.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
 import {
@@ -84,6 +85,28 @@ describe('yiem doctor', () => {
     expect(code).toBe(0);
   });
 
+  it('checks the model endpoint with one request, and lists the task queues that have yiem workers', async () => {
+    // Temporal lists no task queues: the ones named are those of conversations (and the default).
+    const client = new AgentClient({ address, taskQueue });
+    try {
+      await (await client.startConversation({ systemPrompt: '' })).handle.terminate('listed');
+    } finally {
+      await client.close();
+    }
+    const answering = await doctor({ ...onQueue, OPENAI_BASE_URL: model.baseURL, YIEM_MODEL: 'scripted' });
+    expect(answering.output).toContain(
+      `ok   model: model scripted at ${model.baseURL} answers (HTTP 200 for GET /models)`,
+    );
+    expect(answering.output).toMatch(
+      new RegExp(`ok {3}queues: task queues with yiem workers: .*"${taskQueue}"`),
+    );
+
+    const silent = await doctor({ ...onQueue, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1' });
+    expect(silent.output).toContain('FAIL model: nothing answers at http://127.0.0.1:1/v1 (');
+    expect(silent.output).toContain('set OPENAI_BASE_URL (and OPENAI_API_KEY, YIEM_MODEL)');
+    expect(silent.code).toBe(1);
+  });
+
   it('names a server that does not answer', async () => {
     const { code, output } = await doctor({ TEMPORAL_ADDRESS: '127.0.0.1:1', YIEM_TASK_QUEUE: taskQueue });
     expect(output).toMatch(/FAIL server: no Temporal server answers at 127\.0\.0\.1:1/);
@@ -96,6 +119,7 @@ describe('yiem doctor', () => {
       YIEM_TASK_QUEUE: `empty-${randomUUID()}`,
     });
     expect(output).toMatch(/FAIL workers: no worker polls task queue "empty-/);
+    expect(output).toContain('task queues with yiem workers:');
     expect(code).toBe(1);
   });
 

@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
+import type { ConsoleListing } from '../../src/client/consoleApi.ts';
+import { serveConsole } from '../../src/client/consoleServer.ts';
 import { agentTool, handoffTool } from '../../src/contract/agents.ts';
 import { YIEM_AGENT, YIEM_STATUS } from '../../src/contract/searchAttributes.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
@@ -313,6 +315,23 @@ describe('agents as tools and handoffs', () => {
         .sort();
     await expect.poll(waiting, { timeout: 30_000 }).toEqual([conversation.id, childId].sort());
     expect(transfers).toEqual([]);
+    // The console's list says whose approval from the listing alone, asking no conversation.
+    const console_ = await serveConsole({ client: agent.client });
+    try {
+      const rows = (await (
+        await fetch(`${console_.url}api/console/conversations?status=awaitingApproval`)
+      ).json()) as ConsoleListing[];
+      expect(rows.find((row) => row.id === conversation.id)?.awaitingApproval).toEqual({
+        ownCalls: 0,
+        subAgents: [childId],
+      });
+      expect(rows.find((row) => row.id === childId)?.awaitingApproval).toEqual({
+        ownCalls: 1,
+        subAgents: [],
+      });
+    } finally {
+      await console_.close();
+    }
 
     expect(await conversation.approve(key)).toMatchObject({
       approvalId: key,

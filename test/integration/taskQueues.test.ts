@@ -155,7 +155,11 @@ describe('two agents on one task queue', () => {
     await devStack?.close();
   });
 
-  it("refuses the model call, naming both workers, instead of answering with either one's model", async () => {
+  // A worker that has not polled since the other started is seen to run once it polls again: up to
+  // a long poll (a minute) later.
+  it("refuses the model call, naming both workers, instead of answering with either one's model", {
+    timeout: 150_000,
+  }, async () => {
     const identities = await untilPollers(users, shared, 2);
     expect(
       identities.every((identity) =>

@@ -191,7 +191,8 @@ export function useCrashScene(queuePrefix: string): CrashScene {
       taskQueue = `${queuePrefix}-${randomUUID()}`;
       bench = await createCrashBench();
       await prepare?.(bench);
-      const scoped = new AgentClient({ client: scene.client.client, taskQueue });
+      // Crash cases start their conversation before any worker runs: no check that one polls.
+      const scoped = new AgentClient({ client: scene.client.client, taskQueue, checkWorkers: false });
       return scoped.startConversation({
         id: `${id}-${randomUUID()}`,
         systemPrompt,

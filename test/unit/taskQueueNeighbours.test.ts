@@ -81,4 +81,43 @@ describe('TaskQueueNeighbours', () => {
     expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
     expect(logged).toEqual([]);
   });
+
+  describe('a worker of another model that may have stopped', () => {
+    // Seconds for minutes: alive within 1 s, gone after 3 s, looked at every 100 ms.
+    const timing = { aliveMs: 1_000, goneMs: 3_000, lookAgainMs: 100 };
+    /** A queue whose other worker began its last poll at `lastPoll()` (seconds, as the server keeps it). */
+    function queueWith(lastPoll: () => number): TaskQueueService {
+      return {
+        describeTaskQueue: async () => ({
+          pollers: [
+            { identity: own, lastAccessTime: { seconds: String(Math.floor(Date.now() / 1000)), nanos: 0 } },
+            { identity: other, lastAccessTime: { seconds: String(Math.floor(lastPoll() / 1000)), nanos: 0 } },
+          ],
+        }),
+      };
+    }
+
+    it('serves once its last poll grows older than a long poll, and at once afterwards', async () => {
+      const neighbours = new TaskQueueNeighbours(() => {}, timing);
+      neighbours.bind(own, users);
+      const stoppedAt = Date.now() - 2_000;
+      const queue = queueWith(() => stoppedAt);
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
+      const began = Date.now();
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
+      // Judged once: the next call does not wait for it again.
+      expect(Date.now() - began).toBeLessThan(timing.goneMs);
+    });
+
+    it('refuses once it polls again: it runs', async () => {
+      const neighbours = new TaskQueueNeighbours(() => {}, timing);
+      neighbours.bind(own, users);
+      let lastPoll = Date.now() - 2_000;
+      const queue = queueWith(() => lastPoll);
+      setTimeout(() => {
+        lastPoll = Date.now();
+      }, 300);
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toContain(`with worker ${other}`);
+    });
+  });
 });

@@ -1,0 +1,160 @@
+import {
+  QueryNotRegisteredError,
+  QueryRejectedError,
+  ServiceError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
+import { describeThrown } from '../contract/thrown.ts';
+
+/**
+ * The errors a client throws in the caller's words: each names the conversation (or task queue) and
+ * what to do, in `message`; the fields let a program tell them apart.
+ */
+
+/** No worker polls the task queue a conversation would run on, so it would wait for one forever. */
+export class NoWorkerError extends Error {
+  override readonly name = 'NoWorkerError';
+  readonly taskQueue: string;
+  /** Task queues that have yiem workers now (the one meant, when it is a typo, is likely among them). */
+  readonly queuesWithWorkers: string[];
+  readonly conversationId: string | undefined;
+
+  constructor(taskQueue: string, queuesWithWorkers: string[], conversationId?: string) {
+    super(noWorkerMessage(taskQueue, queuesWithWorkers, conversationId));
+    this.taskQueue = taskQueue;
+    this.queuesWithWorkers = queuesWithWorkers;
+    this.conversationId = conversationId;
+  }
+}
+
+function noWorkerMessage(taskQueue: string, queues: string[], conversationId: string | undefined): string {
+  const what = conversationId ? `conversation ${conversationId}` : 'a new conversation';
+  const others =
+    queues.length > 0
+      ? `Task queues with yiem workers: ${queues.map((queue) => `"${queue}"`).join(', ')}.`
+      : 'No task queue has a yiem worker now.';
+  return (
+    `No worker polls task queue "${taskQueue}", so ${what} would wait there for one forever. ${others} ` +
+    `Start a worker on it ("yiem worker --task-queue ${taskQueue}") or use a queue that has one ` +
+    '(option taskQueue, env YIEM_TASK_QUEUE, or --task-queue).'
+  );
+}
+
+/** What each Update asks of a conversation, as its refusal names it. */
+const REQUESTS: Record<string, string> = {
+  prompt: 'the message',
+  pause: 'the pause',
+  resume: 'the resume',
+  raiseBudget: 'the budget change',
+  compact: 'the compaction',
+  decideToolCall: 'the decision',
+  callbackResult: 'the callback result',
+  cancel: 'the cancel',
+  tools: 'the tool list',
+};
+
+/**
+ * Every worker of a conversation's task queue stopped while a `send` waited for its turn. The message
+ * was accepted: the turn runs once a worker polls the queue again, and `collect(turnId)` (or sending
+ * again with the same key) waits for it then.
+ */
+export class WorkerStoppedError extends Error {
+  override readonly name = 'WorkerStoppedError';
+  readonly conversationId: string;
+  readonly taskQueue: string;
+  /** The `prompt` Update's id: the turn to collect once a worker runs again. */
+  readonly turnId: string;
+  /** When a worker last polled the queue. */
+  readonly lastPoll: Date | undefined;
+
+  constructor(conversationId: string, taskQueue: string, turnId: string, lastPoll: Date | undefined) {
+    const since = lastPoll ? ` since ${lastPoll.toISOString()}` : '';
+    super(
+      `No worker on task queue "${taskQueue}"${since}: the worker of conversation ${conversationId} stopped while it answered. ` +
+        `The message is kept and answered once a worker runs there again: start one ("yiem worker --task-queue ${taskQueue}"), ` +
+        `then collect the turn ("yiem turns collect ${conversationId} ${turnId}", or collect("${turnId}")).`,
+    );
+    this.conversationId = conversationId;
+    this.taskQueue = taskQueue;
+    this.turnId = turnId;
+    this.lastPoll = lastPoll;
+  }
+}
+
+/**
+ * The conversation refused or failed an Update (a message while paused with prompts "refuse", a
+ * resume at an exhausted budget, an approval nothing waits for, …). `message` names the conversation
+ * and the workflow's reason; `cause` stays the workflow's failure, as on Temporal's own error.
+ */
+export class ConversationRefusedError extends WorkflowUpdateFailedError {
+  override readonly name = 'ConversationRefusedError';
+  readonly conversationId: string;
+  /** The Update's name: `prompt`, `resume`, `decideToolCall`, … */
+  readonly request: string;
+  readonly reason: string;
+
+  constructor(conversationId: string, request: string, cause: Error | undefined) {
+    const reason = cause ? describeThrown(cause) : 'no reason given';
+    super(`Conversation ${conversationId} refused ${REQUESTS[request] ?? request}: ${reason}`, cause);
+    this.conversationId = conversationId;
+    this.request = request;
+    this.reason = reason;
+  }
+}
+
+/** A read of a conversation (a Query) failed: the workflow's reason, or why no worker answered. */
+export class ConversationQueryError extends Error {
+  override readonly name = 'ConversationQueryError';
+  readonly conversationId: string;
+  readonly query: string;
+  readonly reason: string;
+
+  constructor(conversationId: string, query: string, reason: string, cause?: unknown) {
+    super(`Reading ${query} of conversation ${conversationId} failed: ${reason}`, { cause });
+    this.conversationId = conversationId;
+    this.query = query;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Temporal's Update and Query failures in the caller's words: the workflow's reason and the
+ * conversation id in `message`. Anything else is returned as it is.
+ */
+export function inCallersWords(error: unknown, conversationId: string, call: string): unknown {
+  if (error instanceof ConversationRefusedError || error instanceof ConversationQueryError) return error;
+  if (error instanceof WorkflowUpdateFailedError) {
+    return new ConversationRefusedError(conversationId, call, error.cause);
+  }
+  if (error instanceof QueryRejectedError) {
+    return new ConversationQueryError(
+      conversationId,
+      call,
+      `the conversation has ended (its status: ${String(error.status)})`,
+      error,
+    );
+  }
+  if (error instanceof QueryNotRegisteredError) {
+    return new ConversationQueryError(
+      conversationId,
+      call,
+      `its worker does not answer this query (${error.message}); is it of an older yiem release?`,
+      error,
+    );
+  }
+  if (error instanceof ServiceError && error.message === 'Failed to query Workflow') {
+    return new ConversationQueryError(conversationId, call, queryFailureReason(error.cause), error);
+  }
+  return error;
+}
+
+/** gRPC's DEADLINE_EXCEEDED: no worker answered the query in time. */
+const DEADLINE_EXCEEDED = 4;
+
+function queryFailureReason(cause: unknown): string {
+  const { code, details } = (cause ?? {}) as { code?: unknown; details?: unknown };
+  if (code === DEADLINE_EXCEEDED || /deadline|timeout|timed out/i.test(String(details ?? ''))) {
+    return 'no worker answered (is a worker running on its task queue?)';
+  }
+  return typeof details === 'string' && details ? details : describeThrown(cause);
+}

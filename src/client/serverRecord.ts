@@ -1,0 +1,136 @@
+import type { WorkflowHandle } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
+import { postSignal, promptUpdate } from '../contract/definitions.ts';
+import type { CallModelOutput, ConversationCarryOver, ExecuteToolOutput } from '../contract/protocol.ts';
+import { YIEM_COST, YIEM_STATUS, YIEM_TURNS } from '../contract/searchAttributes.ts';
+import type { TranscriptEntry } from '../contract/transcript.ts';
+import type { Message } from '../contract/types/messages.ts';
+import { ContentStore } from '../infrastructure/storage/contentStore.ts';
+import { lastPoll, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
+import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
+import type { HistoryEvent } from './runHistories.ts';
+import { resolveEntry } from './transcriptReader.ts';
+
+/**
+ * How long a read waits for a worker's answer before it falls back to what the server keeps: a
+ * worker answers a Query in milliseconds, while a query to a queue no worker serves waits ~30 s.
+ */
+export const WORKER_ANSWER_MS = 1_000;
+/** How long after giving up on it a worker's answer may still come before its query is called off. */
+export const QUERY_GRACE_MS = 500;
+
+/** `pending`'s value, or `undefined` when it does not settle within `ms` (or fails); it is left to finish. */
+export async function answerWithin<T>(pending: Promise<T>, ms = WORKER_ANSWER_MS): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([pending.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What the server keeps of a conversation, read without a worker: its execution, search attributes and queue. */
+export interface ServerRecord {
+  conversationId: string;
+  /** Temporal's execution status: `RUNNING`, `COMPLETED`, … */
+  executionStatus: string;
+  taskQueue: string;
+  /** `YiemStatus`, `YiemTurns`, `YiemCost` as the workflow last set them (absent without live search attributes). */
+  status: string | undefined;
+  turns: number | undefined;
+  cost: number | undefined;
+  /** Why no worker answered, in words: `no worker on task queue "q" since <its last poll>: …`. */
+  noWorker: string;
+}
+
+/** The conversation's record on the server, with why its worker did not answer. */
+export async function readServerRecord(handle: WorkflowHandle): Promise<ServerRecord> {
+  const description = await handle.describe();
+  const attributes = description.typedSearchAttributes;
+  return {
+    conversationId: handle.workflowId,
+    executionStatus: description.status.name,
+    taskQueue: description.taskQueue,
+    status: attributes.get(YIEM_STATUS),
+    turns: attributes.get(YIEM_TURNS),
+    cost: attributes.get(YIEM_COST),
+    noWorker: await noWorkerNote(handle, description.taskQueue),
+  };
+}
+
+/** "no worker on task queue "q" since <its last poll>": the one wording of a conversation whose worker is gone. */
+export async function noWorkerNote(handle: WorkflowHandle, taskQueue: string): Promise<string> {
+  const { workflowService, options } = handle.client;
+  const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
+    () => undefined,
+  );
+  const since = last ? ` since ${last.toISOString()} (its last poll)` : '';
+  return `no worker on task queue "${taskQueue}"${since}: none answered within ${WORKER_ANSWER_MS / 1000} s`;
+}
+
+/**
+ * The transcript as the server's history of the latest run records it: the run's carried messages,
+ * then each message sent, model reply and tool result in the order the history took them. It misses
+ * what ran inside a workflow task (local activities) and refused or failed tool calls' results, and
+ * a running turn's order may differ from the worker's: a fallback for when no worker answers.
+ */
+export async function transcriptFromHistory(handle: WorkflowHandle): Promise<Message[]> {
+  const runId = (await handle.describe()).runId;
+  const events = (await handle.client.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
+  const converter = handle.client.options.loadedDataConverter;
+  const decode = <T>(payloads: unknown, index = 0): Promise<T | undefined> =>
+    decodeFromPayloadsAtIndex<T>(converter, index, payloads as Payload[] | undefined).catch(() => undefined);
+  const entries: TranscriptEntry[] = [];
+  const activities = new Map<string, string>();
+  for (const event of events) entries.push(...(await entriesOf(event, activities, decode)));
+  const store = ContentStore.of(converter);
+  return Promise.all(entries.map((entry, index) => resolveEntry(entry, store, handle.workflowId, index)));
+}
+
+type Decode = <T>(payloads: unknown, index?: number) => Promise<T | undefined>;
+
+async function entriesOf(
+  event: HistoryEvent,
+  activities: Map<string, string>,
+  decode: Decode,
+): Promise<TranscriptEntry[]> {
+  const timestamp = optionalTsToMs(event.eventTime) ?? 0;
+  const started = event.workflowExecutionStartedEventAttributes;
+  if (started) return (await decode<ConversationCarryOver>(started.input?.payloads, 1))?.messages ?? [];
+  const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+  if (accepted?.name === promptUpdate.name)
+    return userEntry(await decode(accepted.args?.payloads), timestamp);
+  const signaled = event.workflowExecutionSignaledEventAttributes;
+  if (signaled?.signalName === postSignal.name)
+    return userEntry(await decode(signaled.input?.payloads), timestamp);
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (scheduled) activities.set(String(event.eventId), scheduled.activityType?.name ?? '');
+  const completed = event.activityTaskCompletedEventAttributes;
+  if (!completed) return [];
+  const type = activities.get(String(completed.scheduledEventId));
+  if (type === 'callModel') {
+    const reply = await decode<CallModelOutput>(completed.result?.payloads);
+    if (!reply) return [];
+    const {
+      events: _events,
+      prepared: _prepared,
+      storedMessages: _stored,
+      contextWindow: _window,
+      ...message
+    } = reply;
+    return [message];
+  }
+  if (type === 'executeTool') {
+    const output = await decode<ExecuteToolOutput>(completed.result?.payloads);
+    return output ? [output.message] : [];
+  }
+  return [];
+}
+
+function userEntry(text: unknown, timestamp: number): TranscriptEntry[] {
+  return typeof text === 'string' ? [{ role: 'user', content: text, timestamp }] : [];
+}
