@@ -376,10 +376,12 @@ export async function statusCommand(id: string | undefined, flags: ConnectionFla
       ? [id]
       : (await client.listConversations({ status: 'awaitingApproval' })).map((row) => row.id);
     if (ids.length === 0) console.log('No conversation waits for approval.');
-    for (const each of ids) {
-      const read = await client.getConversation(each).statusOrRecord();
+    // Asked together: each that no worker answers for takes a second before its record is read.
+    const reads = await Promise.all(ids.map((each) => client.getConversation(each).statusOrRecord()));
+    reads.forEach((read, index) => {
+      const each = ids[index] as string;
       console.log('status' in read ? formatStatus(each, read.status) : formatServerRecord(read.record));
-    }
+    });
   } finally {
     await client.close();
   }

@@ -90,37 +90,7 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
       detail: `${workers.length} on task queue "${queue}": ${workers.join('; ')}`,
     });
 
-    const announced = workers.map((identity) => ({ identity, ...announcementOf(identity) }));
-    const silent = announced.filter((worker) => !worker.announced).map((worker) => worker.identity);
-    const storeProblems = announced.flatMap(({ identity, announced: said, store }) => {
-      if (!said || store?.id === own.store?.id) return [];
-      if (own.store) return [storeMismatch(own.store, { identity, store }, queue)];
-      return [
-        `Worker ${identity} uses the payload store ${store ? describeStore(store) : '?'}; this client uses none, so it cannot read large messages: unset YIEM_PAYLOAD_STORAGE=off.`,
-      ];
-    });
-    const unknown = silent.length > 0 ? ` (not announced by ${silent.join('; ')})` : '';
-    checks.push(
-      storeProblems.length > 0
-        ? { name: 'payload store', ok: false, detail: storeProblems.join(' ') }
-        : { name: 'payload store', ok: true, detail: `workers and this client use the same store${unknown}` },
-    );
-
-    const keyProblems = announced
-      .filter((worker) => worker.announced && !keysAgree(own.codecKeys, worker.codecKeys))
-      .map(
-        (worker) =>
-          `Worker ${worker.identity} has codec keys ${describeKeys(worker)}, this client ${describeKeys(own)} (key id:fingerprint, newest last). Each side must hold the key the other encrypts with: give both the same YIEM_CODEC_KEYS or YIEM_CODEC_KEY_FILE.`,
-      );
-    checks.push(
-      keyProblems.length > 0
-        ? { name: 'codec keys', ok: false, detail: keyProblems.join(' ') }
-        : {
-            name: 'codec keys',
-            ok: true,
-            detail: `workers and this client agree (${describeKeys(own)})${unknown}`,
-          },
-    );
+    checks.push(...agreementChecks(own, workers, queue));
     return checks;
   } finally {
     await client.close();
@@ -149,6 +119,47 @@ async function searchAttributesCheck(
       detail: `not checked: the server would not list them (${describeThrown(error)})`,
     };
   }
+}
+
+/** Whether the queue's workers use this client's payload store and codec keys, as their identities announce. */
+function agreementChecks(
+  own: Awaited<ReturnType<typeof storeAnnouncementOf>>,
+  workers: string[],
+  queue: string,
+): Check[] {
+  const checks: Check[] = [];
+  const announced = workers.map((identity) => ({ identity, ...announcementOf(identity) }));
+  const silent = announced.filter((worker) => !worker.announced).map((worker) => worker.identity);
+  const storeProblems = announced.flatMap(({ identity, announced: said, store }) => {
+    if (!said || store?.id === own.store?.id) return [];
+    if (own.store) return [storeMismatch(own.store, { identity, store }, queue)];
+    return [
+      `Worker ${identity} uses the payload store ${store ? describeStore(store) : '?'}; this client uses none, so it cannot read large messages: unset YIEM_PAYLOAD_STORAGE=off.`,
+    ];
+  });
+  const unknown = silent.length > 0 ? ` (not announced by ${silent.join('; ')})` : '';
+  checks.push(
+    storeProblems.length > 0
+      ? { name: 'payload store', ok: false, detail: storeProblems.join(' ') }
+      : { name: 'payload store', ok: true, detail: `workers and this client use the same store${unknown}` },
+  );
+
+  const keyProblems = announced
+    .filter((worker) => worker.announced && !keysAgree(own.codecKeys, worker.codecKeys))
+    .map(
+      (worker) =>
+        `Worker ${worker.identity} has codec keys ${describeKeys(worker)}, this client ${describeKeys(own)} (key id:fingerprint, newest last). Each side must hold the key the other encrypts with: give both the same YIEM_CODEC_KEYS or YIEM_CODEC_KEY_FILE.`,
+    );
+  checks.push(
+    keyProblems.length > 0
+      ? { name: 'codec keys', ok: false, detail: keyProblems.join(' ') }
+      : {
+          name: 'codec keys',
+          ok: true,
+          detail: `workers and this client agree (${describeKeys(own)})${unknown}`,
+        },
+  );
+  return checks;
 }
 
 function describeKeys(side: { codecKeys?: string[] }): string {

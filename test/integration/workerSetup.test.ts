@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { describe, expect, inject, it } from 'vitest';
 import { AgentClient } from '../../src/client/client.ts';
 import { YIEM_FROM_SOURCES } from '../support/cli.ts';
@@ -17,6 +18,23 @@ function withoutModel(): NodeJS.ProcessEnv {
 
 function yiem(args: string[], env = withoutModel()) {
   return spawn(process.execPath, [...YIEM_FROM_SOURCES, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/**
+ * What the process printed once `text` is among it. Its stdout keeps being read: a pipe closed
+ * early would fail the worker's next line (EPIPE).
+ */
+function untilPrinted(child: ChildProcessByStdio<null, Readable, Readable>, text: string): Promise<string> {
+  let stdout = '';
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes(text)) resolve(stdout);
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`yiem worker exited (${code}) before printing "${text}": ${stdout}`)),
+    );
+  });
 }
 
 describe('yiem worker: its model and its terminal', () => {
@@ -38,12 +56,7 @@ describe('yiem worker: its model and its terminal', () => {
     const child = yiem(['worker', '--address', address, '--task-queue', taskQueue]);
     const client = new AgentClient({ address, taskQueue });
     try {
-      let stdout = '';
-      child.stdout.setEncoding('utf8');
-      for await (const chunk of child.stdout) {
-        stdout += chunk;
-        if (stdout.includes('Payload store:')) break;
-      }
+      const stdout = await untilPrinted(child, 'Payload store:');
       expect(stdout).toContain(
         'No model endpoint set (OPENAI_BASE_URL, OPENAI_API_KEY, YIEM_MODEL): using the offline demo model',
       );
@@ -76,12 +89,7 @@ describe('yiem worker: its model and its terminal', () => {
     });
     const client = new AgentClient({ address, taskQueue });
     try {
-      let stdout = '';
-      child.stdout.setEncoding('utf8');
-      for await (const chunk of child.stdout) {
-        stdout += chunk;
-        if (stdout.includes('Worker log:')) break;
-      }
+      await untilPrinted(child, 'Worker log:');
       const conversation = await client.startConversation({
         systemPrompt: '',
         modelPolicy: { retry: { maximumAttempts: 1 } },
