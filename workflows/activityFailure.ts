@@ -1,4 +1,4 @@
-import { NexusOperationFailure } from '@temporalio/common';
+import { NexusOperationFailure, RetryState, TimeoutType } from '@temporalio/common';
 import { ActivityFailure, TimeoutFailure } from '@temporalio/workflow';
 import { describeThrown } from '../src/contract/thrown.ts';
 
@@ -28,4 +28,18 @@ function isWrapper(error: unknown): error is Error {
  */
 export function activityFailureCause(error: unknown): unknown {
   return error instanceof ActivityFailure ? error.cause : error;
+}
+
+/**
+ * An activity whose attempts are used up with the last one's worker gone: it missed its heartbeat
+ * timeout (the process died, was killed or hung).
+ */
+export function workerLost(error: unknown): boolean {
+  if (!(error instanceof ActivityFailure)) return false;
+  const { cause } = error;
+  return (
+    cause instanceof TimeoutFailure &&
+    cause.timeoutType === TimeoutType.HEARTBEAT &&
+    error.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
+  );
 }

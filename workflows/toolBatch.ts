@@ -1,13 +1,10 @@
-import { RetryState, TimeoutType } from '@temporalio/common';
 import {
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
   patched,
   proxyActivities,
   proxyLocalActivities,
-  TimeoutFailure,
 } from '@temporalio/workflow';
 import {
   isCancelledResult,
@@ -30,7 +27,7 @@ import type { ApprovalOutcome } from '../src/contract/types/approvals.ts';
 import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/tools.ts';
-import { activityFailureCause, failureMessage } from './activityFailure.ts';
+import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
@@ -345,17 +342,6 @@ async function executeInActivity(
  * timeout) says so in words; before it the model read `failed: timed out (TIMEOUT_TYPE_HEARTBEAT)`.
  */
 const WORKER_LOST_PATCH = 'yiem-tool-worker-lost';
-
-/** The activity's attempts are used up and the last one's worker stopped heartbeating: it died or hung. */
-function workerLost(error: unknown): boolean {
-  if (!(error instanceof ActivityFailure)) return false;
-  const { cause } = error;
-  return (
-    cause instanceof TimeoutFailure &&
-    cause.timeoutType === TimeoutType.HEARTBEAT &&
-    error.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED
-  );
-}
 
 /**
  * Since this patch the output of a `localActivity` tool's call whose result is an error is read as

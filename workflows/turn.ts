@@ -6,7 +6,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
-import { cancelledTurn } from '../src/contract/messages.ts';
+import { cancelledTurn, workerLostText } from '../src/contract/messages.ts';
 import {
   type AgentActivities,
   type CallModelInput,
@@ -24,7 +24,7 @@ import {
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage } from '../src/contract/types/messages.ts';
 import type { TurnResult } from '../src/contract/types/turns.ts';
-import { activityFailureCause, failureMessage } from './activityFailure.ts';
+import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { answerMessages, drainMessages } from './delivery.ts';
@@ -145,7 +145,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
       prepared = preparedInCall ?? [];
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
-      return { turn, status: 'failed', reply: '', error: `The model call failed: ${failureMessage(error)}` };
+      return { turn, status: 'failed', reply: '', error: modelCallFailure(state, error) };
     }
     if (assistant.toolCalls.length === 0) {
       const reply = await checkReply(state, kept);
@@ -281,4 +281,19 @@ function offeredTools(state: ConversationState): { tools?: string[] } {
   const { agent } = state;
   const tools = agent ? (agent.tools ?? []) : state.settings.tools;
   return tools ? { tools } : {};
+}
+
+/**
+ * Since this patch a model call whose attempts ran out on lost workers says so in words; before it
+ * the turn's error read `The model call failed: timed out (HEARTBEAT)`.
+ */
+const MODEL_WORKER_LOST_PATCH = 'yiem-model-worker-lost';
+
+/** The turn's error when its model call failed for good. */
+function modelCallFailure(state: ConversationState, error: unknown): string {
+  if (workerLost(error) && patched(MODEL_WORKER_LOST_PATCH)) {
+    const { retry, heartbeatTimeout } = state.settings.modelPolicy;
+    return workerLostText('The model call', retry?.maximumAttempts ?? 0, heartbeatTimeout ?? '30 seconds');
+  }
+  return `The model call failed: ${failureMessage(error)}`;
 }

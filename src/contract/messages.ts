@@ -48,10 +48,15 @@ function cancelledText(toolName: string): string {
 }
 
 /**
- * The result a call gets when its last attempt ended with its worker gone (no heartbeat within
- * `heartbeatTimeout`: the process died, was killed or hung) and no attempts are left: a tool that
- * crashes its worker each time is not retried for ever, and the model reads why.
+ * Why a call whose last attempt ended with its worker gone (no heartbeat within `heartbeatTimeout`:
+ * the process died, was killed or hung) failed with no attempts left: a call that crashes its worker
+ * each time is not retried for ever, and the model and the user read why.
  */
+export function workerLostText(call: string, attempts: number, heartbeatTimeout: string): string {
+  return `${call} failed for good: the worker running it died or stopped answering (no heartbeat for ${heartbeatTimeout}) on its last attempt, and all ${attempts} attempts are used up. It is not tried again; a call that crashes its worker each time needs fixing.`;
+}
+
+/** The result of a tool call whose attempts ran out on lost workers ({@link workerLostText}). */
 export function toolWorkerLostMessage(
   toolCallId: string,
   toolName: string,
@@ -61,7 +66,7 @@ export function toolWorkerLostMessage(
   return toolErrorMessage(
     toolCallId,
     toolName,
-    `Tool "${toolName}" failed for good: the worker running it died or stopped answering (no heartbeat for ${heartbeatTimeout}) on its last attempt, and all ${attempts} attempts are used up. It is not tried again; a tool that crashes its worker each time needs fixing.`,
+    workerLostText(`Tool "${toolName}"`, attempts, heartbeatTimeout),
   );
 }
 

@@ -1,101 +1,40 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Conversation } from '../../src/client/client.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
-import type { ConversationEventItem } from '../../src/contract/types/events.ts';
-import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
-
-const lookup: AgentTool = {
-  name: 'lookup',
-  label: 'Lookup',
-  description: 'Looks something up',
-  inputSchema: { type: 'object', properties: {} },
-  parallelToolExecute: true,
-  execute: async () => {
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    return textResult('found');
-  },
-};
-
-const TEXT_TURN = ['turnStart', 'messageStart', 'textDelta', 'messageEnd', 'turnEnd'];
-const TOOL_TURN = [
-  'turnStart',
-  'messageStart',
-  'messageEnd',
-  'toolStart',
-  'toolEnd',
-  'messageStart',
-  'textDelta',
-  'messageEnd',
-  'turnEnd',
-];
-
-/** Follows `conversation` from `fromOffset` until turn `lastTurn` ends: its events by turn, as types. */
-async function follow(
-  conversation: Conversation,
-  fromOffset: number,
-  lastTurn: number,
-  seen: ConversationEventItem[] = [],
-): Promise<Map<number, string[]>> {
-  for await (const event of conversation.events({ fromOffset, signal: AbortSignal.timeout(60_000) })) {
-    seen.push(event);
-    if (event.type === 'turnEnd' && event.result.turn === lastTurn) break;
-  }
-  const byTurn = new Map<number, string[]>();
-  for (const event of seen) byTurn.set(event.turn, [...(byTurn.get(event.turn) ?? []), event.type]);
-  return byTurn;
-}
+import { followAcrossContinueAsNew, lookupTool } from '../support/liveOrder.ts';
 
 /**
  * Followers on the live channel (the default file store) of a conversation that continues as new
  * every 3 turns, with 20 KB messages and a tool call in turn 2: each event once, in the log's order.
  * The model calls of a new run have the activity ids of the run before; their previews were once
  * taken for the earlier calls', which showed a `messageEnd` before its `messageStart`.
+ * (test/system/s3LiveOrder.test.ts: the same on the S3 store.)
  */
 describe('live events in log order across continue-as-new', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [lookup] });
+    agent = await startTestAgent({ tools: [lookupTool] });
   });
   afterAll(async () => agent?.close());
 
   it('from offset 0 and from the middle, each turn’s events once and in order', async () => {
-    agent.model.respond((request) => {
-      const messages = request.body.messages;
-      const users = messages.filter((message) => message.role === 'user').length;
-      if (users === 2 && messages.at(-1)?.role === 'user') {
-        return { kind: 'toolCalls', toolCalls: [{ name: 'lookup', arguments: {} }] };
-      }
-      return { kind: 'text', text: `reply ${users}` };
-    });
-    const conversation = await agent.client.startConversation({ systemPrompt: '', maxTurnsPerRun: 3 });
-    const fromStart: ConversationEventItem[] = [];
-    const first = follow(conversation, 0, 5, fromStart);
-    const big = (turn: number) => `${turn} ${'x'.repeat(20_000)}`;
-    await conversation.send(big(1));
-    await conversation.send(big(2));
-    // A second follower starts at turn 2's first event, while the conversation goes on.
-    await expect
-      .poll(() => fromStart.some((event) => event.type === 'turnEnd' && event.turn === 2))
-      .toBe(true);
-    const middle = fromStart.find((event) => event.type === 'turnStart' && event.turn === 2)?.offset ?? -1;
-    const second = follow(conversation, middle, 5);
-    for (let turn = 3; turn <= 5; turn++) await conversation.send(big(turn));
+    await followAcrossContinueAsNew(agent);
+  });
 
-    expect([...(await first)]).toEqual([
-      [1, TEXT_TURN],
-      [2, TOOL_TURN],
-      [3, TEXT_TURN],
-      [4, TEXT_TURN],
-      [5, TEXT_TURN],
-    ]);
-    expect([...(await second)]).toEqual([
-      [2, TOOL_TURN],
-      [3, TEXT_TURN],
-      [4, TEXT_TURN],
-      [5, TEXT_TURN],
-    ]);
-    const texts = fromStart.flatMap((event) => (event.type === 'textDelta' ? [event.text] : []));
-    expect(texts.join('|')).toBe('reply 1|reply 2|reply 3|reply 4|reply 5');
+  it('goes on from offset 0 past a turn whose 1 MB reply the log could not keep', async () => {
+    agent.model.reset();
+    agent.model.enqueue({ kind: 'text', text: 'f'.repeat(1_000_000) }, { kind: 'text', text: 'small' });
+    const conversation = await agent.client.startConversation({ systemPrompt: '', compaction: false });
+    await conversation.send('big');
+    const types: string[] = [];
+    const following = (async () => {
+      for await (const event of conversation.events({ fromOffset: 0, signal: AbortSignal.timeout(30_000) })) {
+        types.push(event.type);
+        if (event.type === 'turnEnd' && event.result.turn === 2) return;
+      }
+    })();
+    await conversation.send('then small');
+    await following;
+    // The log keeps its latest megabyte: the big turn's events are gone from it, the next turn's come.
+    expect(types.slice(-5)).toEqual(['turnStart', 'messageStart', 'textDelta', 'messageEnd', 'turnEnd']);
   });
 });

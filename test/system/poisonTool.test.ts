@@ -58,13 +58,42 @@ describe('a tool that kills its worker on every attempt', () => {
     const result = (await conversation.messages())[2] as ToolResultMessage;
     expect(result).toMatchObject({ isError: true });
     expect(result.content[0]?.text).toBe(
-      'Tool "poison" failed for good: the worker running it died or stopped answering (no heartbeat for 2 seconds) on its last attempt, and all 3 attempts are used up. It is not tried again; a tool that crashes its worker each time needs fixing.',
+      'Tool "poison" failed for good: the worker running it died or stopped answering (no heartbeat for 2 seconds) on its last attempt, and all 3 attempts are used up. It is not tried again; a call that crashes its worker each time needs fixing.',
     );
     expect(scene.model.requests[1]?.body.messages.at(-1)).toMatchObject({
       role: 'tool',
       content: result.content[0]?.text,
     });
     // The conversation is usable: the last worker is alive, and answers the next message.
+    expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+});
+
+/**
+ * A model call whose worker dies on every attempt (here killed by the test as each attempt's request
+ * reaches the model): the turn fails for good after its attempts, saying so, and the conversation
+ * answers the next message.
+ */
+describe('a model call whose worker dies on every attempt', () => {
+  const scene = useCrashScene('poison-model');
+
+  it('fails the turn for good after its 5 attempts, saying the worker died, and the conversation goes on', async () => {
+    const conversation = await scene.startConversation('poison-model', { systemPrompt: 'Answer.' });
+    for (let attempt = 1; attempt <= 5; attempt++) scene.model.enqueue({ kind: 'hang', ms: 120_000 });
+    scene.model.enqueue({ kind: 'text', text: 'Still here.' });
+    const reply = conversation.send('answer me');
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      const worker = await scene.startWorker(`w${attempt}`);
+      await expect.poll(() => scene.model.requestCount, { timeout: 60_000 }).toBe(attempt);
+      await worker.kill();
+    }
+    await scene.startWorker('last');
+    const result = await reply;
+    expect(result).toMatchObject({ status: 'failed' });
+    expect(result.error).toBe(
+      'The model call failed for good: the worker running it died or stopped answering (no heartbeat for 2 seconds) on its last attempt, and all 5 attempts are used up. It is not tried again; a call that crashes its worker each time needs fixing.',
+    );
+    expect((await conversation.status()).lastTurn).toMatchObject({ status: 'failed', error: result.error });
     expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
   });
 });
