@@ -4,6 +4,7 @@ import { textResult } from '../../src/contract/toolResult.ts';
 import type { ConversationEventItem } from '../../src/contract/types/events.ts';
 import type { AgentTool } from '../../src/contract/types/tools.ts';
 import type { TestAgent } from './agentHarness.ts';
+import { SURVEY_TURN_EVENTS } from './surveyTurn.ts';
 
 /** The tool of turn 2, slow enough that its events are previewed on the live channel. */
 export const lookupTool: AgentTool = {
@@ -19,17 +20,6 @@ export const lookupTool: AgentTool = {
 };
 
 const TEXT_TURN = ['turnStart', 'messageStart', 'textDelta', 'messageEnd', 'turnEnd'];
-const TOOL_TURN = [
-  'turnStart',
-  'messageStart',
-  'messageEnd',
-  'toolStart',
-  'toolEnd',
-  'messageStart',
-  'textDelta',
-  'messageEnd',
-  'turnEnd',
-];
 
 /** Follows `conversation` from `fromOffset` until turn `lastTurn` ends: its events by turn, as types. */
 async function follow(
@@ -74,13 +64,13 @@ export async function followAcrossContinueAsNew(agent: TestAgent): Promise<void>
 
   expect([...(await first)]).toEqual([
     [1, TEXT_TURN],
-    [2, TOOL_TURN],
+    [2, SURVEY_TURN_EVENTS],
     [3, TEXT_TURN],
     [4, TEXT_TURN],
     [5, TEXT_TURN],
   ]);
   expect([...(await second)]).toEqual([
-    [2, TOOL_TURN],
+    [2, SURVEY_TURN_EVENTS],
     [3, TEXT_TURN],
     [4, TEXT_TURN],
     [5, TEXT_TURN],
