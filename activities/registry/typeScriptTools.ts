@@ -8,6 +8,16 @@ const TSX_NAMESPACE_PARAM = 'tsx-namespace';
 const CJS_NAMESPACE_IN_PATH = /%3Fnamespace=/i;
 /** A TypeScript file in an installed package (Node loads none without a loader). */
 const SHIPPED_TYPESCRIPT = /\/node_modules\/.*\.[cm]?tsx?(\?|$)/;
+/**
+ * Whether this process loads TypeScript itself (tsx given to `--import`, as a worker run from sources
+ * is): only then can a TypeScript file the worker uses (yiem-agent's sources, in this repository's
+ * tests) be shared as it is. Elsewhere Node would strip its types alone, and refuse what it cannot strip.
+ */
+const PROCESS_LOADS_TYPESCRIPT = /(--import|--loader|--experimental-loader)[= ]\S*tsx/.test(
+  [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '),
+);
+/** Whether a tool's packages can be the worker's: its yiem-agent is JavaScript, or TypeScript this process loads. */
+const SHARES_THE_WORKERS_COPY = !import.meta.url.endsWith('.ts') || PROCESS_LOADS_TYPESCRIPT;
 
 /** The hook that sends a tool's package imports to the worker's copies; kept last, so it runs first. */
 let sharedPackages: ModuleHooks | undefined;
@@ -22,8 +32,11 @@ let sharedPackages: ModuleHooks | undefined;
 export async function importTypeScriptTool(file: string): Promise<unknown> {
   const { register, tsImport } = await import('tsx/esm/api');
   const url = pathToFileURL(file).href;
-  // Node 22 before 22.15 has no synchronous hooks: tools there get their own copies, as before.
-  if (typeof module.registerHooks !== 'function') return tsImport(url, import.meta.url);
+  // Node 22 before 22.15 has no synchronous hooks: tools there get their own copies, as before. So do
+  // tools of a worker whose own yiem-agent is TypeScript that this process does not load itself (this
+  // repository's test runner): Node would strip those sources alone, and refuse what it cannot strip.
+  if (typeof module.registerHooks !== 'function' || !SHARES_THE_WORKERS_COPY)
+    return tsImport(url, import.meta.url);
   // What tsImport does, in two steps: a namespace for require() (a CommonJS tool file), one for import.
   const namespace = randomUUID();
   const { register: registerRequire } = await import('tsx/cjs/api');
