@@ -67,7 +67,8 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
     checks.push({ name: 'server', ok: true, detail: `${config.address}, namespace ${config.namespace}` });
     checks.push(await searchAttributesCheck(client, config));
 
-    const served = (await client.workers?.queuesWithWorkers()) ?? [];
+    // The queue asked about is looked at first: among many recent conversations it may come past the limit.
+    const served = (await client.workers?.queuesWithWorkers(undefined, [config.taskQueue])) ?? [];
     const servedList = served.length > 0 ? served.map((each) => `"${each}"`).join(', ') : 'none';
     checks.push({ name: 'queues', ok: true, detail: `task queues with yiem workers: ${servedList}` });
 

@@ -67,10 +67,11 @@ export class WorkerPresence {
 
   /**
    * The task queues a yiem worker polls now, among the default queue and those of recent
-   * conversations (Temporal lists no task queues, so these are the ones a user can have meant).
+   * conversations (Temporal lists no task queues, so these are the ones a user can have meant), and
+   * `first`, looked at before them.
    */
-  async queuesWithWorkers(except?: string): Promise<string[]> {
-    const candidates = new Set([DEFAULT_TASK_QUEUE, ...(await this.#conversationQueues())]);
+  async queuesWithWorkers(except?: string, first: string[] = []): Promise<string[]> {
+    const candidates = new Set([...first, DEFAULT_TASK_QUEUE, ...(await this.#conversationQueues())]);
     if (except !== undefined) candidates.delete(except);
     const queues = [...candidates].slice(0, MAX_QUEUES_DESCRIBED);
     const served = await Promise.all(
