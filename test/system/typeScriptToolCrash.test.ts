@@ -9,22 +9,22 @@ import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import { createToolProject, type ToolProject } from '../support/toolProject.ts';
 import { useCrashScene } from '../support/workerProcess.ts';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const TOOLS_PAGE = fileURLToPath(new URL('../../docs/tools.md', import.meta.url));
 
-/** The README's `tools/sendInvoice.ts` ("Tools that must not run twice"), as the README prints it. */
-async function readmeSendInvoice(): Promise<string> {
-  const readme = await readFile(README, 'utf8');
-  const match = /\/\/ tools\/sendInvoice\.ts\n([\s\S]*?)\n```/.exec(readme);
-  if (!match?.[1]) throw new Error('README.md has no tools/sendInvoice.ts example');
+/** docs/tools.md's `tools/sendInvoice.ts` ("Tools that must not run twice"), as the page prints it. */
+async function docsSendInvoice(): Promise<string> {
+  const page = await readFile(TOOLS_PAGE, 'utf8');
+  const match = /\/\/ tools\/sendInvoice\.ts\n([\s\S]*?)\n```/.exec(page);
+  if (!match?.[1]) throw new Error('docs/tools.md has no tools/sendInvoice.ts example');
   return match[1];
 }
 
 /**
- * The README's at-most-once tool, written in TypeScript and loaded from a tools folder (through tsx),
+ * The docs' at-most-once tool, written in TypeScript and loaded from a tools folder (through tsx),
  * whose worker process is SIGKILLed in the middle of a call: the invoice is sent once, and the
  * tool's `currentToolCall()` and `reconcile` work as in a JavaScript file.
  */
-describe('the README’s sendInvoice.ts under a worker SIGKILL', () => {
+describe('the docs’ sendInvoice.ts under a worker SIGKILL', () => {
   const scene = useCrashScene('send-invoice');
   let project: ToolProject | undefined;
   afterEach(async () => {
@@ -47,7 +47,7 @@ describe('the README’s sendInvoice.ts under a worker SIGKILL', () => {
 
   /** The first worker dies as the call ends (`KILL_ON_TOOL_END`) or starts; a second one takes over. */
   const killDuringInvoice = async (when: 'KILL_ON_TOOL_END' | 'KILL_ON_TOOL_START') => {
-    project = await createToolProject({ 'sendInvoice.ts': await readmeSendInvoice() });
+    project = await createToolProject({ 'sendInvoice.ts': await docsSendInvoice() });
     const conversation = await scene.startConversation(`invoice-${when}`, { systemPrompt: 'Invoice.' });
     scene.model.enqueue(
       {
