@@ -74,10 +74,13 @@ export const DEFAULT_SYSTEM_PROMPT = 'You are a helpful assistant. Use the tools
 /** `yiem server`: the embedded Temporal dev server, until Ctrl-C. */
 export async function serverCommand(flags: ServerFlags): Promise<void> {
   const server = await startServer(flags);
+  // Listening before saying so: a Ctrl-C sent the moment the line shows must stop the server too,
+  // not end this process by Node's default and leave the server running.
+  const interrupted = untilInterrupted();
   const ui = server.uiUrl ? `Web UI ${server.uiUrl}` : 'no Web UI';
   console.log(`Temporal dev server at ${server.address} (${ui}, data in ${server.dbFile})`);
   console.log('Press Ctrl-C to stop.');
-  await untilInterrupted();
+  await interrupted;
   await server.stop();
 }
 
@@ -332,10 +335,11 @@ export async function consoleCommand(
     systemPrompt: flags.system,
     toolExecution: flags.mode,
   });
+  const interrupted = untilInterrupted();
   console.log(
     `Console ${consoleLink(running, token)} (task queue ${client.taskQueue}). Press Ctrl-C to stop.`,
   );
-  await untilInterrupted();
+  await interrupted;
   await running.close();
   await client.close();
 }

@@ -281,12 +281,16 @@ describe('the yiem CLI', () => {
       { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {
+      // Read without closing the pipe (as a `for await` left early would): the CLI still writes to it.
       let stdout = '';
       child.stdout.setEncoding('utf8');
-      for await (const chunk of child.stdout) {
-        stdout += chunk;
-        if (stdout.includes('Ctrl-C')) break;
-      }
+      await new Promise<void>((resolve) => {
+        child.stdout.on('data', (chunk: string) => {
+          stdout += chunk;
+          if (stdout.includes('Ctrl-C')) resolve();
+        });
+        child.once('exit', () => resolve());
+      });
       expect(stdout).toMatch(/Temporal dev server at 127\.0\.0\.1:\d+ \(no Web UI, data in /);
       expect(stdout).not.toContain('undefined');
     } finally {
