@@ -1,11 +1,10 @@
-import { execFile } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { compactionsQuery } from '../../src/contract/definitions.ts';
 import type { ConversationEvent } from '../../src/contract/types/events.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
-import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { yiemWithInput as yiem } from '../support/cli.ts';
 import {
   answer,
   compactedConversation,
@@ -21,17 +20,6 @@ const TURNS = 40;
 const LONG_SUMMARY = `a long summary ${'s'.repeat(6_000)}`;
 
 /** Runs the yiem CLI from the sources with `input` on its stdin; resolves with its output. */
-function yiem(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [...YIEM_FROM_SOURCES, ...args],
-      { timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
-    );
-    child.stdin?.end(input);
-  });
-}
 
 describe('compaction', () => {
   let agent: TestAgent;

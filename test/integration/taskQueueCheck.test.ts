@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createChatEndpoint } from '../../src/client/chatEndpoint.ts';
@@ -6,22 +5,10 @@ import { AgentClient } from '../../src/client/client.ts';
 import { serveConsole } from '../../src/client/consoleServer.ts';
 import { NoWorkerError } from '../../src/client/errors.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
-import { YIEM_FROM_SOURCES } from '../support/cli.ts';
+import { yiemWithInput as yiem } from '../support/cli.ts';
 
 /** "Fails fast": well within the 10 s the issue allows, bounded generously for a loaded machine. */
 const FAST_MS = 10_000;
-
-function yiem(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [...YIEM_FROM_SOURCES, ...args],
-      { timeout: 60_000 },
-      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
-    );
-    child.stdin?.end(input);
-  });
-}
 
 describe('a task queue that no worker polls', () => {
   let agent: TestAgent;

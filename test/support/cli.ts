@@ -30,3 +30,19 @@ export function runYiem(
     );
   });
 }
+
+/** Runs `yiem ARGS` from the sources with `input` on its standard input; resolves with its exit code and output. */
+export function yiemWithInput(
+  args: string[],
+  input = '',
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [...YIEM_FROM_SOURCES, ...args],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}
