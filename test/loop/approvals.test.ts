@@ -208,7 +208,11 @@ describe.concurrent('tool calls that wait for approval', () => {
       cause: { message: 'No tool call "tool-1-p" is waiting for approval (waiting: none)' },
     });
     expect(conversation.log.entries).toEqual([]);
-    expect(await conversation.prompt('never mind')).toMatchObject({ turn: 2, status: 'completed', reply: 'Fine.' });
+    expect(await conversation.prompt('never mind')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'Fine.',
+    });
   });
 
   it('keeps apart two waiting calls with one tool call id: each is answered by its approval id', async ({

@@ -198,7 +198,11 @@ describe.concurrent('a turn of the loop', () => {
       expect(await conversation.cancel()).toBe(true);
       expect(await turn).toMatchObject({ turn: 1, status: 'cancelled' });
       expect((await conversation.messages()).map((m) => m.role)).toEqual(['user']);
-      expect(await conversation.prompt('again')).toMatchObject({ turn: 2, status: 'completed', reply: 'On time.' });
+      expect(await conversation.prompt('again')).toMatchObject({
+        turn: 2,
+        status: 'completed',
+        reply: 'On time.',
+      });
     });
   });
 
@@ -291,7 +295,11 @@ describe.concurrent('a turn of the loop', () => {
     });
     expect(conversation.modelCalls).toHaveLength(2);
     expect(conversation.log.entries).toEqual(['start:l', 'end:l', 'start:l', 'end:l']);
-    expect(await conversation.prompt('go on')).toMatchObject({ turn: 2, status: 'completed', reply: 'Finally.' });
+    expect(await conversation.prompt('go on')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'Finally.',
+    });
   });
 
   it('takes a message that arrives during the turn into its next model call, and answers both prompts', async ({
