@@ -43,6 +43,8 @@ export interface ServerRecord {
   status: string | undefined;
   turns: number | undefined;
   cost: number | undefined;
+  /** When a worker last polled the queue, as far as the server remembers (a few minutes). */
+  lastPoll: Date | undefined;
   /** Why no worker answered, in words: `no worker on task queue "q" since <its last poll>: …`. */
   noWorker: string;
 }
@@ -51,23 +53,25 @@ export interface ServerRecord {
 export async function readServerRecord(handle: WorkflowHandle): Promise<ServerRecord> {
   const description = await handle.describe();
   const attributes = description.typedSearchAttributes;
+  const { workflowService, options } = handle.client;
+  const { taskQueue } = description;
+  const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
+    () => undefined,
+  );
   return {
     conversationId: handle.workflowId,
     executionStatus: description.status.name,
-    taskQueue: description.taskQueue,
+    taskQueue,
     status: attributes.get(YIEM_STATUS),
     turns: attributes.get(YIEM_TURNS),
     cost: attributes.get(YIEM_COST),
-    noWorker: await noWorkerNote(handle, description.taskQueue),
+    lastPoll: last,
+    noWorker: noWorkerNote(taskQueue, last),
   };
 }
 
 /** "no worker on task queue "q" since <its last poll>": the one wording of a conversation whose worker is gone. */
-export async function noWorkerNote(handle: WorkflowHandle, taskQueue: string): Promise<string> {
-  const { workflowService, options } = handle.client;
-  const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
-    () => undefined,
-  );
+function noWorkerNote(taskQueue: string, last: Date | undefined): string {
   const since = last ? ` since ${last.toISOString()} (its last poll)` : '';
   return `no worker on task queue "${taskQueue}"${since}: none answered within ${WORKER_ANSWER_MS / 1000} s`;
 }
