@@ -1,14 +1,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import {
-  DefaultLogger,
-  type LogLevel,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkerOptions,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import {
   describeModels,
@@ -39,8 +32,10 @@ import { describeStore, identityWithStore } from '../infrastructure/storage/payl
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { AgentPlugin } from './plugin.ts';
+import { installWorkerLog } from './workerLog.ts';
 
 export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
+export { installWorkerLog, workerLogFile } from './workerLog.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
@@ -222,8 +217,8 @@ interface WorkerSetup {
 async function resolveWorkerSetup(options: AgentWorkerOptions): Promise<WorkerSetup> {
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
-  installQuietRuntime(env);
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  installWorkerLog(taskQueue, env);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const models = resolveModelTable(options, env);
@@ -354,27 +349,6 @@ function payloadStoreRetry(
   if (!/^\d+$/.test(text))
     throw new Error(`YIEM_PAYLOAD_STORE_RETRY_MS=${text}: expected a number of milliseconds`);
   return { payloadStoreRetryMs: Number(text) };
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
-
-/** The Temporal SDK's log level in a worker: `YIEM_WORKER_LOG_LEVEL`, default WARN. */
-export function workerLogLevel(env: Record<string, string | undefined>): LogLevel {
-  const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
-  if (!LOG_LEVELS.includes(requested as LogLevel)) {
-    throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return requested as LogLevel;
-}
-
-/**
- * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
- * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
- * worker logs at {@link workerLogLevel}.
- */
-function installQuietRuntime(env: Record<string, string | undefined>): void {
-  if (Runtime._instance !== undefined) return;
-  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env)) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */
