@@ -23,12 +23,25 @@ export interface ScriptedReplyTiming {
   dropAfterDeltas?: number;
 }
 
+/**
+ * The token counts a reply reports (`usage`), for tests of what usage drives (prices, budgets);
+ * without it they are estimated from the request's and the reply's length.
+ */
+export interface ScriptedUsage {
+  /** `usage.prompt_tokens`. */
+  promptTokens: number;
+  /** `usage.completion_tokens`. */
+  completionTokens: number;
+}
+
 /** The model answers with plain assistant text (finish_reason `stop`). */
 export interface TextReply extends ScriptedReplyTiming {
   /** Which kind of reply this is. */
   kind: 'text';
   /** The reply's text (streamed in pieces when the client streams). */
   text: string;
+  /** The usage it reports. Default: estimated. */
+  usage?: ScriptedUsage;
 }
 
 /** One function call the model asks for. */
@@ -50,6 +63,8 @@ export interface ToolCallsReply extends ScriptedReplyTiming {
   kind: 'toolCalls';
   /** The calls, in order. */
   toolCalls: ScriptedToolCall[];
+  /** The usage it reports. Default: estimated. */
+  usage?: ScriptedUsage;
   /** Assistant text sent alongside the calls (`message.content`); `null` content when omitted. */
   text?: string;
 }
@@ -449,8 +464,10 @@ function buildCompletion(
   const toolCalls =
     reply.kind === 'toolCalls' ? reply.toolCalls.map((call) => toWireToolCall(state, call)) : [];
   const content = replyContent(reply);
-  const promptTokens = estimateTokens(JSON.stringify([body.messages, body.tools ?? []]));
-  const completionTokens = estimateTokens(JSON.stringify([content, toolCalls]));
+  const scripted = reply.kind === 'contentBlocks' ? undefined : reply.usage;
+  const promptTokens =
+    scripted?.promptTokens ?? estimateTokens(JSON.stringify([body.messages, body.tools ?? []]));
+  const completionTokens = scripted?.completionTokens ?? estimateTokens(JSON.stringify([content, toolCalls]));
   const streamedBlocks =
     reply.kind === 'contentBlocks' && (reply.blocksPerDelta || reply.text)
       ? {
