@@ -91,7 +91,9 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   route?: ModelRoute;
   /** A 429 asking to wait longer than this (or not saying how long) moves to the next fallback. Default 10 000 ms. */
   maxRateLimitWaitMs?: number;
+  /** `beforeToolCall` and `afterToolCall`, around every tool call this worker runs. Default: none. */
   hooks?: AgentHooks;
+  /** Receives this worker's tool events as they happen (see `AgentEvent`). Default: none. */
   eventSink?: AgentEventSink;
   /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
   maxToolResultBytes?: number;
@@ -108,7 +110,10 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    */
   guardrails?: WorkerGuardrails;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
-  workflowBundle?: { code: string };
+  workflowBundle?: {
+    /** The bundle's JavaScript. */
+    code: string;
+  };
   /**
    * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
    * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
@@ -140,8 +145,11 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
 
 /** A running agent worker and the registry it serves tools from. */
 export interface AgentWorker {
+  /** The Temporal worker, for what this interface does not wrap. */
   worker: Worker;
+  /** The tools it loaded (and those written or added since). */
   registry: ToolRegistry;
+  /** The task queue it polls. */
   taskQueue: string;
   /** Where its model calls go: `model <name> at <endpoint>` (each of `models`: `<name>: model … at …`), for start lines and logs. */
   model: string;
