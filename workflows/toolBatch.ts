@@ -27,6 +27,7 @@ import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
 import { keptNexusResult, runNexusOperation } from './nexusTools.ts';
+import { answerFromRecord } from './recordedTools.ts';
 import { toolBudget } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
@@ -163,6 +164,8 @@ export function planExecutionGroups(
 
 /** One call: the approval gate, then where it runs. `callKey` is its activity id (and approval id). */
 async function runToolCall(state: ConversationState, call: ReadyCall, callKey: string): Promise<ToolOutcome> {
+  const answered = answerFromRecord(state, call);
+  if (answered) return { message: answered, terminate: false };
   const refused = await approvalGate(state, call, callKey);
   if (refused) return { message: refused, terminate: false };
   if (!call.runner) return executeInActivity(state, call, callKey);

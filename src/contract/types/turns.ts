@@ -23,7 +23,9 @@ export type TurnStatus =
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
+  /** The turn's number, from 1. */
   turn: number;
+  /** How it ended: completed, failed, cancelled, at a limit… */
   status: TurnStatus;
   /** The final assistant text, or the tool results' text when a tool terminated the turn. */
   reply: string;
@@ -43,6 +45,16 @@ export interface TurnResult {
 /** Why a running turn stands still at a safe point. */
 export type TurnStop =
   /** An operator paused the conversation (`Conversation.pause`). */
-  | { reason: 'paused'; since: number }
+  | {
+      reason: 'paused';
+      /** When it stopped, milliseconds since 1970. */
+      since: number;
+    }
   /** A limit of the budget was reached. */
-  | { reason: 'budgetExhausted'; since: number; exhausted: BudgetExhaustion };
+  | {
+      reason: 'budgetExhausted';
+      /** When it stopped, milliseconds since 1970. */
+      since: number;
+      /** Which limit, and the figures. */
+      exhausted: BudgetExhaustion;
+    };
