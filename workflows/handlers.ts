@@ -117,8 +117,28 @@ export function registerHandlers(state: ConversationState): void {
     ...transcriptPage(state.messages, fromIndex, maxBytes),
   }));
 
-  // Approvals: this conversation's own, or a sub-agent's (forwarded), decided by a client here or,
-  // for a sub-agent, passed down by its parent.
+  registerApprovalHandlers(state);
+  registerCompactionHandlers(state);
+
+  // Callback tools: an attached client's result.
+  setHandler(
+    callbackResultUpdate,
+    metered((answer) => callbacks.answer(answer)),
+    {
+      validator: (answer) => {
+        const problem = callbacks.problem(answer);
+        if (problem) throw new Error(problem);
+      },
+    },
+  );
+}
+
+/**
+ * Approvals: this conversation's own, or a sub-agent's (forwarded), decided by a client here or,
+ * for a sub-agent, passed down by its parent.
+ */
+function registerApprovalHandlers(state: ConversationState): void {
+  const { approvals, forwarded } = state;
   const decide = async (decision: ApprovalDecision): Promise<ApprovalOutcome> =>
     forwarded.has(decision?.approvalId) ? forwarded.decide(decision) : approvals.decide(decision);
   const decisionProblem = (decision: ApprovalDecision): string | null =>
@@ -143,20 +163,6 @@ export function registerHandlers(state: ConversationState): void {
       forwarded.receive(message);
       showForwardedApprovals(state);
     }),
-  );
-
-  registerCompactionHandlers(state);
-
-  // Callback tools: an attached client's result.
-  setHandler(
-    callbackResultUpdate,
-    metered((answer) => callbacks.answer(answer)),
-    {
-      validator: (answer) => {
-        const problem = callbacks.problem(answer);
-        if (problem) throw new Error(problem);
-      },
-    },
   );
 }
 
