@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { serveChatEndpoint } from '../../src/client/chatServer.ts';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import type { ConsoleConversation, ConsoleListing, ConsoleMessages } from '../../src/client/consoleApi.ts';
 import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
@@ -19,6 +20,8 @@ import {
 
 /** Reads that must not wait on a dead worker: about a second, bounded generously for a loaded machine. */
 const PROMPT_MS = 5_000;
+/** What the issue asks of the chat endpoint when a conversation's worker is gone. */
+const CHAT_MS = 10_000;
 /** The CLI's own start (tsx compiling the sources) comes on top. */
 const CLI_MS = 20_000;
 
@@ -122,6 +125,35 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
       'toolResult',
       'assistant',
     ]);
+  });
+
+  it('the chat endpoint answers a message and a reconnect within seconds, saying no worker serves the queue', async () => {
+    const served = await serveChatEndpoint({ client });
+    try {
+      const began = Date.now();
+      const sent = await fetch(served.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: conversation.id,
+          messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'anyone?' }] }],
+        }),
+      });
+      expect(Date.now() - began).toBeLessThan(CHAT_MS);
+      expect(sent.status).toBe(503);
+      expect(await sent.text()).toContain(
+        `Conversation ${conversation.id} cannot answer now: no worker on task queue "${taskQueue}" since `,
+      );
+
+      const resumedAt = Date.now();
+      const resumed = await fetch(`${served.url}/${conversation.id}/stream`);
+      expect(Date.now() - resumedAt).toBeLessThan(CHAT_MS);
+      expect(resumed.status).toBe(503);
+      expect(await resumed.text()).toContain(`no worker on task queue "${taskQueue}"`);
+    } finally {
+      await served.close();
+    }
+    expect(shape((await conversation.messagesOrHistory()).messages)).toEqual(shape(transcript));
   });
 
   it('answers `yiem status` and `yiem history`, and `yiem chat` refuses at once, saying no worker serves the queue', async () => {
