@@ -256,11 +256,43 @@ describe('the console while one agent has no worker', () => {
     expect((detail.body as ConsoleConversation).noWorker).toContain(
       `no worker on task queue "${stopped.taskQueue}"`,
     );
+    expect((detail.body as ConsoleConversation).keptApprovals).toEqual([
+      {
+        approvalId: expect.stringMatching(/^tool-1-call_\d+$/),
+        call: expect.stringContaining('transfer'),
+        requestedAt: expect.any(Number),
+      },
+    ]);
 
     const messages = await get(`conversations/${id}/messages`);
     expect(messages.ms).toBeLessThan(PROMPT_MS);
     const body = messages.body as ConsoleMessages;
     expect(body.noWorker).toContain(`no worker on task queue "${stopped.taskQueue}"`);
     expect(JSON.stringify(body.messages)).toContain('pay bo');
+  });
+
+  it('answers the pending approvals from the history in the library and `yiem status`, saying no worker answers', async () => {
+    const id = waiting[1] as string;
+    const began = Date.now();
+    const read = await stopped.client.getConversation(id).statusOrRecord();
+    expect(Date.now() - began).toBeLessThan(PROMPT_MS);
+    expect(read).toMatchObject({
+      record: {
+        status: 'awaitingApproval',
+        pendingApprovals: [
+          {
+            approvalId: expect.stringMatching(/^tool-1-call_\d+$/),
+            call: expect.stringContaining('transfer'),
+          },
+        ],
+        noWorker: expect.stringContaining(`no worker on task queue "${stopped.taskQueue}"`),
+      },
+    });
+
+    const status = await yiem(['status', id, '--address', inject('temporalAddress')]);
+    expect(status.ms).toBeLessThan(CLI_MS);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/awaiting approval: transfer.* {3}\| {3}yiem approve \S+ tool-1-call_\d+/);
+    expect(status.stdout).toContain(`no worker on task queue "${stopped.taskQueue}"`);
   });
 });
