@@ -38,6 +38,7 @@ import {
   formatToolEvent,
   formatTranscript,
   formatTurnResult,
+  formatTurnSpend,
 } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
 
@@ -287,6 +288,9 @@ export async function sendCommand(
     }
     const result = await conversation.send(text, delivery);
     console.log(formatTurnResult(result));
+    // On stderr: standard output keeps the reply alone, for scripts.
+    const spent = formatTurnSpend(result);
+    if (spent) console.error(spent);
     if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
     // A conversation of one message would otherwise wait, idle, for a message that never comes.
     if (!flags.id) await conversation.end();

@@ -123,12 +123,17 @@ export interface StartConversationOptions extends ConversationOptions {
 
 /** One row of `AgentClient.listConversations`. */
 export interface ConversationListing {
+  /** The conversation id (its workflow id). */
   id: string;
+  /** `YiemStatus`: idle, running, awaitingApproval…; undefined on namespaces without the attribute. */
   status: string | undefined;
+  /** `YiemTurns`: turns run so far, on namespaces that have the attribute. */
   turns: number | undefined;
+  /** `YiemAgent`: the agent it runs as, on namespaces that have the attribute. */
   agent: string | undefined;
   /** `YiemCost`: what it has cost so far, on namespaces that have the attribute. */
   cost: number | undefined;
+  /** When its first run started. */
   startTime: Date;
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
@@ -142,7 +147,9 @@ export interface DecisionOptions {
 
 /** Starts and finds conversations. Every call goes through the Temporal client. */
 export class AgentClient {
+  /** The Temporal client every call goes through, for what this class does not wrap. */
   readonly client: Client;
+  /** The task queue conversations are started on (their workers poll it). */
   readonly taskQueue: string;
 
   /** The address of the connection this client opened, for errors that name it. */
@@ -331,6 +338,7 @@ function messageArgs(text: string, options: PromptOptions): [string] | [string, 
 
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
+  /** The conversation workflow's Temporal handle, for what this class does not wrap. */
   readonly handle: WorkflowHandle<ConversationWorkflow>;
   readonly #maxMessageBytes: number;
   readonly #payloadStoreCheck: PayloadStoreCheck | undefined;
@@ -345,6 +353,7 @@ export class Conversation {
     this.#workers = limits.workers;
   }
 
+  /** The conversation id: its workflow id, the same across continue-as-new runs. */
   get id(): string {
     return this.handle.workflowId;
   }
@@ -550,7 +559,16 @@ export class Conversation {
    * conversation (its execution, `YiemStatus`, `YiemTurns`, `YiemCost`) and why no worker answered.
    * A read that never waits on a worker that is gone.
    */
-  async statusOrRecord(): Promise<{ status: ConversationStatus } | { record: ServerRecord }> {
+  async statusOrRecord(): Promise<
+    | {
+        /** The worker's answer. */
+        status: ConversationStatus;
+      }
+    | {
+        /** What the server keeps, with why no worker answered. */
+        record: ServerRecord;
+      }
+  > {
     const status = await this.statusWithin();
     return status ? { status } : { record: await readServerRecord(this.handle) };
   }
@@ -573,7 +591,12 @@ export class Conversation {
    * The transcript (as `messages()`) when a worker answers within a second; else as the server's
    * history of the latest run records it, with `noWorker` saying why (see `transcriptFromHistory`).
    */
-  async messagesOrHistory(range: TranscriptRange = {}): Promise<{ messages: Message[]; noWorker?: string }> {
+  async messagesOrHistory(range: TranscriptRange = {}): Promise<{
+    /** The transcript's messages in the range. */
+    messages: Message[];
+    /** Set when they were read from the history: why no worker answered. */
+    noWorker?: string;
+  }> {
     if (await this.statusWithin()) return { messages: await this.messages(range) };
     const [record, all] = await Promise.all([
       readServerRecord(this.handle),
@@ -590,7 +613,12 @@ export class Conversation {
    * takes three: the offset is read after a first status and before the status it returns, so a
    * follower from that offset misses nothing in between.
    */
-  async statusAndOffset(): Promise<ConversationStatus & { eventOffset: number }> {
+  async statusAndOffset(): Promise<
+    ConversationStatus & {
+      /** Where the event log ends: follow from here to see what happens after this status. */
+      eventOffset: number;
+    }
+  > {
     const status = await this.status();
     if (status.eventOffset !== undefined) return { ...status, eventOffset: status.eventOffset };
     const eventOffset = await this.eventOffset();

@@ -9,6 +9,7 @@ import { type HistoryEvent, runHistories } from './runHistories.ts';
 
 /** A message sent with `Conversation.sendDetached`: what to collect its turn by. */
 export interface DetachedTurn {
+  /** The conversation the message went to. */
   conversationId: string;
   /** The `prompt` Update's id: `Conversation.collect(turnId)` waits for its turn's result. */
   turnId: string;
@@ -16,6 +17,7 @@ export interface DetachedTurn {
 
 /** One message sent by `prompt` (`send` or `sendDetached`), as the conversation's history records it. */
 export interface PromptTurn {
+  /** The `prompt` Update's id, to collect its turn by. */
   turnId: string;
   /** The run of the conversation that took it (each continue-as-new run is its own). */
   runId: string;
