@@ -12,6 +12,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most test time is spent waiting on Temporal, workers and child processes, not on the CPU, so two
+    // files at a time fit two cores (vitest's default of cores - 1 ran one file at a time).
+    maxWorkers: 2,
     execArgv: [SOURCE_CONDITION_FLAG],
   },
 });
