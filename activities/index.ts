@@ -2,6 +2,7 @@ import type { Attributes, Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
+import type { EvalActivities } from '../src/contract/evals.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type {
   AgentActivities,
@@ -20,6 +21,7 @@ import type { AgentHooks } from '../src/contract/types/hooks.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
+import { runEvalCase } from './evalCase.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
 import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
@@ -79,7 +81,7 @@ export interface AgentActivityDependencies {
  * pipeline: PREPARE (prepare.ts) runs inside `callModel` (model.ts), EXECUTE (execute.ts) and FINALIZE
  * (finalize.ts) inside `executeTool`. Each activity's span carries what `ACTIVITY_SPAN_LABELS` says.
  */
-export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
+export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities & EvalActivities {
   const worker = workerParts(deps);
   const { models, validator } = worker;
   return {
@@ -103,6 +105,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     routeModel: (input) => routedModel(models, input),
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
+    runEvalCase: (input) => runEvalCase(worker.getClient, input),
   };
 }
 

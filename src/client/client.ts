@@ -80,6 +80,7 @@ import {
 } from './serverRecord.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
+import { untilUnanswered } from './workerAnswers.ts';
 import { WorkerPresence } from './workerPresence.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -431,9 +432,29 @@ export class Conversation {
     return { conversationId: this.id, turnId: update.updateId };
   }
 
-  /** Waits for the result of the turn that answers a message sent with `sendDetached` (or `send`). */
+  /**
+   * The result of the turn that answers a message sent with `sendDetached` (or `send`): as the
+   * history keeps it once answered, else waited for while the conversation's worker answers. When
+   * none does (it stopped or was killed), a `WorkerStoppedError` within seconds naming the queue; the
+   * message is kept and answered once a worker runs there again.
+   */
   collect(turnId: string): Promise<TurnResult> {
-    return collectTurn(this.handle, turnId);
+    return collectTurn(this.handle, turnId, (turn) => this.#whileAnswered(turnId, turn));
+  }
+
+  /** `turn`, unless the conversation's worker stops answering first: then a `WorkerStoppedError`. */
+  async #whileAnswered(turnId: string, turn: Promise<TurnResult>): Promise<TurnResult> {
+    const watching = new AbortController();
+    const gone = untilUnanswered((ms) => this.#statusQuery(ms), watching.signal).then(async () => {
+      if (watching.signal.aborted) return new Promise<never>(() => {});
+      const record = await readServerRecord(this.handle);
+      throw new WorkerStoppedError(this.id, record.taskQueue, turnId, record.lastPoll);
+    });
+    try {
+      return await Promise.race([turn, gone]);
+    } finally {
+      watching.abort();
+    }
   }
 
   /** The messages sent by `send` or `sendDetached`, oldest first, with their turn's state and result. */
@@ -557,11 +578,13 @@ export class Conversation {
    * after, so asking again and again (a page that polls) leaves no query waiting on the server.
    */
   statusWithin(ms = WORKER_ANSWER_MS): Promise<ConversationStatus | undefined> {
+    return answerWithin(this.#statusQuery(ms), ms);
+  }
+
+  /** The status query, called off on the server a little after `ms`: none is left waiting there. */
+  #statusQuery(ms: number): Promise<ConversationStatus> {
     const { connection } = this.handle.client;
-    return answerWithin(
-      connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status()),
-      ms,
-    );
+    return connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status());
   }
 
   /**

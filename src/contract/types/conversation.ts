@@ -6,6 +6,7 @@
 import type { ApprovalWait, PendingApproval } from './approvals.ts';
 import type { PendingCallback } from './callbacks.ts';
 import type { CompactionOptions } from './compaction.ts';
+import type { RecordedTools } from './evals.ts';
 import type { GuardrailNames } from './guardrails.ts';
 import type { DeliveryOptions } from './messages.ts';
 import type { ModelCallPolicy } from './models.ts';
@@ -136,6 +137,11 @@ export interface ConversationOptions {
    * where a conversation or an agent names them).
    */
   guardrails?: GuardrailNames;
+  /**
+   * Set by an eval (`runEval`, `yiem eval`): the kept conversation's tool results this conversation
+   * answers its tool calls from instead of running the tools. Default: tools run.
+   */
+  recordedTools?: RecordedTools;
 }
 
 /** What the conversation workflow returns when it ends. */

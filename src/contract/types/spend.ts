@@ -20,6 +20,13 @@ export interface Spend {
   cost: number;
   /** Seconds the turns worked, without the time they stood stopped at a safe point. */
   wallTimeSeconds: number;
+  /**
+   * Temporal Cloud Actions this conversation's runs asked for, counted as it asked for them by the
+   * rule in `src/contract/actions.ts` (retries, heartbeats and Queries are billed but not counted).
+   * A turn's include the message that started it and the status upserts around it; runs from
+   * before the meter leave it out.
+   */
+  actions: number;
 }
 
 /** Limits on what may be spent, per figure of `Spend`; a figure left out has no limit. */

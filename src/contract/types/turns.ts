@@ -3,7 +3,7 @@
  */
 
 import type { GuardrailTrip } from './guardrails.ts';
-import type { BudgetExhaustion } from './spend.ts';
+import type { BudgetExhaustion, Spend } from './spend.ts';
 
 /**
  * How a turn ended. `budgetExhausted`: the turn stopped at a safe point because a limit of the
@@ -35,6 +35,11 @@ export interface TurnResult {
   budget?: BudgetExhaustion;
   /** Set with status `guardrailTripped`: which guardrail tripped, where, and why. */
   guardrail?: GuardrailTrip;
+  /**
+   * What the turn spent: model and tool calls, tokens, cost, wall time and the Temporal Cloud
+   * Actions it used (from its message to its last status upsert). Absent from runs before the meter.
+   */
+  spend?: Spend;
 }
 
 /** Why a running turn stands still at a safe point. */
