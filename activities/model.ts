@@ -26,7 +26,7 @@ import { parseAssistantMessage } from './models/parseReply.ts';
 import { withCost } from './models/prices.ts';
 import { contextWindowBytes, modelEndpoint, type ResolvedModelSettings } from './models/settings.ts';
 import type { ToolRegistry } from './registry/registry.ts';
-import { StreamedContent } from './streamedContent.ts';
+import { StreamedCompletion } from './streamedContent.ts';
 import { EventLoopShare, TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';
 import { publishFallback } from './wholeModelCall.ts';
@@ -175,21 +175,16 @@ async function streamModelCall(
   };
   const reservation = await reserveTokens(await deps.getClient(), context, target, request);
   try {
-    const stream = deps.clientFor(target).chat.completions.stream(request, {
-      signal: context.cancellationSignal,
-    });
-    const content = new StreamedContent();
+    const stream = await deps
+      .clientFor(target)
+      .chat.completions.create({ ...request, stream: true }, { signal: context.cancellationSignal });
+    const reply = new StreamedCompletion();
     const share = new EventLoopShare();
     for await (const chunk of stream) {
-      const delta: unknown = chunk.choices[0]?.delta?.content;
-      text.add(content.add(delta));
+      text.add(reply.add(chunk));
       await share.now();
     }
-    const completion = await stream.finalChatCompletion();
-    const choice = completion.choices[0];
-    const blocks = content.blocks();
-    if (blocks && choice) (choice.message as { content: unknown }).content = blocks;
-    const parsed = parseAssistantMessage(completion, model);
+    const parsed = parseAssistantMessage(reply.completion(), model);
     // A worker of several models names the one that answered as conversations name it.
     const message = deps.models.anyName ? parsed : { ...parsed, model: target.name };
     text.flush();
