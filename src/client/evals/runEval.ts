@@ -107,7 +107,10 @@ async function followRun(handle: WorkflowHandle<EvalRunWorkflow>, onProgress?: R
     }
     await Promise.race([result.catch(() => undefined), sleep(PROGRESS_POLL_MS)]);
   }
-  return result;
+  const runs = await result;
+  if (runs.length !== seen)
+    onProgress({ total: runs.length, finished: runs.map((run) => run.caseId), running: [] });
+  return runs;
 }
 
 async function scoreCase(
