@@ -12,7 +12,7 @@ import type { AgentHooks } from '../src/contract/types/hooks.ts';
 import type { ActivityTool, AgentToolResult, InterruptedCallOutcome } from '../src/contract/types/tools.ts';
 import { runWithToolCall } from '../src/infrastructure/toolCallContext.ts';
 import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
-import { activityEventPublisher } from './events.ts';
+import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { finalize } from './finalize.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import { limitProgress } from './progress.ts';
@@ -42,21 +42,65 @@ export async function executeTool(
   input: ExecuteToolInput,
 ): Promise<ExecuteToolOutput> {
   const context = Context.current();
-  const { attempt } = context.info;
-  const { conversationId, toolCallId, toolName, args } = input;
   await deps.registry.refresh();
+  const found = activityToolOf(deps, input, context.info.taskQueue);
+  if ('refusal' in found) return found.refusal;
+  const run = startToolCall(deps, input, context);
+  const executed = await runTool(found.tool, run, input);
+  return finishToolCall(deps, run, input, executed);
+}
+
+/** One attempt of a tool call while it runs: its events, its publisher, the latest progress. */
+interface ToolCallRun {
+  context: Context;
+  attempt: number;
+  published: ActivityEventPublisher;
+  /** The latest progress rides on the next heartbeat (the Web UI shows it as the activity's details). */
+  latestProgress: unknown;
+  /** Set when an earlier attempt was interrupted: what became of it, told on `toolExecutionEnd`. */
+  outcome: InterruptedCallOutcome | undefined;
+  onPartialResult: (reported: Record<string, unknown>) => void;
+  end: (
+    result: AgentToolResult,
+    isError: boolean,
+    willRetry: boolean,
+    outcome?: InterruptedCallOutcome,
+  ) => void;
+}
+
+/** What EXECUTE produced, before FINALIZE. */
+interface ExecutedCall {
+  result: AgentToolResult;
+  isError: boolean;
+}
+
+/** The tool this activity runs, or the error result the model gets when this worker cannot run it. */
+function activityToolOf(
+  deps: ExecuteDependencies,
+  input: ExecuteToolInput,
+  taskQueue: string,
+): { tool: ActivityTool } | { refusal: ExecuteToolOutput } {
+  const { toolCallId, toolName } = input;
   const tool = deps.registry.get(toolName);
+  const worker = deps.workerIdentity ?? '(unknown)';
   if (!tool) {
-    const text = `Tool "${toolName}" is not on worker ${deps.workerIdentity ?? '(unknown)'} (task queue "${context.info.taskQueue}"): it was removed, or the worker that prepared the call serves other tools on the same queue.`;
+    const text = `Tool "${toolName}" is not on worker ${worker} (task queue "${taskQueue}"): it was removed, or the worker that prepared the call serves other tools on the same queue.`;
     deps.warn(text);
-    return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
+    return { refusal: { message: toolErrorMessage(toolCallId, toolName, text), terminate: false } };
   }
   if (!tool.execute) {
     // A tool the workflow runs itself gets here only from a worker that registers it differently
     // from the one that PREPAREd the call.
-    const text = `Tool "${toolName}" runs in the workflow on worker ${deps.workerIdentity ?? '(unknown)'}, not in an activity`;
-    return { message: toolErrorMessage(toolCallId, toolName, text), terminate: false };
+    const text = `Tool "${toolName}" runs in the workflow on worker ${worker}, not in an activity`;
+    return { refusal: { message: toolErrorMessage(toolCallId, toolName, text), terminate: false } };
   }
+  return { tool };
+}
+
+/** Emits the attempt's start and sets up its progress and end events. */
+function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, context: Context): ToolCallRun {
+  const { attempt } = context.info;
+  const { conversationId, toolCallId, toolName, args } = input;
   const event = { conversationId, toolCallId, toolName, attempt };
   const localCallKey = context.info.isLocal ? input.callKey : undefined;
   const published = activityEventPublisher(input.turn, deps.warn, input, localCallKey);
@@ -65,106 +109,131 @@ export async function executeTool(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
     { now: true },
   );
+  const run: ToolCallRun = {
+    context,
+    attempt,
+    published,
+    latestProgress: undefined,
+    outcome: undefined,
+    onPartialResult: (reported) => {
+      const partialResult = limitProgress(reported);
+      run.latestProgress = partialResult;
+      deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
+      published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
+    },
+    // Every start gets an end: a failed attempt that will be retried ends with its error and
+    // `willRetry`, and the next attempt starts again.
+    end: (result, isError, willRetry, outcome) => {
+      const told = outcome ? { outcome } : {};
+      deps.emit({ type: 'toolExecutionEnd', ...event, result, isError, willRetry, ...told });
+      const text = toolEndText(result.content);
+      published.publish({ type: 'toolEnd', toolCallId, toolName, isError, willRetry, text, ...told });
+    },
+  };
+  return run;
+}
 
-  // The latest progress rides on the next heartbeat (the Web UI shows it as the activity's details).
-  let latestProgress: unknown;
-  const onPartialResult = (reported: Record<string, unknown>): void => {
-    const partialResult = limitProgress(reported);
-    latestProgress = partialResult;
-    deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
-    published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
-  };
-  // Every start gets an end: a failed attempt that will be retried ends with its error and
-  // `willRetry`, and the next attempt starts again.
-  const end = (
-    result: AgentToolResult,
-    isError: boolean,
-    willRetry: boolean,
-    outcome?: InterruptedCallOutcome,
-  ): void => {
-    const told = outcome ? { outcome } : {};
-    deps.emit({ type: 'toolExecutionEnd', ...event, result, isError, willRetry, ...told });
-    published.publish({
-      type: 'toolEnd',
-      toolCallId,
-      toolName,
-      isError,
-      willRetry,
-      text: toolEndText(result.content),
-      ...told,
-    });
-  };
-  const stopHeartbeats = heartbeatWhileRunning(context, () => latestProgress);
-  let result: AgentToolResult;
-  let isError = false;
-  let outcome: InterruptedCallOutcome | undefined;
+/** EXECUTE, heartbeating meanwhile; throws when the attempt ends without a result for the model. */
+async function runTool(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInput): Promise<ExecutedCall> {
+  const stopHeartbeats = heartbeatWhileRunning(run.context, () => run.latestProgress);
   try {
-    const { workflowExecution, activityId } = context.info;
-    const call = {
-      conversationId,
-      toolCallId,
-      toolName,
-      attempt,
-      idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${input.callKey ?? activityId}`,
-      ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
-    };
-    const earlier =
-      tool.atMostOnce && attempt > 1
-        ? await runWithToolCall(call, () => reconcileInterrupted(tool, call.idempotencyKey, args, attempt))
-        : undefined;
-    if (earlier === undefined || earlier === 'notDone') {
-      if (earlier) outcome = 'rerun';
-      result = normalizeResult(
-        await runWithToolCall(call, () =>
-          tool.execute(toolCallId, args, context.cancellationSignal, onPartialResult),
-        ),
-      );
-    } else if ('done' in earlier) {
-      outcome = 'reconciled';
-      result = normalizeResult(earlier.done);
-    } else {
-      outcome = 'unknown';
-      const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, earlier.unknown, attempt);
-      result = { content, details, usage: null, terminate: false };
-      isError = true;
-    }
+    return await executeOrReconcile(tool, run, input);
   } catch (error) {
-    const { aborted, reason } = context.cancellationSignal;
-    // An at-most-once tool that threw has ended its call: running it again could take effect twice.
-    if (aborted || !(tool.atMostOnce || givesUp(error, attempt, input.maximumAttempts))) {
-      // Aborted: the turn was cancelled (no retry), or the attempt timed out or its worker is
-      // shutting down (retried while attempts remain).
-      const why = aborted
-        ? `Tool "${toolName}" was stopped (${describeThrown(reason)}): ${describeThrown(error)}`
-        : undefined;
-      const cancelled = cancelledByWorkflow(context);
-      const willRetry = aborted ? !cancelled && !lastAttempt(attempt, input.maximumAttempts) : true;
-      end(failureResult(toolName, error, attempt, why), true, willRetry);
-      await published.abandon({ retrying: willRetry });
-      // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
-      // so that its row in the Web UI says so.
-      throw cancelled ?? error;
-    }
-    result = failureResult(toolName, error, attempt);
-    isError = true;
+    return await failedAttempt(tool, run, input, error);
   } finally {
     stopHeartbeats();
   }
+}
 
+/** Runs the tool; an at-most-once tool's later attempt first asks the tool what became of the earlier one. */
+async function executeOrReconcile(
+  tool: ActivityTool,
+  run: ToolCallRun,
+  input: ExecuteToolInput,
+): Promise<ExecutedCall> {
+  const { context, attempt } = run;
+  const { conversationId, toolCallId, toolName, args } = input;
+  const { workflowExecution, activityId } = context.info;
+  const call = {
+    conversationId,
+    toolCallId,
+    toolName,
+    attempt,
+    idempotencyKey: `${workflowExecution?.workflowId ?? conversationId}/${input.callKey ?? activityId}`,
+    ...(input.remainingBudget ? { remainingBudget: input.remainingBudget } : {}),
+  };
+  const earlier =
+    tool.atMostOnce && attempt > 1
+      ? await runWithToolCall(call, () => reconcileInterrupted(tool, call.idempotencyKey, args, attempt))
+      : undefined;
+  if (earlier === undefined || earlier === 'notDone') {
+    if (earlier) run.outcome = 'rerun';
+    const result = await runWithToolCall(call, () =>
+      tool.execute(toolCallId, args, context.cancellationSignal, run.onPartialResult),
+    );
+    return { result: normalizeResult(result), isError: false };
+  }
+  if ('done' in earlier) {
+    run.outcome = 'reconciled';
+    return { result: normalizeResult(earlier.done), isError: false };
+  }
+  run.outcome = 'unknown';
+  const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, earlier.unknown, attempt);
+  return { result: { content, details, usage: null, terminate: false }, isError: true };
+}
+
+/**
+ * A tool that threw: its error result for the model when the call gives up, else the attempt ends
+ * (its events told, its publisher stopped) and the error is rethrown for Temporal to retry or cancel.
+ */
+async function failedAttempt(
+  tool: ActivityTool,
+  run: ToolCallRun,
+  input: ExecuteToolInput,
+  error: unknown,
+): Promise<ExecutedCall> {
+  const { context, attempt } = run;
+  const { toolName, maximumAttempts } = input;
+  const { aborted, reason } = context.cancellationSignal;
+  // An at-most-once tool that threw has ended its call: running it again could take effect twice.
+  if (!aborted && (tool.atMostOnce || givesUp(error, attempt, maximumAttempts))) {
+    return { result: failureResult(toolName, error, attempt), isError: true };
+  }
+  // Aborted: the turn was cancelled (no retry), or the attempt timed out or its worker is
+  // shutting down (retried while attempts remain).
+  const why = aborted
+    ? `Tool "${toolName}" was stopped (${describeThrown(reason)}): ${describeThrown(error)}`
+    : undefined;
+  const cancelled = cancelledByWorkflow(context);
+  const willRetry = aborted ? !cancelled && !lastAttempt(attempt, maximumAttempts) : true;
+  run.end(failureResult(toolName, error, attempt, why), true, willRetry);
+  await run.published.abandon({ retrying: willRetry });
+  // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
+  // so that its row in the Web UI says so.
+  throw cancelled ?? error;
+}
+
+/** FINALIZE (`afterToolCall`), the size cap, the end events and the result message. */
+async function finishToolCall(
+  deps: ExecuteDependencies,
+  run: ToolCallRun,
+  input: ExecuteToolInput,
+  executed: ExecutedCall,
+): Promise<ExecuteToolOutput> {
+  const { conversationId, toolCallId, toolName, args } = input;
   try {
-    const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, result, isError });
-    result = limitToolResult(after.result, deps.maxResultBytes);
+    const after = await finalize(deps.hooks, { conversationId, toolCallId, toolName, args, ...executed });
+    const result = limitToolResult(after.result, deps.maxResultBytes);
     // Cutting a result of megabytes takes tens of milliseconds; let other conversations' work run
     // before the cut result is measured and stored.
     if (result !== after.result) await setImmediate();
-    isError = after.isError;
-    end(result, isError, false, outcome);
-    const message = toolResultMessage(toolCallId, toolName, result, isError);
-    const heldBack = await published.finish();
+    run.end(result, after.isError, false, run.outcome);
+    const message = toolResultMessage(toolCallId, toolName, result, after.isError);
+    const heldBack = await run.published.finish();
     return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
   } catch (error) {
     // FINALIZE failed: the attempt's events still reach followers, and its publisher stops.
-    await published.abandon({ retrying: !lastAttempt(attempt, input.maximumAttempts) });
+    await run.published.abandon({ retrying: !lastAttempt(run.attempt, input.maximumAttempts) });
     throw error;
   }
 }

@@ -42,13 +42,17 @@ import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttribu
 import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
 
+/** What the activities of `createAgentActivities` run with: the worker's tools, models, hooks and stores. */
 export interface AgentActivityDependencies {
+  /** The tools the activities validate and run calls against. */
   registry: ToolRegistry;
   /** One model's settings (`resolveModelSettings`), or else `models`. */
   model?: ResolvedModelSettings;
   /** The worker's models (`resolveModelTable`): several, with fallbacks, a route and rate limits. */
   models?: ModelTable;
+  /** `beforeToolCall` and `afterToolCall` around every tool call. Default: none. */
   hooks?: AgentHooks;
+  /** Receives the tool events (see `AgentEvent`). Default: none. */
   eventSink?: AgentEventSink;
   /**
    * A client on the worker's cluster: model calls read their context through a query, and PREPARE

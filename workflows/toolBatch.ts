@@ -1,11 +1,4 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import {
   isCancelledResult,
   toolCancelledMessage,
@@ -27,6 +20,7 @@ import type { ApprovalOutcome } from '../src/contract/types/approvals.ts';
 import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/tools.ts';
+import { meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
@@ -279,12 +273,12 @@ async function executeInActivity(
   const local = call.localActivity === true && patched(LOCAL_TOOL_CALLS_PATCH);
   const { summary, policy } = call;
   const { executeTool } = local
-    ? proxyLocalActivities<AgentActivities>({
+    ? meteredLocalActivities<AgentActivities>({
         summary,
         startToCloseTimeout: policy.startToCloseTimeout,
         retry: policy.retry,
       })
-    : proxyActivities<AgentActivities>({
+    : meteredActivities<AgentActivities>({
         activityId,
         summary,
         startToCloseTimeout: policy.startToCloseTimeout,

@@ -1,14 +1,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import {
-  DefaultLogger,
-  type LogLevel,
-  NativeConnection,
-  Runtime,
-  Worker,
-  type WorkerOptions,
-} from '@temporalio/worker';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import {
   describeModels,
@@ -39,8 +32,10 @@ import { describeStore, identityWithStore } from '../infrastructure/storage/payl
 import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
 import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
 import { AgentPlugin } from './plugin.ts';
+import { installWorkerLog } from './workerLog.ts';
 
 export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
+export { installWorkerLog, workerLogFile } from './workerLog.ts';
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
@@ -96,7 +91,9 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
   route?: ModelRoute;
   /** A 429 asking to wait longer than this (or not saying how long) moves to the next fallback. Default 10 000 ms. */
   maxRateLimitWaitMs?: number;
+  /** `beforeToolCall` and `afterToolCall`, around every tool call this worker runs. Default: none. */
   hooks?: AgentHooks;
+  /** Receives this worker's tool events as they happen (see `AgentEvent`). Default: none. */
   eventSink?: AgentEventSink;
   /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
   maxToolResultBytes?: number;
@@ -113,7 +110,10 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
    */
   guardrails?: WorkerGuardrails;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
-  workflowBundle?: { code: string };
+  workflowBundle?: {
+    /** The bundle's JavaScript. */
+    code: string;
+  };
   /**
    * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
    * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
@@ -145,8 +145,11 @@ export interface AgentWorkerOptions extends TemporalConnectionSettings {
 
 /** A running agent worker and the registry it serves tools from. */
 export interface AgentWorker {
+  /** The Temporal worker, for what this interface does not wrap. */
   worker: Worker;
+  /** The tools it loaded (and those written or added since). */
   registry: ToolRegistry;
+  /** The task queue it polls. */
   taskQueue: string;
   /** Where its model calls go: `model <name> at <endpoint>` (each of `models`: `<name>: model … at …`), for start lines and logs. */
   model: string;
@@ -165,10 +168,65 @@ export interface AgentWorker {
 /** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
 export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
   assertSupportedNode();
+  const setup = await resolveWorkerSetup(options);
+  const ownsConnection = !options.connection;
+  const connection = options.connection ?? (await connectWorker(setup.connectionOptions));
+  const plugin = createPlugin(options, setup);
+  let workers: Worker[];
+  try {
+    await plugin.startMcpServers();
+    workers = await createWorkers(options, setup, plugin, connection);
+  } catch (error) {
+    await plugin.closeMcpServers();
+    if (ownsConnection) await connection.close();
+    throw error;
+  }
+  const [worker] = workers as [Worker, ...Worker[]];
+  const closeConnection = async (): Promise<void> => {
+    if (ownsConnection) await connection.close();
+  };
+  const run = runTogether(workers, closeConnection);
+  const { models, taskQueue, announcement, deployment } = setup;
+  return {
+    worker,
+    registry: setup.registry,
+    taskQueue,
+    model: describeModels(models),
+    modelQueues: routingInfo(models, taskQueue).queues,
+    payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
+    deployment: deployment
+      ? `${deployment.version.deploymentName} build ${deployment.version.buildId}`
+      : undefined,
+    run,
+    async shutdown() {
+      for (const each of workers) if (each.getState() === 'RUNNING') each.shutdown();
+      await run.running();
+      // A worker that never ran still started its MCP servers.
+      await plugin.closeMcpServers();
+    },
+  };
+}
+
+/** What a worker is built from, resolved from its options and environment before anything connects. */
+interface WorkerSetup {
+  connectionOptions: ReturnType<typeof resolveTemporalConnection>['connectionOptions'];
+  namespace: string;
+  env: Record<string, string | undefined>;
+  taskQueue: string;
+  dataConverter: DataConverter | undefined;
+  models: ReturnType<typeof resolveModelTable>;
+  tracing: ReturnType<typeof startTracing>;
+  registry: ToolRegistry;
+  announcement: Awaited<ReturnType<typeof storeAnnouncementOf>>;
+  identity: string;
+  deployment: ReturnType<typeof workerDeploymentOptions>;
+}
+
+async function resolveWorkerSetup(options: AgentWorkerOptions): Promise<WorkerSetup> {
   const { connectionOptions, namespace } = resolveTemporalConnection(options);
   const env = options.env ?? process.env;
-  installQuietRuntime(env);
   const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  installWorkerLog(taskQueue, env);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const models = resolveModelTable(options, env);
@@ -182,20 +240,33 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
     announcement,
   );
   const deployment = workerDeploymentOptions(options.deployment, env);
-  const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await connectWorker(connectionOptions));
+  return {
+    connectionOptions,
+    namespace,
+    env,
+    taskQueue,
+    dataConverter,
+    models,
+    tracing,
+    registry,
+    announcement,
+    identity,
+    deployment,
+  };
+}
 
-  const plugin = new AgentPlugin(
+function createPlugin(options: AgentWorkerOptions, setup: WorkerSetup): AgentPlugin {
+  return new AgentPlugin(
     {
-      registry,
-      models,
+      registry: setup.registry,
+      models: setup.models,
       ...(options.hooks ? { hooks: options.hooks } : {}),
       ...(options.eventSink ? { eventSink: options.eventSink } : {}),
       ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
-      ...payloadStoreRetry(options, env),
+      ...payloadStoreRetry(options, setup.env),
       ...(options.compact ? { compact: options.compact } : {}),
       ...(options.guardrails ? { guardrails: options.guardrails } : {}),
-      ...(tracing ? { tracer: tracing.tracer } : {}),
+      ...(setup.tracing ? { tracer: setup.tracing.tracer } : {}),
     },
     {
       workflows: options.workflows ?? true,
@@ -203,86 +274,76 @@ export async function createAgentWorker(options: AgentWorkerOptions = {}): Promi
       ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
     },
   );
-  let worker: Worker;
-  const modelWorkers: Worker[] = [];
-  try {
-    await plugin.startMcpServers();
-    worker = await Worker.create({
+}
+
+/** The agent's worker first, then one per rate-limited model's task queue. */
+async function createWorkers(
+  options: AgentWorkerOptions,
+  setup: WorkerSetup,
+  plugin: AgentPlugin,
+  connection: NativeConnection,
+): Promise<Worker[]> {
+  const { namespace, taskQueue, dataConverter, deployment, tracing } = setup;
+  const converter = dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {};
+  const worker = await Worker.create({
+    connection,
+    namespace,
+    taskQueue,
+    ...(options.workflowBundle && options.workflows !== false
+      ? { workflowBundle: options.workflowBundle }
+      : {}),
+    ...converter,
+    ...(deployment ? { workerDeploymentOptions: deployment } : {}),
+    ...options.workerOptions,
+    identity: setup.identity,
+    plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
+  });
+  const workers = [worker];
+  if (options.workflows === false) return workers;
+  for (const model of setup.models.models.values()) {
+    if (!model.rateLimit) continue;
+    const modelWorker = await Worker.create({
       connection,
       namespace,
-      taskQueue,
-      ...(options.workflowBundle && options.workflows !== false
-        ? { workflowBundle: options.workflowBundle }
-        : {}),
-      ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
-      ...(deployment ? { workerDeploymentOptions: deployment } : {}),
-      ...options.workerOptions,
-      identity,
-      plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
+      taskQueue: modelQueueName(taskQueue, model.name),
+      // Every model call of a conversation: the turn's, and a compaction's summary.
+      activities: {
+        callModel: plugin.activities.callModel,
+        compactContext: plugin.activities.compactContext,
+      },
+      // Set on every poll and enforced by the server for all the queue's workers together.
+      maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
+      ...converter,
+      identity: worker.options.identity,
+      plugins: tracing?.plugins ?? [],
     });
-    if (options.workflows !== false) {
-      for (const model of models.models.values()) {
-        if (!model.rateLimit) continue;
-        modelWorkers.push(
-          await Worker.create({
-            connection,
-            namespace,
-            taskQueue: modelQueueName(taskQueue, model.name),
-            // Every model call of a conversation: the turn's, and a compaction's summary.
-            activities: {
-              callModel: plugin.activities.callModel,
-              compactContext: plugin.activities.compactContext,
-            },
-            // Set on every poll and enforced by the server for all the queue's workers together.
-            maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
-            ...(dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {}),
-            identity: worker.options.identity,
-            plugins: tracing?.plugins ?? [],
-          }),
-        );
-      }
-    }
-  } catch (error) {
-    await plugin.closeMcpServers();
-    if (ownsConnection) await connection.close();
-    throw error;
+    workers.push(modelWorker);
   }
+  return workers;
+}
 
+/**
+ * Runs the workers together, once however often it is called; one stopping (shutdown, a fatal
+ * error) stops the others: they serve one agent. `running()` is that run, if it started.
+ */
+function runTogether(
+  workers: Worker[],
+  closeConnection: () => Promise<void>,
+): (() => Promise<void>) & { running(): Promise<void> | undefined } {
   let running: Promise<void> | undefined;
-  const all = [worker, ...modelWorkers];
   const run = (): Promise<void> => {
-    // One worker stopping (shutdown, a fatal error) stops the others: they serve one agent.
     running ??= Promise.all(
-      all.map((each) =>
+      workers.map((each) =>
         each.run().finally(() => {
-          for (const other of all) if (other.getState() === 'RUNNING') other.shutdown();
+          for (const other of workers) if (other.getState() === 'RUNNING') other.shutdown();
         }),
       ),
     )
       .then(() => undefined)
-      .finally(async () => {
-        if (ownsConnection) await connection.close();
-      });
+      .finally(closeConnection);
     return running;
   };
-  return {
-    worker,
-    registry,
-    taskQueue,
-    model: describeModels(models),
-    modelQueues: routingInfo(models, taskQueue).queues,
-    payloadStore: announcement.store ? describeStore(announcement.store) : 'inline',
-    deployment: deployment
-      ? `${deployment.version.deploymentName} build ${deployment.version.buildId}`
-      : undefined,
-    run,
-    async shutdown() {
-      for (const each of all) if (each.getState() === 'RUNNING') each.shutdown();
-      await running;
-      // A worker that never ran still started its MCP servers.
-      await plugin.closeMcpServers();
-    },
-  };
+  return Object.assign(run, { running: () => running });
 }
 
 /** `payloadStoreRetryMs`, else `YIEM_PAYLOAD_STORE_RETRY_MS`; absent: the activities' default. */
@@ -296,27 +357,6 @@ function payloadStoreRetry(
   if (!/^\d+$/.test(text))
     throw new Error(`YIEM_PAYLOAD_STORE_RETRY_MS=${text}: expected a number of milliseconds`);
   return { payloadStoreRetryMs: Number(text) };
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
-
-/** The Temporal SDK's log level in a worker: `YIEM_WORKER_LOG_LEVEL`, default WARN. */
-export function workerLogLevel(env: Record<string, string | undefined>): LogLevel {
-  const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
-  if (!LOG_LEVELS.includes(requested as LogLevel)) {
-    throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return requested as LogLevel;
-}
-
-/**
- * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
- * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
- * worker logs at {@link workerLogLevel}.
- */
-function installQuietRuntime(env: Record<string, string | undefined>): void {
-  if (Runtime._instance !== undefined) return;
-  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env)) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */

@@ -9,10 +9,13 @@ import { startOptions } from '../fork.ts';
 
 /** A tool call as an eval report shows it. */
 export interface EvalToolCall {
+  /** The tool called. */
   toolName: string;
+  /** Its arguments. */
   args: ToolArguments;
   /** Result text. */
   result: string;
+  /** Whether the result was an error. */
   isError: boolean;
   /** How a replay answered it without running the tool (absent: the kept call, or a live run). */
   answer?: 'recorded' | 'standIn' | 'diverged';
@@ -20,12 +23,17 @@ export interface EvalToolCall {
 
 /** One turn of a conversation as an eval compares it. */
 export interface EvalTurn {
+  /** The turn's user messages. */
   user: string[];
   /** The turn's last reply text. */
   reply: string;
+  /** The tool calls of the turn's replies, in order, with their results. */
   toolCalls: EvalToolCall[];
+  /** Input tokens of the turn's model calls. */
   inputTokens: number;
+  /** Output tokens of the turn's model calls. */
   outputTokens: number;
+  /** What the turn's model calls cost (the workers' price table; 0 without one). */
   cost: number;
 }
 

@@ -22,51 +22,104 @@ export interface EvalRunFacts {
 
 /** Tokens, cost and latency of one side of the comparison. */
 export interface EvalFigures {
+  /** Input and output tokens. */
   tokens: number;
+  /** Cost, in the workers' price table's currency. */
   cost: number;
+}
+
+/** Milliseconds the replay's turns took, summed. */
+export interface EvalLatency {
+  /** Milliseconds. */
+  latencyMs: number;
+}
+
+/** One side of a turn: its last reply and its tool calls. */
+export interface EvalSide {
+  /** The turn's last reply. */
+  reply: string;
+  /** Its tool calls with their results. */
+  toolCalls: EvalToolCall[];
+}
+
+/** The totals of a report. */
+export interface EvalSummary {
+  /** Cases replayed. */
+  cases: number;
+  /** Cases that passed. */
+  passed: number;
+  /** `passed / cases`, from 0 to 1. */
+  passRate: number;
+  /** Cases that passed in the baseline and fail now. */
+  regressions: number;
+  /** Replayed calls that matched no kept call and had no stand-in. */
+  diverged: number;
+  /** The kept conversations' tokens and cost. */
+  old: EvalFigures;
+  /** The replays' tokens, cost and latency. */
+  new: EvalFigures & EvalLatency;
+}
+
+/** How a replayed turn ended. */
+export interface EvalTurnOutcome {
+  /** The turn's status (`completed`, `failed`, …); `null` when a retried run found it answered. */
+  status: string | null;
+  /** Why it failed or stopped early. */
+  error?: string;
 }
 
 /** One turn, the kept conversation's beside the replay's. */
 export interface EvalTurnReport {
+  /** The turn's number, from 1. */
   turn: number;
+  /** Its user messages. */
   user: string[];
-  old: { reply: string; toolCalls: EvalToolCall[] };
-  new: { reply: string; toolCalls: EvalToolCall[]; status: string | null; error?: string };
+  /** What the kept conversation replied and called. */
+  old: EvalSide;
+  /** What the replay replied and called, its turn's status and error. */
+  new: EvalSide & EvalTurnOutcome;
+  /** Milliseconds the replay's turn took; `null` when a retried run found it answered. */
   latencyMs: number | null;
 }
 
 /** One case of a report. */
 export interface EvalCaseReport {
+  /** The kept conversation's id. */
   caseId: string;
+  /** The replay's conversation id. */
   conversationId: string;
+  /** No expectation failed and the judge, if any, passed it. */
   passed: boolean;
   /** Passed in the baseline, fails now. */
   regression: boolean;
+  /** Why it failed, a sentence each. */
   failures: string[];
-  judge?: { pass: boolean; reason: string };
+  /** The judge's verdict. */
+  judge?: JudgeVerdict;
   /** Calls of the replay that matched no kept call and had no stand-in. */
   diverged: EvalToolCall[];
+  /** The kept conversation's tokens and cost. */
   old: EvalFigures;
-  new: EvalFigures & { latencyMs: number };
+  /** The replay's tokens, cost and latency. */
+  new: EvalFigures & EvalLatency;
+  /** Each turn, old beside new. */
   turns: EvalTurnReport[];
 }
 
 /** What `runEval` returns and `yiem eval --json` writes. */
 export interface EvalReport {
+  /** The run's id (its workflow is `eval-<runId>`). */
   runId: string;
+  /** The candidate's task queue. */
   candidate: string;
+  /** How tool calls were answered. */
   mode: 'recorded' | 'live';
+  /** The baseline report's run id. */
   baseline: string | null;
+  /** Milliseconds the run took. */
   durationMs: number;
-  summary: {
-    cases: number;
-    passed: number;
-    passRate: number;
-    regressions: number;
-    diverged: number;
-    old: EvalFigures;
-    new: EvalFigures & { latencyMs: number };
-  };
+  /** The totals. */
+  summary: EvalSummary;
   /** Regressions first, then other failures, then passes. */
   cases: EvalCaseReport[];
 }
