@@ -37,8 +37,16 @@ import { workerTools } from './workerActivities.ts';
  * its state. The event log's poll Update is registered by `ConversationEvents` itself.
  */
 export function registerHandlers(state: ConversationState): void {
-  const { settings, approvals, forwarded, callbacks } = state;
+  registerMessageHandlers(state);
+  registerReadHandlers(state);
+  registerSafePointHandlers(state);
+  registerApprovalHandlers(state);
+  registerCompactionHandlers(state);
+  registerCallbackHandlers(state);
+}
 
+function registerMessageHandlers(state: ConversationState): void {
+  const { settings } = state;
   // Messages: `prompt` waits for the result of the turn that answers it, `post` does not. Where
   // each goes while a turn runs, and the keys that add it once: workflows/delivery.ts.
   setHandler(
@@ -83,7 +91,10 @@ export function registerHandlers(state: ConversationState): void {
     upgradeSignal,
     metered(() => {}),
   );
+}
 
+function registerReadHandlers(state: ConversationState): void {
+  const { settings, approvals, forwarded, callbacks } = state;
   // Reading: the transcript, the status, the tools, and the model's context (read by the model activity).
   setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>
     transcriptPage(state.messages, fromIndex, maxBytes),
@@ -107,7 +118,6 @@ export function registerHandlers(state: ConversationState): void {
     };
   });
   setHandler(turnStartsQuery, () => state.turnStarts);
-  registerSafePointHandlers(state);
   setHandler(
     toolsUpdate,
     metered(() => workerTools()),
@@ -116,7 +126,10 @@ export function registerHandlers(state: ConversationState): void {
     systemPrompt: settings.systemPrompt,
     ...transcriptPage(state.messages, fromIndex, maxBytes),
   }));
+}
 
+function registerApprovalHandlers(state: ConversationState): void {
+  const { approvals, forwarded } = state;
   // Approvals: this conversation's own, or a sub-agent's (forwarded), decided by a client here or,
   // for a sub-agent, passed down by its parent.
   const decide = async (decision: ApprovalDecision): Promise<ApprovalOutcome> =>
@@ -144,9 +157,10 @@ export function registerHandlers(state: ConversationState): void {
       showForwardedApprovals(state);
     }),
   );
+}
 
-  registerCompactionHandlers(state);
-
+function registerCallbackHandlers(state: ConversationState): void {
+  const { callbacks } = state;
   // Callback tools: an attached client's result.
   setHandler(
     callbackResultUpdate,
