@@ -41,7 +41,11 @@ export type { EvalToolCall, EvalTurn } from './client/evals/keptCases.ts';
 export {
   type EvalCaseReport,
   type EvalFigures,
+  type EvalLatency,
   type EvalReport,
+  type EvalSide,
+  type EvalSummary,
+  type EvalTurnOutcome,
   type EvalTurnReport,
   terminalSummary,
 } from './client/evals/report.ts';

@@ -23,6 +23,7 @@ import {
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { evalCommand } from './evals.ts';
 import { forkCommand, rewindCommand } from './forkRewind.ts';
 import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
 import { budgetCommand, pauseCommand, resumeCommand } from './safePointCommands.ts';
@@ -298,6 +299,42 @@ connectionOptions(
   .option('--query <query>', "a visibility query (default: WorkflowType = 'conversationWorkflow')")
   .option('--limit <n>', 'at most this many runs', '100')
   .action(exportHistoriesCommand);
+
+connectionOptions(
+  program
+    .command('eval')
+    .description(
+      'replay kept conversations turn by turn on the agent of --task-queue, with their recorded tool results, and score them',
+    ),
+)
+  .argument('[conversationIds...]', 'the kept conversations')
+  .option('--query <query>', 'or the ones a visibility query finds, e.g. "YiemAgent = \'support\'"')
+  .option(
+    '--mode <mode>',
+    'recorded (no tool runs) or live (tools run, at-most-once ones only if allowed)',
+    'recorded',
+  )
+  .option('--allow-at-most-once', 'in live mode, run at-most-once tools too')
+  .option('--stand-ins <file>', 'JSON { tool: result text } for calls that match no kept call')
+  .option('--expectations <file>', 'JSON { all?, cases? } of expectations (docs/evals.md)')
+  .option(
+    '--judge-url <url>',
+    'an OpenAI-compatible endpoint that judges each case (key: env YIEM_JUDGE_API_KEY)',
+  )
+  .option('--judge-model <name>', "the judge's model")
+  .option('--rubric <text>', "the judge's rubric for cases whose expectations name none")
+  .option('--system <prompt>', "the candidate's system prompt instead of the kept one")
+  .option('--model <name>', "the candidate's model instead of the kept one")
+  .option('--concurrency <n>', 'cases replayed at once', '4')
+  .option(
+    '--baseline <file>',
+    "a previous run's JSON report: cases that passed there and fail now are regressions",
+  )
+  .option('--run-id <id>', 'names the run; the same id again resumes it')
+  .option('--json <file>', 'write the report as JSON')
+  .option('--html <file>', 'write the report as an HTML page, turns side by side')
+  .option('--fail-under <rate>', 'exit 1 when the pass rate is under this, e.g. 0.9')
+  .action(evalCommand);
 
 program
   .command('replay-check')

@@ -1,3 +1,7 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../src/client/evals/report.ts';
 import { runEval } from '../../src/client/evals/runEval.ts';
@@ -5,6 +9,10 @@ import { textResult } from '../../src/contract/toolResult.ts';
 import type { ActivityTool } from '../../src/contract/types/tools.ts';
 import { type ReplyHandler, type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { runYiem } from '../support/cli.ts';
+
+/** Debian's chromium; never a downloaded browser. */
+const CHROMIUM = '/usr/bin/chromium';
 
 /** Orders 1 to 20: each kept conversation asks where one is. */
 const ORDERS = Array.from({ length: 20 }, (_, index) => String(index + 1));
@@ -67,6 +75,8 @@ describe('evals from kept conversations', () => {
   let newAgent: TestAgent;
   let judge: ScriptedModel;
   const kept: string[] = [];
+  let dir: string;
+  let baseline: EvalReport | undefined;
 
   beforeAll(async () => {
     [oldAgent, newAgent, judge] = await Promise.all([
@@ -74,6 +84,7 @@ describe('evals from kept conversations', () => {
       startTestAgent({ tools: [lookupTool(newRuns)] }),
       startScriptedModel(),
     ]);
+    dir = await mkdtemp(path.join(tmpdir(), 'yiem-evals-'));
     oldAgent.model.respond(agentModel('old'));
     newAgent.model.respond(agentModel('new'));
     judge.respond(judgeModel);
@@ -87,6 +98,7 @@ describe('evals from kept conversations', () => {
   }, 120_000);
   afterAll(async () => {
     await Promise.all([oldAgent?.close(), newAgent?.close(), judge?.close()]);
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   it('replays 20 kept conversations on the new agent without running a tool, scores them and flags the regression against a baseline', async () => {
@@ -98,16 +110,18 @@ describe('evals from kept conversations', () => {
       },
       judge: { baseURL: judge.baseURL, model: 'judge', rubric: 'The agent says where the order is.' },
     };
-    const baseline = await runEval(oldAgent.client, {
+    const oldRun = await runEval(oldAgent.client, {
       ...scoring,
       candidate: { taskQueue: oldAgent.taskQueue },
     });
-    expect(baseline.summary).toMatchObject({ cases: 20, passed: 20, passRate: 1, diverged: 0 });
+    expect(oldRun.summary).toMatchObject({ cases: 20, passed: 20, passRate: 1, diverged: 0 });
+    // The next test gives it to yiem eval as its baseline.
+    baseline = oldRun;
 
     const report: EvalReport = await runEval(newAgent.client, {
       ...scoring,
       candidate: { taskQueue: newAgent.taskQueue },
-      baseline,
+      baseline: oldRun,
     });
     // Recorded mode: neither agent's tool ran during the evals.
     expect(oldRuns).toEqual([]);
@@ -135,5 +149,69 @@ describe('evals from kept conversations', () => {
       expect.objectContaining({ answer: 'recorded', result: 'order 1 left the warehouse' }),
     ]);
     expect(matching?.turns[0]?.new.reply).toBe('Order 1: order 1 left the warehouse.');
+  }, 180_000);
+
+  it('yiem eval fails under --fail-under, prints the regression first, and writes an HTML report Chromium shows side by side', async () => {
+    expect(baseline).toBeDefined();
+    const baselineFile = path.join(dir, 'baseline.json');
+    await writeFile(baselineFile, JSON.stringify(baseline));
+    await writeFile(
+      path.join(dir, 'expectations.json'),
+      JSON.stringify({ all: { replyMatches: '^Order \\d+' } }),
+    );
+    const [jsonFile, htmlFile] = [path.join(dir, 'report.json'), path.join(dir, 'report.html')];
+    const regressed = kept[Number(REGRESSING_ORDER) - 1] as string;
+    const run = await runYiem(
+      [
+        'eval',
+        ...kept.slice(0, 14),
+        '--task-queue',
+        newAgent.taskQueue,
+        '--expectations',
+        path.join(dir, 'expectations.json'),
+        '--baseline',
+        baselineFile,
+        '--json',
+        jsonFile,
+        '--html',
+        htmlFile,
+        '--fail-under',
+        '0.95',
+      ],
+      oldAgent.address,
+    );
+    expect(run.code, run.stderr).toBe(1);
+    const lines = run.stdout.split('\n');
+    expect(lines[0]).toMatch(/: 13\/14 passed \(92\.9%\), 1 regressions against /);
+    expect(lines[2]).toBe(`REGRESSION ${regressed}: the reply does not match /^Order \\d+/`);
+    expect(run.stdout).toContain('Pass rate 0.929 is under --fail-under 0.95.');
+    expect(run.stderr).toContain('14/14 cases replayed');
+    const report = JSON.parse(await readFile(jsonFile, 'utf8')) as EvalReport;
+    expect(report.summary).toMatchObject({ cases: 14, passed: 13, regressions: 1, diverged: 1 });
+    expect(newRuns).toEqual([]);
+
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`file://${htmlFile}`);
+      expect(await page.textContent('#summary')).toContain('13/14 passed (92.9%) · 1 regressions');
+      const first = page.locator('section.case').first();
+      expect(await first.locator('h2').textContent()).toBe(`regression ${regressed}`);
+      expect(await first.locator('td.old').textContent()).toContain(`Order ${REGRESSING_ORDER}: order`);
+      expect(await first.locator('td.old del').allTextContents()).toContain('warehouse.');
+      expect(await first.locator('td.new ins').allTextContents()).toEqual([
+        'I',
+        'cannot',
+        'help',
+        'with',
+        'that.',
+      ]);
+      const diverging = page.locator(`#case-${kept[Number(DIVERGING_ORDER) - 1]}`);
+      expect(await diverging.locator('li.call.diverged').textContent()).toContain(
+        'lookupOrder({"orderId":"7","verbose":true}) diverged',
+      );
+    } finally {
+      await browser.close();
+    }
   }, 180_000);
 });

@@ -23,17 +23,17 @@ export interface EvalToolCall {
 
 /** One turn of a conversation as an eval compares it. */
 export interface EvalTurn {
-  /** The user messages the turn answered. */
+  /** The turn's user messages. */
   user: string[];
   /** The turn's last reply text. */
   reply: string;
-  /** Its tool calls, in order. */
+  /** The tool calls of the turn's replies, in order, with their results. */
   toolCalls: EvalToolCall[];
-  /** Input tokens its model calls read. */
+  /** Input tokens of the turn's model calls. */
   inputTokens: number;
-  /** Output tokens they wrote. */
+  /** Output tokens of the turn's model calls. */
   outputTokens: number;
-  /** What they cost, at the worker's prices (0 without). */
+  /** What the turn's model calls cost (the workers' price table; 0 without one). */
   cost: number;
 }
 

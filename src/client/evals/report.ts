@@ -22,37 +22,63 @@ export interface EvalRunFacts {
 
 /** Tokens, cost and latency of one side of the comparison. */
 export interface EvalFigures {
-  /** Input and output tokens together. */
+  /** Input and output tokens. */
   tokens: number;
-  /** Cost at the worker's prices. */
+  /** Cost, in the workers' price table's currency. */
   cost: number;
+}
+
+/** Milliseconds the replay's turns took, summed. */
+export interface EvalLatency {
+  /** Milliseconds. */
+  latencyMs: number;
+}
+
+/** One side of a turn: its last reply and its tool calls. */
+export interface EvalSide {
+  /** The turn's last reply. */
+  reply: string;
+  /** Its tool calls with their results. */
+  toolCalls: EvalToolCall[];
+}
+
+/** The totals of a report. */
+export interface EvalSummary {
+  /** Cases replayed. */
+  cases: number;
+  /** Cases that passed. */
+  passed: number;
+  /** `passed / cases`, from 0 to 1. */
+  passRate: number;
+  /** Cases that passed in the baseline and fail now. */
+  regressions: number;
+  /** Replayed calls that matched no kept call and had no stand-in. */
+  diverged: number;
+  /** The kept conversations' tokens and cost. */
+  old: EvalFigures;
+  /** The replays' tokens, cost and latency. */
+  new: EvalFigures & EvalLatency;
+}
+
+/** How a replayed turn ended. */
+export interface EvalTurnOutcome {
+  /** The turn's status (`completed`, `failed`, …); `null` when a retried run found it answered. */
+  status: string | null;
+  /** Why it failed or stopped early. */
+  error?: string;
 }
 
 /** One turn, the kept conversation's beside the replay's. */
 export interface EvalTurnReport {
   /** The turn's number, from 1. */
   turn: number;
-  /** The user messages it answered (the kept ones, which the replay sent). */
+  /** Its user messages. */
   user: string[];
-  /** The kept conversation's turn. */
-  old: {
-    /** Its last reply text. */
-    reply: string;
-    /** Its tool calls. */
-    toolCalls: EvalToolCall[];
-  };
-  /** The replay's turn. */
-  new: {
-    /** Its last reply text. */
-    reply: string;
-    /** Its tool calls, each with how it was answered. */
-    toolCalls: EvalToolCall[];
-    /** How the turn ended; null when it did not. */
-    status: string | null;
-    /** Why it failed, when it did. */
-    error?: string;
-  };
-  /** How long the replay's turn took; null when it did not end. */
+  /** What the kept conversation replied and called. */
+  old: EvalSide;
+  /** What the replay replied and called, its turn's status and error. */
+  new: EvalSide & EvalTurnOutcome;
+  /** Milliseconds the replay's turn took; `null` when a retried run found it answered. */
   latencyMs: number | null;
 }
 
@@ -60,26 +86,23 @@ export interface EvalTurnReport {
 export interface EvalCaseReport {
   /** The kept conversation's id. */
   caseId: string;
-  /** The replay's conversation id, to open it. */
+  /** The replay's conversation id. */
   conversationId: string;
-  /** No expectation failed, and the judge (if any) passed it. */
+  /** No expectation failed and the judge, if any, passed it. */
   passed: boolean;
   /** Passed in the baseline, fails now. */
   regression: boolean;
-  /** Each expectation that did not hold, in words. */
+  /** Why it failed, a sentence each. */
   failures: string[];
-  /** What the judge said, when there is one. */
+  /** The judge's verdict. */
   judge?: JudgeVerdict;
   /** Calls of the replay that matched no kept call and had no stand-in. */
   diverged: EvalToolCall[];
-  /** What the kept conversation used. */
+  /** The kept conversation's tokens and cost. */
   old: EvalFigures;
-  /** What the replay used, and how long its turns took. */
-  new: EvalFigures & {
-    /** Its turns' time together. */
-    latencyMs: number;
-  };
-  /** Turn by turn, the kept beside the replay. */
+  /** The replay's tokens, cost and latency. */
+  new: EvalFigures & EvalLatency;
+  /** Each turn, old beside new. */
   turns: EvalTurnReport[];
 }
 
@@ -89,32 +112,14 @@ export interface EvalReport {
   runId: string;
   /** The candidate's task queue. */
   candidate: string;
-  /** Whether tools ran (`'live'`) or were answered from the kept calls. */
+  /** How tool calls were answered. */
   mode: 'recorded' | 'live';
-  /** The baseline report's run id, or null without one. */
+  /** The baseline report's run id. */
   baseline: string | null;
-  /** How long the run took. */
+  /** Milliseconds the run took. */
   durationMs: number;
-  /** The cases' figures together. */
-  summary: {
-    /** Cases replayed. */
-    cases: number;
-    /** Cases that passed. */
-    passed: number;
-    /** `passed / cases`, from 0 to 1 (0 without cases). */
-    passRate: number;
-    /** Cases that passed in the baseline and fail now. */
-    regressions: number;
-    /** Calls that matched no kept call and had no stand-in, over all cases. */
-    diverged: number;
-    /** What the kept conversations used. */
-    old: EvalFigures;
-    /** What the replays used. */
-    new: EvalFigures & {
-      /** Their turns' time together. */
-      latencyMs: number;
-    };
-  };
+  /** The totals. */
+  summary: EvalSummary;
   /** Regressions first, then other failures, then passes. */
   cases: EvalCaseReport[];
 }

@@ -5,9 +5,9 @@ import type { EvalTurn } from './keptCases.ts';
 
 /** A tool call an expectation looks for: by name, and by arguments when given. */
 export interface ExpectedToolCall {
-  /** The tool. */
+  /** The tool's name. */
   tool: string;
-  /** Its arguments, exactly (key order aside); absent: any. */
+  /** The call's arguments (compared by value); absent: any arguments. */
   args?: ToolArguments;
 }
 
@@ -33,9 +33,9 @@ export interface EvalExpectation {
 
 /** Expectations from a file: `all` apply to every case, `cases` to one case each (by kept id). */
 export interface EvalExpectations {
-  /** What every case must do. */
+  /** What every case is expected to do. */
   all?: EvalExpectation;
-  /** What a case must do besides, by its kept conversation's id. */
+  /** What one case is expected to do, by the kept conversation's id, over `all`. */
   cases?: Record<string, EvalExpectation>;
 }
 
@@ -43,9 +43,9 @@ export interface EvalExpectations {
 export interface EvalJudge {
   /** The endpoint, e.g. `https://api.openai.com/v1`. */
   baseURL: string;
-  /** Its key. Default: none (a local endpoint). */
+  /** Its API key, if it needs one. */
   apiKey?: string;
-  /** The model that judges. */
+  /** The judge's model. */
   model: string;
   /** The rubric of cases that name none. */
   rubric?: string;

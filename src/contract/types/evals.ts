@@ -7,13 +7,13 @@ import type { TextContent, ToolArguments } from './base.ts';
 
 /** One tool call of a kept conversation, with the result it got. */
 export interface RecordedToolCall {
-  /** The tool called. */
+  /** The tool the kept conversation called. */
   toolName: string;
-  /** Its arguments: a replayed call with the same ones (key order aside) gets this result. */
+  /** Its arguments, compared by value with a replayed call's. */
   args: ToolArguments;
-  /** The result the model read. */
+  /** The result's text, as the model read it. */
   content: TextContent[];
-  /** The result's `details`. */
+  /** The result's details. */
   details: Record<string, unknown>;
   /** Whether the result was an error. */
   isError: boolean;
@@ -26,9 +26,9 @@ export interface RecordedToolCall {
  * which are answered as in recorded mode unless `allowAtMostOnce`.
  */
 export interface RecordedTools {
-  /** Whether tools run (`'live'`) or are answered from `calls`. Default `'recorded'`. */
+  /** Default `'recorded'`. */
   mode?: 'recorded' | 'live';
-  /** The kept conversation's calls, with their results. */
+  /** The kept conversation's calls with their results, in order. */
   calls: RecordedToolCall[];
   /** A tool's result text for a call that matches no recorded call. */
   standIns?: Record<string, string>;
