@@ -4,9 +4,9 @@ import { describeThrown } from '../../src/contract/thrown.ts';
 import type {
   ModelDefinition,
   ModelFallback,
+  ModelOptions,
   ModelRateLimit,
   ModelRoute,
-  ModelSettings,
 } from '../../src/contract/types/models.ts';
 import { worthAFallback } from './errors.ts';
 import {
@@ -18,17 +18,6 @@ import {
 
 /** A 429 asking to wait longer than this (or not saying) moves a call with fallbacks to its next model. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 10_000;
-
-/** How a worker is told its models (the `AgentWorkerOptions` fields of the same names). */
-export interface ModelOptions {
-  /** The single model of a worker without `models`. */
-  model?: ModelSettings;
-  models?: Record<string, ModelDefinition>;
-  defaultModel?: string;
-  fallbacks?: Record<string, string[]>;
-  route?: ModelRoute;
-  maxRateLimitWaitMs?: number;
-}
 
 /** One model as a worker calls it: its name in `models` and its endpoint's settings. */
 export interface WorkerModel {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describeThrown } from '../../src/contract/thrown.ts';
-import type { ModelDefinition } from '../../src/contract/types/models.ts';
-import { type ModelOptions, resolveModelTable } from './models.ts';
+import type { ModelDefinition, ModelOptions } from '../../src/contract/types/models.ts';
+import { resolveModelTable } from './models.ts';
 
 /** A model of a models file: a `ModelDefinition` whose key may be named by environment variable. */
 type FileModel = ModelDefinition & { apiKeyEnv?: string };

@@ -19,6 +19,7 @@ import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.
 import { S3StorageDriver } from '../infrastructure/storage/s3Driver.ts';
 import { sweepPayloads } from '../infrastructure/storage/sweep.ts';
 import { loadMcpConfig } from '../worker/mcp/config.ts';
+import type { WorkerConnectionOptions } from '../worker/options.ts';
 import { openConversation, runChat } from './chat.ts';
 import {
   type ConnectionConfig,
@@ -98,16 +99,22 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   // A worker with no model named would call api.openai.com without a key: the demo says what it is.
   const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
-    ...config,
-    ...(flags.models ? await loadModelsConfig(flags.models) : {}),
-    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
-    workflows: flags.workflows,
-    builtinTools: flags.builtinTools,
-    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
-    ...(await mcpServersOption(flags.mcp)),
-    ...withSelfWriting(flags),
+    connection: workerConnection(config),
+    models: {
+      ...(flags.models ? await loadModelsConfig(flags.models) : {}),
+      ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
+    },
+    tools: {
+      builtinTools: flags.builtinTools,
+      ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+      ...(await mcpServersOption(flags.mcp)),
+      ...withSelfWriting(flags),
+    },
+    worker: { workflows: flags.workflows },
     ...deploymentOption(flags),
-    eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
+    hooks: {
+      eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
+    },
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
   const model = flags.workflows ? `, ${agent.model}` : '';
@@ -137,6 +144,12 @@ function deploymentOption(flags: WorkerFlags): { deployment?: { name: string; bu
   const buildId = flags.buildId ?? process.env.YIEM_BUILD_ID;
   // Only one given: the worker names what is missing.
   return name || buildId ? { deployment: { name: name ?? '', buildId: buildId ?? '' } } : {};
+}
+
+/** The worker's connection: the CLI's resolved address, namespace, task queue and profile. */
+function workerConnection(config: ConnectionConfig): WorkerConnectionOptions {
+  const { address, namespace, taskQueue, profile } = config;
+  return { address, namespace, taskQueue, ...(profile ? { profile } : {}) };
 }
 
 /** `yiem upgrade`: after a deploy, moves idle conversations onto the deployment's current version. */
@@ -171,12 +184,9 @@ export async function devCommand(
   const logFile = path.join(dataDir, 'worker.log');
   const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
   const agent = await createAgentWorker({
-    address,
-    namespace: config.namespace,
-    taskQueue: config.taskQueue,
-    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
-    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
-    ...mcpServers,
+    connection: { address, namespace: config.namespace, taskQueue: config.taskQueue },
+    models: demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {},
+    tools: { ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}), ...mcpServers },
   });
   if (demo) installOfflineDemoWeather(agent.registry);
   const running = agent.run();
