@@ -8,6 +8,7 @@ import type {
   ModelRateLimit,
   ModelRoute,
 } from '../../src/contract/types/models.ts';
+import { processEnvironment } from '../../src/infrastructure/environment.ts';
 import { worthAFallback } from './errors.ts';
 import {
   describeModel,
@@ -59,7 +60,10 @@ export function mainQueueOf(activityQueue: string, model: string): string {
  * unknown default or fallback, a bad rate limit, or a fallback onto a rate-limited model fails here
  * rather than in every turn.
  */
-export function resolveModelTable(options: ModelOptions, env: NodeJS.ProcessEnv = process.env): ModelTable {
+export function resolveModelTable(
+  options: ModelOptions,
+  env: NodeJS.ProcessEnv = processEnvironment(),
+): ModelTable {
   const maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
   if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
     throw new Error(`maxRateLimitWaitMs must be a number of milliseconds, got ${maxRateLimitWaitMs}`);

@@ -32,6 +32,7 @@ import {
 import { consoleLink, DEFAULT_CONSOLE_PORT, openConsole } from './console.ts';
 import { DEMO_MODEL_BANNER, installOfflineDemoWeather, startDemoModel, wantsDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
+import { cliEnvironment } from './environment.ts';
 import {
   formatCompaction,
   formatListing,
@@ -140,8 +141,9 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
 
 /** `--deployment-name` and `--build-id`, each over its environment variable. */
 function deploymentOption(flags: WorkerFlags): { deployment?: { name: string; buildId: string } } {
-  const name = flags.deploymentName ?? process.env.YIEM_DEPLOYMENT_NAME;
-  const buildId = flags.buildId ?? process.env.YIEM_BUILD_ID;
+  const env = cliEnvironment();
+  const name = flags.deploymentName ?? env.YIEM_DEPLOYMENT_NAME;
+  const buildId = flags.buildId ?? env.YIEM_BUILD_ID;
   // Only one given: the worker names what is missing.
   return name || buildId ? { deployment: { name: name ?? '', buildId: buildId ?? '' } } : {};
 }
@@ -310,7 +312,10 @@ export async function sendCommand(
 }
 
 /** The task queue named by `--task-queue` or `YIEM_TASK_QUEUE`, if any. */
-function givenTaskQueue(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function givenTaskQueue(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = cliEnvironment(),
+): string | undefined {
   return flags.taskQueue ?? (env.YIEM_TASK_QUEUE || undefined);
 }
 
@@ -335,7 +340,8 @@ export async function consoleCommand(
 ): Promise<void> {
   const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
-  const token = process.env.YIEM_CONSOLE_TOKEN || undefined;
+  const env = cliEnvironment();
+  const token = env.YIEM_CONSOLE_TOKEN || undefined;
   const running = await openConsole({
     client,
     host: flags.host,
@@ -425,7 +431,7 @@ async function loadWorker(
     import('@temporalio/worker'),
     import('../worker/worker.ts'),
   ]);
-  Runtime.install({ logger: new DefaultLogger(worker.workerLogLevel(process.env), logFunction) });
+  Runtime.install({ logger: new DefaultLogger(worker.workerLogLevel(cliEnvironment()), logFunction) });
   return worker;
 }
 
@@ -519,7 +525,7 @@ export async function sweepPayloadsCommand(
 ): Promise<void> {
   if (!/^\d+$/.test(flags.minAge)) throw new Error(`--min-age ${flags.minAge}: expected a number of minutes`);
   const minAgeMinutes = Number(flags.minAge);
-  const driver = payloadStorageFromEnv(process.env)?.drivers[0];
+  const driver = payloadStorageFromEnv(cliEnvironment())?.drivers[0];
   if (!(driver instanceof S3StorageDriver || driver instanceof FileStorageDriver)) {
     throw new Error(
       'yiem payloads sweep sweeps the payload store, and YIEM_PAYLOAD_STORAGE=off configures none',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { resolveTemporalConnection } from '../infrastructure/connection.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** Where the CLI finds Temporal and which task queue it uses: flags first, then the environment. */
 export interface ConnectionFlags {
@@ -22,7 +23,7 @@ export interface ConnectionConfig {
 /** Flags over Temporal's environment variables and config profile (see `resolveTemporalConnection`). */
 export function connectionConfig(
   flags: ConnectionFlags,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliEnvironment(),
 ): ConnectionConfig {
   const resolved = resolveTemporalConnection({
     env,
@@ -45,7 +46,7 @@ export function conversationUiUrl(uiUrl: string, namespace: string, conversation
 }
 
 /** The Web UI of the dev server at `address`, by Temporal's convention of gRPC port + 1000. */
-export function defaultUiUrl(address: string, env: NodeJS.ProcessEnv = process.env): string {
+export function defaultUiUrl(address: string, env: NodeJS.ProcessEnv = cliEnvironment()): string {
   if (env.YIEM_UI_URL) return env.YIEM_UI_URL;
   const [host = '127.0.0.1', port = '7233'] = address.split(':');
   return `http://${host}:${Number(port) + 1000}`;

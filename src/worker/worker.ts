@@ -19,6 +19,7 @@ import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing } from '../infrastructure/tracing.ts';
 import { workerDeploymentOptions } from './deployment.ts';
+import { workerEnvironment } from './environment.ts';
 import {
   type AgentWorkerOptions,
   type GroupedWorkerOptions,
@@ -114,7 +115,7 @@ interface WorkerSetup {
 }
 
 async function resolveWorkerSetup(options: GroupedWorkerOptions): Promise<WorkerSetup> {
-  const env = options.env ?? process.env;
+  const env = workerEnvironment(options.env);
   const connectionSettings = options.connection ?? {};
   const { connectionOptions, namespace } = resolveTemporalConnection({ ...connectionSettings, env });
   installQuietRuntime(env);
