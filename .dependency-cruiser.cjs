@@ -12,7 +12,7 @@ const WORKFLOW_SAFE_PACKAGES = '^node_modules/@temporalio/(workflow|common|workf
  */
 const CONTRACT_TYPE_LAYERS = [
   ['base'],
-  ['spend', 'models', 'approvals', 'callbacks', 'sandbox', 'mcp'],
+  ['spend', 'models', 'approvals', 'callbacks', 'sandbox', 'mcp', 'evals'],
   ['messages'],
   ['guardrails', 'compaction'],
   ['agents', 'turns'],

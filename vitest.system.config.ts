@@ -13,6 +13,8 @@ export default defineConfig({
     include: ['test/system/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 120_000,
+    // vitest's default of 1 s fails a poll for something a loaded machine does a little later.
+    expect: { poll: { timeout: 30_000 } },
     pool: 'forks',
     execArgv: [SOURCE_CONDITION_FLAG],
   },

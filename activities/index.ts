@@ -2,6 +2,7 @@ import type { Attributes, Tracer } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type OpenAI from 'openai';
+import type { EvalActivities } from '../src/contract/evals.ts';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import type {
   AgentActivities,
@@ -20,6 +21,7 @@ import type { AgentHooks } from '../src/contract/types/hooks.ts';
 import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrastructure/genAiConventions.ts';
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
+import { runEvalCase } from './evalCase.ts';
 import { endToolActivity, executeTool, safeSink } from './execute.ts';
 import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
@@ -40,13 +42,17 @@ import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttribu
 import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
 
+/** What the activities of `createAgentActivities` run with: the worker's tools, models, hooks and stores. */
 export interface AgentActivityDependencies {
+  /** The tools the activities validate and run calls against. */
   registry: ToolRegistry;
   /** One model's settings (`resolveModelSettings`), or else `models`. */
   model?: ResolvedModelSettings;
   /** The worker's models (`resolveModelTable`): several, with fallbacks, a route and rate limits. */
   models?: ModelTable;
+  /** `beforeToolCall` and `afterToolCall` around every tool call. Default: none. */
   hooks?: AgentHooks;
+  /** Receives the tool events (see `AgentEvent`). Default: none. */
   eventSink?: AgentEventSink;
   /**
    * A client on the worker's cluster: model calls read their context through a query, and PREPARE
@@ -75,7 +81,7 @@ export interface AgentActivityDependencies {
  * pipeline: PREPARE (prepare.ts) runs inside `callModel` (model.ts), EXECUTE (execute.ts) and FINALIZE
  * (finalize.ts) inside `executeTool`. Each activity's span carries what `ACTIVITY_SPAN_LABELS` says.
  */
-export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities {
+export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities & EvalActivities {
   const worker = workerParts(deps);
   const { models, validator } = worker;
   return {
@@ -99,6 +105,7 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
     routeModel: (input) => routedModel(models, input),
     listTools: async () => deps.registry.list(),
     checkCallbackOutput: async (input) => checkCallbackOutput(validator, input),
+    runEvalCase: (input) => runEvalCase(worker.getClient, input),
   };
 }
 

@@ -594,16 +594,27 @@ function actionTypes(row: Pick<ActionRow, 'byType'>): string {
 }
 
 function actionsSection(result: ActionsResult): string {
-  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step before it and after the step itself for trailing workflow tasks and the server's count of the last call. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, which here reads on the payload store's live channel (the worker shares the client's file store): one \`events\` query when it attaches, then files, no poll Update or signal. The rows that say so measured the same with a worker and a follower of their own on an S3 store (a real S3-compatible server on this machine, \`deploy/s3\`), the live channel a prefix of its bucket. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (the \`localActivity\` tools' calls of one workflow task: one Action, as Temporal Cloud bills local activities) (plus, once per conversation, asking the worker for its default model), the prompt Update, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert.\n\n${table(
-    ['Step', 'Actions', 'Minimum', 'Gap', 'By type'],
+  return `## (g) Temporal Cloud Actions per turn\n\nCounted by the dev server itself: its \`action\` metric, which the frontend records for every billable call and command (the counting Temporal documents for estimating Cloud usage from a self-hosted server), read before and after each step, one step at a time with nothing else running, ${'1 s'} after the step before it and after the step itself for trailing workflow tasks and the server's count of the last call. One conversation, and for the rows that say so a second one started with \`liveSearchAttributes: false\` (no \`YiemStatus\`, \`YiemTurns\` or \`YiemCost\` upserts); the model streams its replies over about 1.6 s (as a real one does) and takes 0.8 s to decide on tool calls. The follower is what \`yiem chat\` runs: \`statusAndOffset()\` (one query) when it opens, then \`events()\`, which here reads on the payload store's live channel (the worker shares the client's file store): one \`events\` query when it attaches, then files, no poll Update or signal. The rows that say so measured the same with a worker and a follower of their own on an S3 store (a real S3-compatible server on this machine, \`deploy/s3\`), the live channel a prefix of its bucket. The long tool heartbeats with the default 30 s heartbeat timeout. The idle chat was measured for ${result.idleSeconds} s and scaled to an hour. Minimum = what the design cannot do without: one activity per model call and tool call (the \`localActivity\` tools' calls of one workflow task: one Action, as Temporal Cloud bills local activities) (plus, once per conversation, asking the worker for its default model), the prompt Update, and for a long tool one heartbeat per heartbeat timeout. The first turn of each run also pays, once, each \`patched()\` change the run uses: its marker (\`BatchMarkers\`) and Temporal's \`TemporalChangeVersion\` search-attribute upsert. Meter = what the turn's own result said it used (\`spend.actions\`, the conversation's Action meter, [docs/costs.md](docs/costs.md#the-action-meter)), ✓ where it equals the server's count; the meter leaves out Queries, heartbeats and those patch markers, so a step with them shows the difference.\n\n${table(
+    ['Step', 'Actions', 'Meter', 'Minimum', 'Gap', 'By type'],
     result.rows.map((row) => [
       row.label,
       fmtActions(row.actions),
+      meterCell(row),
       String(row.minimum),
       fmtActions(row.actions - row.minimum),
       actionTypes(row),
     ]),
   )}`;
+}
+
+/**
+ * What the conversation's Action meter said of a turn step, beside the server's count: the two agree,
+ * or the cell says by how much they do not (the meter leaves out Queries, heartbeats and patch markers).
+ */
+function meterCell(row: ActionRow): string {
+  if (row.metered === undefined) return '';
+  const off = row.actions - row.metered;
+  return off === 0 ? `${row.metered} ✓` : `${row.metered} (server ${off > 0 ? '+' : ''}${fmtActions(off)})`;
 }
 
 function featureCostSection(result: FeatureCostResult): string {

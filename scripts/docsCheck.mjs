@@ -9,9 +9,10 @@
 //     (a piece of a program, e.g. an object literal or calls on a `conversation` declared elsewhere)
 //     is skipped, and the count of those is printed;
 //  3. the CLI: every `yiem <command>` line of a CLI listing (a fenced block with no language whose
-//     lines start with `yiem `) names a command of `yiem --help`, with options that `yiem <command>
-//     --help` lists, every command of `yiem --help` is in docs/cli.md's listing, and each option of a
-//     command's --help is on its line there (dist/ is built first when older than the sources).
+//     lines start with `yiem `) names a command of `yiem --help` (and, for a command with subcommands
+//     such as `yiem schedule`, one of its own --help: `yiem schedule create`), with options that this
+//     command's --help lists; every command and subcommand has a line in docs/cli.md's listing, and
+//     each option of its --help is on that line (dist/ is built first when older than the sources).
 //  4. the API reference: TypeDoc over the package's four entries (typedoc.json) finds no export
 //     without a doc comment and no unresolved {@link}; `npm run docs:api` writes the reference
 //     itself to .yiem/api/.
@@ -191,84 +192,108 @@ function help(args) {
   });
 }
 
-function checkCli() {
+/** The commands a --help text lists under `Commands:`, but `help`. */
+function commandsIn(helpText) {
+  const lines = helpText.split('\n');
+  const start = lines.indexOf('Commands:');
+  if (start < 0) return [];
+  return lines
+    .slice(start + 1)
+    .map((line) => /^ {2}([a-z][\w-]*)/.exec(line)?.[1])
+    .filter((name) => name && name !== 'help');
+}
+
+/**
+ * Every command the CLI has, each with its --help: `yiem --help`'s commands, and for those that have
+ * subcommands of their own (`yiem schedule create`), each subcommand in their place.
+ */
+function cliCommands() {
   const commands = new Map();
-  for (const line of help([])
-    .split('\n')
-    .slice(help([]).split('\n').indexOf('Commands:') + 1)) {
-    const name = /^ {2}([a-z][\w-]*)/.exec(line)?.[1];
-    if (name && name !== 'help') commands.set(name, null);
+  for (const name of commandsIn(help([]))) {
+    const own = help([name]);
+    const subcommands = commandsIn(own);
+    if (subcommands.length === 0) commands.set(name, own);
+    for (const sub of subcommands) commands.set(`${name} ${sub}`, help([name, sub]));
   }
-  const optionsOf = (command) => {
-    if (commands.get(command) === null) commands.set(command, help(command.split(' ')));
-    return commands.get(command);
-  };
-  const listed = new Set();
-  /** docs/cli.md's listing: each command's lines. */
-  const listing = new Map();
-  let lines = 0;
-  for (const file of files) {
+  return commands;
+}
+
+/** Which command of the CLI a `yiem …` line names (`schedule create`), or an error saying why none. */
+function commandOf(commands, line) {
+  const match = /^yiem\s+([a-z][\w-]*)(?:\s+([a-z][\w-]*))?(.*)$/.exec(line);
+  if (!match) return null;
+  const [, first, second = '', tail] = match;
+  if (commands.has(first)) return { command: first, rest: line.slice(`yiem ${first}`.length) };
+  const group = [...commands.keys()].filter((name) => name.startsWith(`${first} `));
+  if (group.length === 0) return { error: `\`yiem ${first}\`: yiem --help has no such command` };
+  if (!commands.has(`${first} ${second}`))
+    return { error: `\`yiem ${first} ${second}\`: \`yiem ${first} --help\` has no such subcommand` };
+  return { command: `${first} ${second}`, rest: tail };
+}
+
+/** The options of a listing line's usage: up to three spaces or a `#`, where its comment starts. */
+function usageOptions(rest) {
+  const usage = (rest.split(/ {3,}|\s#/)[0] ?? '').replace(/\$\([^)]*\)|"[^"]*"/g, '');
+  return [...usage.matchAll(/--([a-z][\w-]*)/g)].map((option) => option[1]);
+}
+
+/** Whether a command's --help lists an option (`sandbox-*` for the family of `--sandbox-…`). */
+function knows(helpText, name) {
+  if (name === 'version') return true;
+  if (name.endsWith('-*')) return helpText.includes(`--${name.slice(0, -1)}`);
+  return new RegExp(`--${name}\\b`).test(helpText);
+}
+
+/** Each `yiem …` line of every CLI listing (a fenced block with no language) with the command it names. */
+function cliLines(commands) {
+  const found = [];
+  for (const file of files)
     for (const block of parse(file).blocks) {
       if (block.info !== '' || !block.lines.some((line) => line.startsWith('yiem '))) continue;
       block.lines.forEach((line, index) => {
-        const match = /^yiem\s+([a-z][\w-]*)(.*)$/.exec(line);
-        if (!match) return;
-        const [, command, rest] = match;
-        lines++;
-        if (command === 'help') return;
-        if (!commands.has(command)) {
-          problem(file, block.start + index + 1, `\`yiem ${command}\`: yiem --help has no such command`);
-          return;
+        const named = commandOf(commands, line);
+        if (!named || line.startsWith('yiem help')) return;
+        // A usage too long for one line goes on under it, indented, starting with `[`.
+        const continued = [];
+        for (const next of block.lines.slice(index + 1)) {
+          if (!/^\s+\[/.test(next)) break;
+          continued.push(next);
         }
-        if (file === 'docs/cli.md') {
-          listed.add(command);
-          const continued = [];
-          for (const next of block.lines.slice(index + 1)) {
-            if (!/^\s+\[/.test(next)) break;
-            continued.push(next);
-          }
-          listing.set(command, [listing.get(command) ?? '', line, ...continued].join(' '));
-        }
-        // The options of this command's usage: up to three spaces, where the line's comment starts.
-        const usage = (rest.split(/ {3,}/)[0] ?? '').replace(/\$\([^)]*\)|"[^"]*"/g, '');
-        const subcommand = /^\s+([a-z]+)(?:\s|$)/.exec(usage)?.[1];
-        const helpText = optionsOf(command);
-        const subHelp =
-          subcommand && new RegExp(`^ {2}${subcommand}\\b`, 'm').test(helpText)
-            ? help([command, subcommand])
-            : helpText;
-        for (const option of usage.matchAll(/--([a-z][\w-]*)/g)) {
-          const name = option[1];
-          const known = name.endsWith('-*')
-            ? helpText.includes(`--${name.slice(0, -1)}`)
-            : new RegExp(`--${name}\\b`).test(subHelp) || new RegExp(`--${name}\\b`).test(helpText);
-          if (!known && name !== 'version' && !name.startsWith('sandbox'))
-            problem(
-              file,
-              block.start + index + 1,
-              `\`yiem ${command} --${name}\`: not in \`yiem ${command} --help\``,
-            );
-          else if (name.startsWith('sandbox') && !helpText.includes('--sandbox'))
-            problem(
-              file,
-              block.start + index + 1,
-              `\`yiem ${command} --${name}\`: not in \`yiem ${command} --help\``,
-            );
-        }
+        found.push({ file, at: block.start + index + 1, line, continued, ...named });
       });
     }
-  }
-  for (const command of commands.keys()) {
-    if (!listed.has(command)) {
-      problem('docs/cli.md', 1, `\`yiem ${command}\` (in yiem --help) is not in the CLI listing`);
+  return found;
+}
+
+/** The options that every command takes, which docs/cli.md says once rather than on each line. */
+const COMMON_OPTIONS = ['help', 'address', 'namespace', 'task-queue', 'profile'];
+
+function checkCli() {
+  const commands = cliCommands();
+  const lines = cliLines(commands);
+  /** docs/cli.md's listing: each command's lines. */
+  const listing = new Map();
+  for (const { file, at, line, continued, command, rest, error } of lines) {
+    if (error) {
+      problem(file, at, error);
       continue;
     }
-    // Every option its --help lists is on its line of the listing, but those every command takes
-    // (the page says so once).
-    const line = listing.get(command) ?? '';
-    for (const option of optionsOf(command).matchAll(/^ {2}(?:-\w, )?--([a-z][\w-]*)/gm)) {
+    if (file === 'docs/cli.md')
+      listing.set(command, [listing.get(command) ?? '', line, ...continued].join(' '));
+    for (const name of usageOptions([rest, ...continued].join(' ')))
+      if (!knows(commands.get(command), name))
+        problem(file, at, `\`yiem ${command} --${name}\`: not in \`yiem ${command} --help\``);
+  }
+  for (const [command, helpText] of commands) {
+    if (!listing.has(command)) {
+      const parent = command.includes(' ') ? `yiem ${command.split(' ')[0]} --help` : 'yiem --help';
+      problem('docs/cli.md', 1, `\`yiem ${command}\` (in ${parent}) is not in the CLI listing`);
+      continue;
+    }
+    const line = listing.get(command);
+    for (const option of helpText.matchAll(/^ {2}(?:-\w, )?--([a-z][\w-]*)/gm)) {
       const name = option[1];
-      if (['help', 'address', 'namespace', 'task-queue', 'profile'].includes(name)) continue;
+      if (COMMON_OPTIONS.includes(name)) continue;
       const sandbox = name.startsWith('sandbox-') && line.includes('--sandbox-*');
       if (!sandbox && !new RegExp(`--${name}\\b`).test(line))
         problem(
@@ -278,7 +303,7 @@ function checkCli() {
         );
     }
   }
-  return `${lines} CLI lines against --help`;
+  return `${lines.length} CLI lines against the --help of ${commands.size} commands and subcommands`;
 }
 
 /** Terminal colour codes, which TypeDoc writes even into a pipe. */

@@ -36,6 +36,23 @@ export {
   NoWorkerError,
   WorkerStoppedError,
 } from './client/errors.ts';
+export { htmlReport } from './client/evals/htmlReport.ts';
+export type { EvalToolCall, EvalTurn } from './client/evals/keptCases.ts';
+export {
+  type EvalCaseReport,
+  type EvalFigures,
+  type EvalReport,
+  type EvalTurnReport,
+  terminalSummary,
+} from './client/evals/report.ts';
+export { type EvalCandidate, type RunEvalOptions, runEval } from './client/evals/runEval.ts';
+export type {
+  EvalExpectation,
+  EvalExpectations,
+  EvalJudge,
+  ExpectedToolCall,
+  JudgeVerdict,
+} from './client/evals/scores.ts';
 export {
   type ExportedHistory,
   type ExportHistoriesOptions,

@@ -1,5 +1,5 @@
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
@@ -8,10 +8,11 @@ import type { CallbackAnswer, CallbackToolResult, PendingCallback } from '../src
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { ToolRunner } from '../src/contract/types/tools.ts';
 import { utf8Bytes } from '../src/contract/utf8.ts';
+import { meteredActivities } from './actionMeter.ts';
 import type { ConversationEvents } from './events.ts';
 import { namedWait } from './webUiRows.ts';
 
-const { checkCallbackOutput } = proxyActivities<AgentActivities>({
+const { checkCallbackOutput } = meteredActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "check a client's callback result",

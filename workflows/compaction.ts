@@ -1,4 +1,4 @@
-import { condition, isCancellation, log, patched, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, isCancellation, log, patched, setHandler } from '@temporalio/workflow';
 import {
   compactionBoundary,
   contextBytes,
@@ -21,6 +21,7 @@ import type { CompactionSettings, ConversationSettings } from '../src/contract/s
 import type { TranscriptEntry } from '../src/contract/transcript.ts';
 import type { AgentDefinition } from '../src/contract/types/agents.ts';
 import type { Compaction } from '../src/contract/types/compaction.ts';
+import { metered, meteredActivities } from './actionMeter.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ConversationEvents } from './events.ts';
 import { modelCallQueue, workerModelRouting } from './workerActivities.ts';
@@ -211,7 +212,7 @@ export async function compactIfDue(state: CompactingConversation): Promise<void>
 export function registerCompactionHandlers(state: CompactingConversation): void {
   setHandler(
     compactUpdate,
-    async () => {
+    metered(async () => {
       const { compaction } = state;
       // Between turns: a turn's messages are not summarised while it may still add to them.
       await condition(() => state.running === undefined);
@@ -228,7 +229,7 @@ export function registerCompactionHandlers(state: CompactingConversation): void 
         patched(COMPACTION_PATCH);
         return compaction.run(state, settings, 'request', upTo);
       });
-    },
+    }),
     {
       validator: () => {
         if (!state.settings.compaction) {
@@ -263,7 +264,7 @@ async function compactContext(
     );
   }
   const model = input.model ?? state.workerModel;
-  return proxyActivities<AgentActivities>({
+  return meteredActivities<AgentActivities>({
     ...queue,
     startToCloseTimeout: policy.startToCloseTimeout ?? '2 minutes',
     ...(policy.heartbeatTimeout ? { heartbeatTimeout: policy.heartbeatTimeout } : {}),

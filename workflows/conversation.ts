@@ -2,6 +2,7 @@ import { ApplicationFailure, allHandlersFinished, condition, workflowInfo } from
 import type { ConversationCarryOver } from '../src/contract/protocol.ts';
 import { conversationOptionsProblem } from '../src/contract/settings.ts';
 import type { ConversationOptions, ConversationSummary } from '../src/contract/types/conversation.ts';
+import { countActions, meterActionsInto } from './actionMeter.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { registerHandlers } from './handlers.ts';
 import { whilePaused } from './safePoint.ts';
@@ -21,6 +22,9 @@ export async function conversationWorkflow(
   const invalid = conversationOptionsProblem(options);
   if (invalid) throw ApplicationFailure.nonRetryable(invalid, 'InvalidConversationOptions');
   const state = createConversationState(options, carried);
+  meterActionsInto((actions) => state.control.actionsCounted(actions));
+  // This run's start (a client's, a continue-as-new's or a parent's): charged to the next turn.
+  countActions();
   const { events } = state;
   registerHandlers(state);
   showCurrentDetails(state);

@@ -22,6 +22,7 @@ import {
   type LiveEntry,
 } from '../src/contract/protocol.ts';
 import type { ConversationEvent } from '../src/contract/types/events.ts';
+import { metered } from './actionMeter.ts';
 import { appendLiveEntries } from './eventSink.ts';
 
 /**
@@ -107,7 +108,7 @@ export class ConversationEvents {
     const onPoll = stream.onPoll.bind(this.#stream);
     setHandler(
       workflowStreamPollUpdate,
-      async (input) => {
+      metered(async (input: PollInput) => {
         this.#pollsWaiting += 1;
         try {
           return await onPoll(input);
@@ -115,7 +116,7 @@ export class ConversationEvents {
           this.#pollsWaiting -= 1;
           this.#lastPollEndedAt = Date.now();
         }
-      },
+      }),
       {
         validator: (_input: PollInput) => {
           if (this.#detached) {

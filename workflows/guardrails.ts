@@ -1,4 +1,4 @@
-import { isCancellation, patched, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import {
   guardrailsOf,
   guardrailTripMessage,
@@ -11,6 +11,7 @@ import type { TranscriptEntry } from '../src/contract/transcript.ts';
 import type { GuardrailStage, GuardrailTrip } from '../src/contract/types/guardrails.ts';
 import type { AssistantMessage, ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { TurnResult } from '../src/contract/types/turns.ts';
+import { meteredActivities } from './actionMeter.ts';
 import { failureMessage } from './activityFailure.ts';
 import type { ConversationState } from './state.ts';
 
@@ -135,7 +136,7 @@ async function runGuardrails(
   messages: TranscriptEntry[],
 ): Promise<GuardrailOutcome[]> {
   const { modelPolicy } = state.settings;
-  const output = await proxyActivities<AgentActivities>({
+  const output = await meteredActivities<AgentActivities>({
     startToCloseTimeout: modelPolicy.startToCloseTimeout ?? '2 minutes',
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),

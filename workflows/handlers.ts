@@ -24,6 +24,7 @@ import type {
   PendingApproval,
 } from '../src/contract/types/approvals.ts';
 import type { ConversationStatus } from '../src/contract/types/conversation.ts';
+import { metered } from './actionMeter.ts';
 import { registerCompactionHandlers } from './compaction.ts';
 import { answerTo, takeMessage } from './delivery.ts';
 import { promptRefusal, registerSafePointHandlers, safePointStatus } from './safePoint.ts';
@@ -36,13 +37,21 @@ import { workerTools } from './workerActivities.ts';
  * its state. The event log's poll Update is registered by `ConversationEvents` itself.
  */
 export function registerHandlers(state: ConversationState): void {
-  const { settings, approvals, forwarded, callbacks } = state;
+  registerMessageHandlers(state);
+  registerReadHandlers(state);
+  registerSafePointHandlers(state);
+  registerApprovalHandlers(state);
+  registerCompactionHandlers(state);
+  registerCallbackHandlers(state);
+}
 
+function registerMessageHandlers(state: ConversationState): void {
+  const { settings } = state;
   // Messages: `prompt` waits for the result of the turn that answers it, `post` does not. Where
   // each goes while a turn runs, and the keys that add it once: workflows/delivery.ts.
   setHandler(
     promptUpdate,
-    (text, options?) => answerTo(state, takeMessage(state, text, options, currentUpdateInfo()?.id)),
+    metered((text, options?) => answerTo(state, takeMessage(state, text, options, currentUpdateInfo()?.id))),
     {
       validator: (text, options?) => {
         if (state.ending) throw new Error('This conversation has ended; start a new one');
@@ -54,23 +63,38 @@ export function registerHandlers(state: ConversationState): void {
       },
     },
   );
-  setHandler(postSignal, (text, options?) => {
-    const problem = state.ending
-      ? 'the conversation has ended'
-      : (userTextProblem(text, settings.maxMessageBytes) ?? deliveryOptionsProblem(options));
-    if (problem) log.warn('Ignored a posted message', { problem });
-    else takeMessage(state, text, options);
-  });
-  setHandler(cancelUpdate, () => {
-    state.running?.cancel();
-    return state.running !== undefined;
-  });
-  setHandler(endSignal, () => {
-    state.ending = true;
-  });
+  setHandler(
+    postSignal,
+    metered((text, options?) => {
+      const problem = state.ending
+        ? 'the conversation has ended'
+        : (userTextProblem(text, settings.maxMessageBytes) ?? deliveryOptionsProblem(options));
+      if (problem) log.warn('Ignored a posted message', { problem });
+      else takeMessage(state, text, options);
+    }),
+  );
+  setHandler(
+    cancelUpdate,
+    metered(() => {
+      state.running?.cancel();
+      return state.running !== undefined;
+    }),
+  );
+  setHandler(
+    endSignal,
+    metered(() => {
+      state.ending = true;
+    }),
+  );
   // Nothing to do: the workflow task it brings lets the loop see a new version (workflows/versionUpgrade.ts).
-  setHandler(upgradeSignal, () => {});
+  setHandler(
+    upgradeSignal,
+    metered(() => {}),
+  );
+}
 
+function registerReadHandlers(state: ConversationState): void {
+  const { settings, approvals, forwarded, callbacks } = state;
   // Reading: the transcript, the status, the tools, and the model's context (read by the model activity).
   setHandler(transcriptQuery, (fromIndex = 0, maxBytes) =>
     transcriptPage(state.messages, fromIndex, maxBytes),
@@ -94,44 +118,60 @@ export function registerHandlers(state: ConversationState): void {
     };
   });
   setHandler(turnStartsQuery, () => state.turnStarts);
-  registerSafePointHandlers(state);
-  setHandler(toolsUpdate, () => workerTools());
+  setHandler(
+    toolsUpdate,
+    metered(() => workerTools()),
+  );
   setHandler(modelContextQuery, (fromIndex, maxBytes) => ({
     systemPrompt: settings.systemPrompt,
     ...transcriptPage(state.messages, fromIndex, maxBytes),
   }));
+}
 
+function registerApprovalHandlers(state: ConversationState): void {
+  const { approvals, forwarded } = state;
   // Approvals: this conversation's own, or a sub-agent's (forwarded), decided by a client here or,
   // for a sub-agent, passed down by its parent.
   const decide = async (decision: ApprovalDecision): Promise<ApprovalOutcome> =>
     forwarded.has(decision?.approvalId) ? forwarded.decide(decision) : approvals.decide(decision);
   const decisionProblem = (decision: ApprovalDecision): string | null =>
     forwarded.has(decision?.approvalId) ? null : approvals.problem(decision);
-  setHandler(decideToolCallUpdate, decide, {
+  setHandler(decideToolCallUpdate, metered(decide), {
     validator: (decision) => {
       const problem = decisionProblem(decision);
       if (problem) throw new Error(problem);
     },
   });
-  setHandler(forwardedDecisionSignal, async (decision) => {
-    const problem = decisionProblem(decision);
-    if (problem) log.warn('Ignored a decision passed down by the parent', { problem });
-    else await decide(decision);
-  });
-  setHandler(subAgentApprovalSignal, (message) => {
-    forwarded.receive(message);
-    showForwardedApprovals(state);
-  });
+  setHandler(
+    forwardedDecisionSignal,
+    metered(async (decision: ApprovalDecision) => {
+      const problem = decisionProblem(decision);
+      if (problem) log.warn('Ignored a decision passed down by the parent', { problem });
+      else await decide(decision);
+    }),
+  );
+  setHandler(
+    subAgentApprovalSignal,
+    metered((message) => {
+      forwarded.receive(message);
+      showForwardedApprovals(state);
+    }),
+  );
+}
 
-  registerCompactionHandlers(state);
-
+function registerCallbackHandlers(state: ConversationState): void {
+  const { callbacks } = state;
   // Callback tools: an attached client's result.
-  setHandler(callbackResultUpdate, (answer) => callbacks.answer(answer), {
-    validator: (answer) => {
-      const problem = callbacks.problem(answer);
-      if (problem) throw new Error(problem);
+  setHandler(
+    callbackResultUpdate,
+    metered((answer) => callbacks.answer(answer)),
+    {
+      validator: (answer) => {
+        const problem = callbacks.problem(answer);
+        if (problem) throw new Error(problem);
+      },
     },
-  });
+  );
 }
 
 /** What `status()` says the conversation does: a stopped turn, a running one, a pause, its end, or idle. */

@@ -1,10 +1,4 @@
-import {
-  createNexusServiceClient,
-  isCancellation,
-  log,
-  patched,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { createNexusServiceClient, isCancellation, log, patched } from '@temporalio/workflow';
 import { DEFAULT_MAX_TOOL_RESULT_BYTES, INLINE_MESSAGE_BYTES } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolResultMessage } from '../src/contract/messages.ts';
 import type { AgentActivities, PreparedToolCall } from '../src/contract/protocol.ts';
@@ -13,6 +7,7 @@ import { limitToolResult } from '../src/contract/toolResultLimit.ts';
 import { entryBytes } from '../src/contract/transcript.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { ToolRunner } from '../src/contract/types/tools.ts';
+import { countActions, meteredActivities } from './actionMeter.ts';
 import { failureMessage } from './activityFailure.ts';
 
 /** Marks the runs that scheduled a Nexus tool call, a command no earlier workflow code issued. */
@@ -44,6 +39,7 @@ export async function runNexusOperation(call: ReadyCall, runner: NexusRunner): P
   });
   let output: unknown;
   try {
+    countActions();
     output = await client.executeOperation(operation, args as never, {
       summary,
       // A cancelled turn asks the handler to cancel and ends at once, without waiting for it.
@@ -81,7 +77,7 @@ export async function keptNexusResult(
   message: ToolResultMessage,
 ): Promise<ToolResultMessage> {
   if (entryBytes(message) <= INLINE_MESSAGE_BYTES || !patched(NEXUS_KEPT_RESULTS_PATCH)) return message;
-  const { keepToolResult } = proxyActivities<AgentActivities>({
+  const { keepToolResult } = meteredActivities<AgentActivities>({
     startToCloseTimeout: '1 minute',
     retry: { maximumAttempts: 5 },
     summary: `keep the result of ${message.toolName} · turn ${turn}`,

@@ -5,8 +5,9 @@ import { toolErrorMessage } from '../src/contract/messages.ts';
 import type { PreparedToolCall } from '../src/contract/protocol.ts';
 import type { ConversationStatus, PauseOptions } from '../src/contract/types/conversation.ts';
 import type { AssistantMessage } from '../src/contract/types/messages.ts';
-import type { BudgetExhaustion, SpendLimits } from '../src/contract/types/spend.ts';
+import type { BudgetChange, BudgetExhaustion, SpendLimits } from '../src/contract/types/spend.ts';
 import type { TurnResult, TurnStop } from '../src/contract/types/turns.ts';
+import { metered } from './actionMeter.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { answerMessages, drainMessages } from './delivery.ts';
 import type { ConversationState } from './state.ts';
@@ -81,7 +82,8 @@ export async function whilePaused(state: ConversationState): Promise<void> {
 export function turnEnded(state: ConversationState, result: TurnResult): ConversationStatus['spend'] {
   const { control } = state;
   control.stopClock(state.turn);
-  control.settle(result);
+  control.turnClosed();
+  control.settle({ ...result, spend: control.turnSpend });
   return { conversation: control.spend, turn: control.turnSpend };
 }
 
@@ -115,13 +117,13 @@ export function registerSafePointHandlers(state: ConversationState): void {
   const { control } = state;
   setHandler(
     pauseUpdate,
-    (options: PauseOptions) => {
+    metered((options: PauseOptions) => {
       patched(PAUSE_PATCH);
       control.pause = { prompts: options?.prompts ?? 'queue', since: Date.now() };
       if (!state.running) state.updateSearchAttributes('idle', state.turn);
       showCurrentDetails(state);
       return state.running !== undefined;
-    },
+    }),
     {
       validator: (options: PauseOptions) => {
         const prompts = options?.prompts;
@@ -133,7 +135,7 @@ export function registerSafePointHandlers(state: ConversationState): void {
   );
   setHandler(
     resumeUpdate,
-    async () => {
+    metered(async () => {
       control.pause = null;
       control.resumeAsked = true;
       showCurrentDetails(state);
@@ -144,7 +146,7 @@ export function registerSafePointHandlers(state: ConversationState): void {
       const seen = control.outcomes;
       await condition(() => control.outcomes > seen);
       return control.lastOutcome;
-    },
+    }),
     {
       validator: () => {
         const stopped = control.stop;
@@ -156,12 +158,16 @@ export function registerSafePointHandlers(state: ConversationState): void {
       },
     },
   );
-  setHandler(raiseBudgetUpdate, (change) => control.change(change), {
-    validator: (change) => {
-      const problem = budgetProblem(change, true);
-      if (problem) throw new Error(`Invalid budget change: ${problem}`);
+  setHandler(
+    raiseBudgetUpdate,
+    metered((change: BudgetChange) => control.change(change)),
+    {
+      validator: (change) => {
+        const problem = budgetProblem(change, true);
+        if (problem) throw new Error(`Invalid budget change: ${problem}`);
+      },
     },
-  });
+  );
 }
 
 /**

@@ -7,6 +7,7 @@ import {
   YIEM_STATUS,
   YIEM_TURNS,
 } from '../src/contract/searchAttributes.ts';
+import { countActions } from './actionMeter.ts';
 import { BUDGETS_PATCH, type TurnControl } from './turnControl.ts';
 
 /**
@@ -42,5 +43,6 @@ export function searchAttributeUpdater(
     lastStatus = shown;
     lastTurns = turns;
     upsertSearchAttributes(changed);
+    countActions();
   };
 }

@@ -3,6 +3,7 @@ import { forwardedDecisionSignal, subAgentApprovalSignal } from '../src/contract
 import type { SubAgentApprovalMessage } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/contract/types/approvals.ts';
+import { countActions } from './actionMeter.ts';
 import type { ConversationEvents } from './events.ts';
 
 /**
@@ -28,6 +29,7 @@ export class ParentLink {
 
   #send(message: SubAgentApprovalMessage): void {
     // Also when the sub-agent's turn is being cancelled: the parent must hear how the call ended.
+    countActions();
     void CancellationScope.nonCancellable(() =>
       getExternalWorkflowHandle(this.#parentId).signal(subAgentApprovalSignal, message),
     ).catch((error: unknown) =>
@@ -116,6 +118,7 @@ export class ForwardedApprovals {
     const entry = this.#pending.get(key);
     this.#outcomes.set(key, undefined);
     if (entry) {
+      countActions();
       await getExternalWorkflowHandle(entry.child).signal(forwardedDecisionSignal, {
         ...decision,
         approvalId: entry.childKey,

@@ -1,11 +1,4 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import {
   isCancelledResult,
   toolCancelledMessage,
@@ -27,12 +20,14 @@ import type { ApprovalOutcome } from '../src/contract/types/approvals.ts';
 import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/tools.ts';
+import { meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
 import { keptNexusResult, runNexusOperation } from './nexusTools.ts';
+import { answerFromRecord } from './recordedTools.ts';
 import { toolBudget } from './safePoint.ts';
 import type { ConversationState } from './state.ts';
 import { runSubAgent, type SubAgentStarted } from './subAgents.ts';
@@ -169,6 +164,8 @@ export function planExecutionGroups(
 
 /** One call: the approval gate, then where it runs. `callKey` is its activity id (and approval id). */
 async function runToolCall(state: ConversationState, call: ReadyCall, callKey: string): Promise<ToolOutcome> {
+  const answered = answerFromRecord(state, call);
+  if (answered) return { message: answered, terminate: false };
   const refused = await approvalGate(state, call, callKey);
   if (refused) return { message: refused, terminate: false };
   if (!call.runner) return executeInActivity(state, call, callKey);
@@ -276,12 +273,12 @@ async function executeInActivity(
   const local = call.localActivity === true && patched(LOCAL_TOOL_CALLS_PATCH);
   const { summary, policy } = call;
   const { executeTool } = local
-    ? proxyLocalActivities<AgentActivities>({
+    ? meteredLocalActivities<AgentActivities>({
         summary,
         startToCloseTimeout: policy.startToCloseTimeout,
         retry: policy.retry,
       })
-    : proxyActivities<AgentActivities>({
+    : meteredActivities<AgentActivities>({
         activityId,
         summary,
         startToCloseTimeout: policy.startToCloseTimeout,

@@ -1,11 +1,4 @@
-import {
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyActivities,
-  proxyLocalActivities,
-} from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { cancelledTurn, workerLostText } from '../src/contract/messages.ts';
 import {
   type AgentActivities,
@@ -24,6 +17,7 @@ import {
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage } from '../src/contract/types/messages.ts';
 import type { TurnResult } from '../src/contract/types/turns.ts';
+import { meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
@@ -62,15 +56,24 @@ export async function runTurn(state: ConversationState): Promise<void> {
   events.publish(turn, { type: 'turnStart' });
   const answered: number[] = [];
   // Observers (the tracing's turn span) wrap the loop; without tracing there are none.
-  const observed = { conversationId: state.conversationId, turn, agentName: state.agent?.name };
+  const observed = {
+    conversationId: state.conversationId,
+    turn,
+    agentName: state.agent?.name,
+    spent: () => state.control.turnSpend,
+  };
   const result = await scope.run(() => runObservedTurn(observed, () => agentLoop(state, answered)));
   state.running = undefined;
   showCurrentDetails(state);
-  state.lastTurn = result;
-  events.publish(turn, { type: 'turnEnd', result, spend: turnEnded(state, result) });
-  events.trim();
+  state.control.stopClock(turn);
+  // Upserted before the turn's spend is read, so the turn's Actions include its last upsert.
   state.updateSearchAttributes('idle', turn);
-  answerMessages(state, answered, result);
+  const spend = turnEnded(state, result);
+  const ended: TurnResult = { ...result, spend: spend.turn };
+  state.lastTurn = ended;
+  events.publish(turn, { type: 'turnEnd', result: ended, spend });
+  events.trim();
+  answerMessages(state, answered, ended);
 }
 
 /**
@@ -222,7 +225,7 @@ async function callModel(state: ConversationState, input: CallModelInput): Promi
     const callKey = `model-${state.turn}-${input.messageCount}`;
     const maximumAttempts = modelPolicy.retry?.maximumAttempts ?? 0;
     try {
-      return await proxyLocalActivities<AgentActivities>({
+      return await meteredLocalActivities<AgentActivities>({
         summary,
         startToCloseTimeout,
         ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
@@ -231,7 +234,7 @@ async function callModel(state: ConversationState, input: CallModelInput): Promi
       if (!contextNotCached(error)) throw error;
     }
   }
-  return proxyActivities<AgentActivities>({
+  return meteredActivities<AgentActivities>({
     ...queue,
     startToCloseTimeout,
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),

@@ -45,12 +45,17 @@ export class TurnControl {
   outcomes = 0;
   lastOutcome: TurnResult | null = null;
   #turn = 0;
+  /** Whether a turn is open: from its start to its last status upsert. */
+  #turnOpen = false;
+  /** Actions counted while no turn was open (the message that starts the next one): charged to the next turn. */
+  #actionsBeforeTurn = 0;
   /** When the turn's wall clock last started; unset while no turn works. */
   #clockFrom: number | undefined;
 
   constructor(budget: Budget | undefined, carried: ConversationCarryOver | undefined) {
     this.budget = carried?.budget ?? budget ?? {};
-    this.spend = carried?.spend ?? noSpend();
+    // Runs from before the meter carried no Actions.
+    this.spend = { ...noSpend(), ...carried?.spend };
     this.pause = carried?.pause ?? null;
   }
 
@@ -64,7 +69,9 @@ export class TurnControl {
     const now = Date.now();
     if (turn !== this.#turn) {
       this.#turn = turn;
-      this.turnSpend = noSpend();
+      this.turnSpend = { ...noSpend(), actions: this.#actionsBeforeTurn };
+      this.#actionsBeforeTurn = 0;
+      this.#turnOpen = true;
       this.#clockFrom = now;
     }
     if (this.#clockFrom !== undefined) this.#charge({ wallTimeSeconds: (now - this.#clockFrom) / 1000 });
@@ -85,6 +92,18 @@ export class TurnControl {
       outputTokens: usage?.outputTokens ?? 0,
       cost: usage?.cost ?? 0,
     });
+  }
+
+  /** Actions counted by the meter (workflows/actionMeter.ts): the open turn's, else the next one's. */
+  actionsCounted(actions: number): void {
+    this.spend = addSpend(this.spend, { actions }, false);
+    if (this.#turnOpen) this.turnSpend = addSpend(this.turnSpend, { actions }, false);
+    else this.#actionsBeforeTurn += actions;
+  }
+
+  /** The turn's last Action (its `idle` upsert) is counted: what comes next is the next turn's. */
+  turnClosed(): void {
+    this.#turnOpen = false;
   }
 
   toolsCalled(count: number): void {

@@ -2,6 +2,7 @@ import type { Duration } from '@temporalio/common';
 import { CancellationScope, condition, patched, sleep } from '@temporalio/workflow';
 import { TIMER_SUMMARY_CHARS } from '../src/contract/limits.ts';
 import { truncate } from '../src/contract/truncate.ts';
+import { countActions } from './actionMeter.ts';
 
 /**
  * The patch behind the timers that make the Web UI read like the conversation: a wait for approval
@@ -28,12 +29,19 @@ export function timerSummary(text: string): string {
  */
 export async function namedWait(done: () => boolean, summary: string, timeout?: Duration): Promise<boolean> {
   const options = { summary: timerSummary(summary) };
-  if (timeout) return condition(done, timeout, options);
+  if (timeout) {
+    // A condition already met starts no timer.
+    if (!done()) countActions();
+    return condition(done, timeout, options);
+  }
   if (!patched(NAMED_WAITS_PATCH)) {
     await condition(done);
     return true;
   }
-  while (!(await condition(done, OPEN_WAIT, options))) {}
+  while (!done()) {
+    countActions();
+    if (await condition(done, OPEN_WAIT, options)) break;
+  }
   return true;
 }
 
@@ -44,5 +52,6 @@ export async function namedWait(done: () => boolean, summary: string, timeout?: 
  */
 export function markCall(summary: string): void {
   if (!patched(NAMED_WAITS_PATCH)) return;
+  countActions();
   void CancellationScope.nonCancellable(() => sleep(CALL_ROW, { summary: timerSummary(summary) }));
 }

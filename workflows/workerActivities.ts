@@ -1,27 +1,28 @@
-import { type ActivityOptions, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
 import type { AgentActivities, ModelRoutingInfo, RouteModelInput } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
 import type { ToolInfo } from '../src/contract/types/tools.ts';
+import { meteredActivities } from './actionMeter.ts';
 
-const { defaultModel } = proxyActivities<AgentActivities>({
+const { defaultModel } = meteredActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "the worker's default model",
 });
 
-const { modelRouting } = proxyActivities<AgentActivities>({
+const { modelRouting } = meteredActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "the worker's models",
 });
 
-const { routeModel } = proxyActivities<AgentActivities>({
+const { routeModel } = meteredActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: "the worker's route picks the model",
 });
 
-const { listTools } = proxyActivities<AgentActivities>({
+const { listTools } = meteredActivities<AgentActivities>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
   summary: 'the tools this worker serves',

@@ -29,15 +29,20 @@ export interface WorkerModel {
 
 /** A worker's models, checked: what every model call resolves its model name against. */
 export interface ModelTable {
+  /** The model of a conversation that names none. */
   defaultModel: string;
+  /** Every model by the name conversations use for it. */
   models: ReadonlyMap<string, WorkerModel>;
   /**
    * A worker configured with one model (`model`, not `models`) sends any other name a conversation
    * asks for to that model's endpoint, as it always did; a worker with `models` refuses unknown names.
    */
   anyName: boolean;
+  /** For a model, the models tried in order when it cannot answer. */
   fallbacks: Readonly<Record<string, readonly string[]>>;
+  /** Chooses each call's model; undefined: the requested one. */
   route: ModelRoute | undefined;
+  /** A 429 asking to wait longer than this moves the call to its next fallback. */
   maxRateLimitWaitMs: number;
 }
 

@@ -47,6 +47,8 @@ export interface ActionRow {
   /** Issue 25's goal for this step, where it sets one: at most this many. */
   goal?: number;
   actions: number;
+  /** What the conversation's own Action meter said the step's turn used (`spend.actions` of its result). */
+  metered?: number;
   byType: ActionCounts;
   /** The Web UI rows the step added besides the user's messages, approvals, activities and children. */
   uiRows?: Record<string, number>;
@@ -128,7 +130,8 @@ export async function measureActionsPerTurn(
     // What the step before it left (a trailing workflow task, the last call's metric) lands first.
     await sleep(SETTLE_MS);
     const before = await readActions(metricsUrl);
-    await step();
+    // A step that sends a turn resolves with the Actions its result says it used.
+    const metered = await step();
     await sleep(SETTLE_MS);
     const byType = actionsBetween(before, await readActions(metricsUrl));
     const uiRows = options.history
@@ -142,15 +145,17 @@ export async function measureActionsPerTurn(
       minimum,
       ...(options.goal === undefined ? {} : { goal: options.goal }),
       actions: totalActions(byType),
+      ...(typeof metered === 'number' ? { metered } : {}),
       byType,
       ...(uiRows ? { uiRows } : {}),
     });
     return byType;
   };
-  const sendOk = async (conversation: Conversation, text: string) => {
+  const sendOk = async (conversation: Conversation, text: string): Promise<number | undefined> => {
     const result = await conversation.send(text);
     if (result.status !== 'completed')
       throw new Error(`turn ${result.turn}: ${result.status} ${result.error}`);
+    return result.spend?.actions;
   };
   /** `yiem chat` opening on `chat`, a tool turn it follows, and the chat left open and idle. */
   const countFollowed = async (chat: Conversation, suffix: string): Promise<void> => {
@@ -171,8 +176,9 @@ export async function measureActionsPerTurn(
       `${FOLLOWED_TOOL_TURN}${suffix}`,
       5,
       async () => {
-        await sendOk(chat, 'cost tools');
+        const metered = await sendOk(chat, 'cost tools');
         while (turnsSeen < 1) await sleep(20);
+        return metered;
       },
       { goal: 7, history: chat },
     );

@@ -8,7 +8,7 @@ import type { ConversationStatus, ToolExecutionMode } from '../contract/types/co
 import type { ConversationEventItem } from '../contract/types/events.ts';
 import type { MessageDelivery, ToolResultMessage } from '../contract/types/messages.ts';
 import type { TurnResult } from '../contract/types/turns.ts';
-import { cliDecider, conversationUiUrl } from './config.ts';
+import { actionPricePerMillion, cliDecider, conversationUiUrl } from './config.ts';
 import { formatCompaction, formatTranscript } from './format.ts';
 import { LineReader } from './lineReader.ts';
 import { readUserFileHandler } from './readUserFile.ts';
@@ -245,7 +245,7 @@ function describeSpend(status: ConversationStatus): string {
       const limits = Object.entries(status.budget[scope] ?? {}).map(
         ([figure, value]) => `${figure}=${value}`,
       );
-      return `${scope}: ${formatSpend(status.spend[scope])} (budget: ${limits.join(', ') || 'none'})`;
+      return `${scope}: ${formatSpend(status.spend[scope], actionPricePerMillion())} (budget: ${limits.join(', ') || 'none'})`;
     })
     .join('\n');
 }

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { LogEntry } from '@temporalio/worker';
 import { AgentClient } from '../client/client.ts';
 import { endSignal } from '../contract/definitions.ts';
 import type { ConversationSearchStatus } from '../contract/searchAttributes.ts';
@@ -41,9 +40,9 @@ import {
   formatToolEvent,
   formatTranscript,
   formatTurnResult,
+  formatTurnSpend,
 } from './format.ts';
 import { type SelfWritingFlags, selfWritingConfig } from './selfWritingFlags.ts';
-import { workerLogToFile } from './workerLog.ts';
 
 export interface ServerFlags {
   dataDir?: string;
@@ -90,13 +89,10 @@ export async function serverCommand(flags: ServerFlags): Promise<void> {
 export async function workerCommand(flags: WorkerFlags): Promise<void> {
   const config = connectionConfig(flags);
   await probeServer(config);
-  // One line per warning in the terminal (a failed model call is not thirty), each in full in the log.
-  const logFile = path.join(
-    defaultDataDir(),
-    'logs',
-    `worker-${config.taskQueue.replace(/[^\w.-]/g, '_')}.log`,
-  );
-  const { createAgentWorker, loadModelsConfig } = await loadWorker(workerLogToFile(logFile, console.error));
+  const worker = await loadWorker();
+  const { createAgentWorker, loadModelsConfig } = worker;
+  const logFile = worker.workerLogFile(config.taskQueue, cliEnvironment());
+  worker.installWorkerLog(config.taskQueue, cliEnvironment(), logFile);
   // A worker with no model named would call api.openai.com without a key: the demo says what it is.
   const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
@@ -183,8 +179,9 @@ export async function devCommand(
   const demo = wantsDemoModel() ? await startDemoModel() : undefined;
   if (demo) console.log(DEMO_MODEL_BANNER);
   const dataDir = flags.dataDir ?? defaultDataDir();
-  const logFile = path.join(dataDir, 'worker.log');
-  const { createAgentWorker } = await loadWorker(workerLogToFile(logFile, console.error));
+  const worker = await loadWorker();
+  const { createAgentWorker } = worker;
+  worker.installWorkerLog(config.taskQueue, cliEnvironment(), path.join(dataDir, 'worker.log'));
   const agent = await createAgentWorker({
     connection: { address, namespace: config.namespace, taskQueue: config.taskQueue },
     models: demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {},
@@ -303,6 +300,9 @@ export async function sendCommand(
     }
     const result = await conversation.send(text, delivery);
     console.log(formatTurnResult(result));
+    // On stderr: standard output keeps the reply alone, for scripts.
+    const spent = formatTurnSpend(result);
+    if (spent) console.error(spent);
     if (result.status !== 'completed' && result.status !== 'terminated') process.exitCode = 1;
     // A conversation of one message would otherwise wait, idle, for a message that never comes.
     if (!flags.id) await conversation.end();
@@ -419,20 +419,9 @@ export async function cancelCommand(id: string, flags: ConnectionFlags): Promise
   }
 }
 
-/**
- * The worker side, loaded only by the commands that run a worker (the others start faster), with the
- * worker's log at YIEM_WORKER_LOG_LEVEL (default WARN): its INFO lines (webpack stats, state
- * changes) would bury everything else.
- */
-async function loadWorker(
-  logFunction?: (entry: LogEntry) => void,
-): Promise<typeof import('../worker/worker.ts')> {
-  const [{ DefaultLogger, Runtime }, worker] = await Promise.all([
-    import('@temporalio/worker'),
-    import('../worker/worker.ts'),
-  ]);
-  Runtime.install({ logger: new DefaultLogger(worker.workerLogLevel(cliEnvironment()), logFunction) });
-  return worker;
+/** The worker side, loaded only by the commands that run a worker: the others start faster. */
+function loadWorker(): Promise<typeof import('../worker/worker.ts')> {
+  return import('../worker/worker.ts');
 }
 
 export async function connectedClient(config: ConnectionConfig): Promise<AgentClient> {

@@ -40,6 +40,15 @@ export function connectionConfig(
   };
 }
 
+/**
+ * The price of a million Temporal Cloud Actions (`YIEM_ACTION_PRICE`), shown beside the Actions a
+ * turn or a conversation used; unset or not a number of at least 0: no price is shown.
+ */
+export function actionPricePerMillion(env: NodeJS.ProcessEnv = cliEnvironment()): number | undefined {
+  const price = Number(env.YIEM_ACTION_PRICE);
+  return env.YIEM_ACTION_PRICE && Number.isFinite(price) && price >= 0 ? price : undefined;
+}
+
 /** The Web UI page of one conversation. */
 export function conversationUiUrl(uiUrl: string, namespace: string, conversationId: string): string {
   return `${uiUrl}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(conversationId)}`;

@@ -9,6 +9,7 @@ import type { ConversationStatus } from '../contract/types/conversation.ts';
 import type { AgentEvent } from '../contract/types/events.ts';
 import type { Message } from '../contract/types/messages.ts';
 import type { TurnResult } from '../contract/types/turns.ts';
+import { actionPricePerMillion } from './config.ts';
 
 /** A transcript as a person reads it. */
 export function formatTranscript(messages: readonly Message[]): string {
@@ -42,6 +43,11 @@ function formatMessage(message: Message): string {
 }
 
 /** What a turn's result says to the person who sent the message. */
+/** What a turn spent, from its result (runs from before the meter report none). */
+export function formatTurnSpend(result: TurnResult): string | undefined {
+  return result.spend ? `turn spent: ${formatSpend(result.spend, actionPricePerMillion())}` : undefined;
+}
+
 export function formatTurnResult(result: TurnResult): string {
   if (result.status === 'completed' || result.status === 'terminated') return `agent> ${result.reply}`;
   return `agent! ${result.error ?? result.status}`;
@@ -92,7 +98,7 @@ export function formatStatus(id: string, status: ConversationStatus): string {
     `${id}  ${status.state}  turn ${status.turn}  ${status.messageCount} messages${status.agent ? `  agent ${status.agent}` : ''}`,
   ];
   // Runs from before budgets have no spend to show.
-  if (status.spend) lines.push(`  spent: ${formatSpend(status.spend.conversation)}`);
+  if (status.spend) lines.push(`  spent: ${formatSpend(status.spend.conversation, actionPricePerMillion())}`);
   if (status.pause && status.stop?.reason !== 'paused') {
     lines.push(
       `  paused (new prompts ${status.pause.prompts === 'refuse' ? 'refused' : 'wait'})${status.state === 'running' ? ': the turn stops at its next safe point' : ''}   |   yiem resume ${id}`,

@@ -3,7 +3,7 @@ import { formatSpend, parseLimits } from '../contract/budget.ts';
 import { resumeUpdate } from '../contract/definitions.ts';
 import type { BudgetChange } from '../contract/types/spend.ts';
 import { connectedClient } from './commands.ts';
-import { type ConnectionFlags, connectionConfig } from './config.ts';
+import { actionPricePerMillion, type ConnectionFlags, connectionConfig } from './config.ts';
 
 /** `yiem pause`: the running turn stops at its next safe point and no turn starts until `yiem resume`. */
 export async function pauseCommand(id: string, flags: ConnectionFlags & { refuse?: boolean }): Promise<void> {
@@ -71,7 +71,7 @@ export async function budgetCommand(
         ([figure, value]) => `${figure}=${value}`,
       );
       console.log(`  ${scope} budget: ${limits.length > 0 ? limits.join(', ') : 'none'}`);
-      console.log(`  ${scope} spent: ${formatSpend(status.spend[scope])}`);
+      console.log(`  ${scope} spent: ${formatSpend(status.spend[scope], actionPricePerMillion())}`);
     }
   } finally {
     await client.close();

@@ -17,7 +17,9 @@ export interface ServeChatEndpointOptions extends ChatEndpointOptions {
 export interface RunningChatEndpoint {
   /** The endpoint's URL, e.g. `http://127.0.0.1:51234/api/chat`: `useChat`'s `api`. */
   url: string;
+  /** The Node HTTP server it listens with, e.g. to read its address. */
   server: Server;
+  /** The request handler it serves, to mount it on another server as well. */
   endpoint: ChatEndpoint;
   /** Stops listening. */
   close(): Promise<void>;

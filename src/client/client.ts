@@ -81,6 +81,7 @@ import {
 } from './serverRecord.ts';
 import { startConversationWorkflow } from './startConversation.ts';
 import { readTranscript, resolveCompaction, type TranscriptRange } from './transcriptReader.ts';
+import { untilUnanswered } from './workerAnswers.ts';
 import { WorkerPresence } from './workerPresence.ts';
 
 /** How a client connects (see {@link TemporalConnectionSettings}) and where it starts conversations. */
@@ -123,12 +124,17 @@ export interface StartConversationOptions extends ConversationOptions {
 
 /** One row of `AgentClient.listConversations`. */
 export interface ConversationListing {
+  /** The conversation id (its workflow id). */
   id: string;
+  /** `YiemStatus`: idle, running, awaitingApproval…; undefined on namespaces without the attribute. */
   status: string | undefined;
+  /** `YiemTurns`: turns run so far, on namespaces that have the attribute. */
   turns: number | undefined;
+  /** `YiemAgent`: the agent it runs as, on namespaces that have the attribute. */
   agent: string | undefined;
   /** `YiemCost`: what it has cost so far, on namespaces that have the attribute. */
   cost: number | undefined;
+  /** When its first run started. */
   startTime: Date;
   /** The Temporal execution status (`RUNNING`, `COMPLETED`, ...). */
   executionStatus: string;
@@ -142,7 +148,9 @@ export interface DecisionOptions {
 
 /** Starts and finds conversations. Every call goes through the Temporal client. */
 export class AgentClient {
+  /** The Temporal client every call goes through, for what this class does not wrap. */
   readonly client: Client;
+  /** The task queue conversations are started on (their workers poll it). */
   readonly taskQueue: string;
 
   /** The address of the connection this client opened, for errors that name it. */
@@ -331,6 +339,7 @@ function messageArgs(text: string, options: PromptOptions): [string] | [string, 
 
 /** One conversation: send messages, read its transcript and status, end it. */
 export class Conversation {
+  /** The conversation workflow's Temporal handle, for what this class does not wrap. */
   readonly handle: WorkflowHandle<ConversationWorkflow>;
   readonly #maxMessageBytes: number;
   readonly #payloadStoreCheck: PayloadStoreCheck | undefined;
@@ -345,6 +354,7 @@ export class Conversation {
     this.#workers = limits.workers;
   }
 
+  /** The conversation id: its workflow id, the same across continue-as-new runs. */
   get id(): string {
     return this.handle.workflowId;
   }
@@ -423,9 +433,29 @@ export class Conversation {
     return { conversationId: this.id, turnId: update.updateId };
   }
 
-  /** Waits for the result of the turn that answers a message sent with `sendDetached` (or `send`). */
+  /**
+   * The result of the turn that answers a message sent with `sendDetached` (or `send`): as the
+   * history keeps it once answered, else waited for while the conversation's worker answers. When
+   * none does (it stopped or was killed), a `WorkerStoppedError` within seconds naming the queue; the
+   * message is kept and answered once a worker runs there again.
+   */
   collect(turnId: string): Promise<TurnResult> {
-    return collectTurn(this.handle, turnId);
+    return collectTurn(this.handle, turnId, (turn) => this.#whileAnswered(turnId, turn));
+  }
+
+  /** `turn`, unless the conversation's worker stops answering first: then a `WorkerStoppedError`. */
+  async #whileAnswered(turnId: string, turn: Promise<TurnResult>): Promise<TurnResult> {
+    const watching = new AbortController();
+    const gone = untilUnanswered((ms) => this.#statusQuery(ms), watching.signal).then(async () => {
+      if (watching.signal.aborted) return new Promise<never>(() => {});
+      const record = await readServerRecord(this.handle);
+      throw new WorkerStoppedError(this.id, record.taskQueue, turnId, record.lastPoll);
+    });
+    try {
+      return await Promise.race([turn, gone]);
+    } finally {
+      watching.abort();
+    }
   }
 
   /** The messages sent by `send` or `sendDetached`, oldest first, with their turn's state and result. */
@@ -530,7 +560,16 @@ export class Conversation {
    * conversation (its execution, `YiemStatus`, `YiemTurns`, `YiemCost`) and why no worker answered.
    * A read that never waits on a worker that is gone.
    */
-  async statusOrRecord(): Promise<{ status: ConversationStatus } | { record: ServerRecord }> {
+  async statusOrRecord(): Promise<
+    | {
+        /** The worker's answer. */
+        status: ConversationStatus;
+      }
+    | {
+        /** What the server keeps, with why no worker answered. */
+        record: ServerRecord;
+      }
+  > {
     const status = await this.statusWithin();
     return status ? { status } : { record: await readServerRecord(this.handle) };
   }
@@ -540,18 +579,25 @@ export class Conversation {
    * after, so asking again and again (a page that polls) leaves no query waiting on the server.
    */
   statusWithin(ms = WORKER_ANSWER_MS): Promise<ConversationStatus | undefined> {
+    return answerWithin(this.#statusQuery(ms), ms);
+  }
+
+  /** The status query, called off on the server a little after `ms`: none is left waiting there. */
+  #statusQuery(ms: number): Promise<ConversationStatus> {
     const { connection } = this.handle.client;
-    return answerWithin(
-      connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status()),
-      ms,
-    );
+    return connection.withDeadline(Date.now() + ms + QUERY_GRACE_MS, () => this.status());
   }
 
   /**
    * The transcript (as `messages()`) when a worker answers within a second; else as the server's
    * history of the latest run records it, with `noWorker` saying why (see `transcriptFromHistory`).
    */
-  async messagesOrHistory(range: TranscriptRange = {}): Promise<{ messages: Message[]; noWorker?: string }> {
+  async messagesOrHistory(range: TranscriptRange = {}): Promise<{
+    /** The transcript's messages in the range. */
+    messages: Message[];
+    /** Set when they were read from the history: why no worker answered. */
+    noWorker?: string;
+  }> {
     if (await this.statusWithin()) return { messages: await this.messages(range) };
     const [record, all] = await Promise.all([
       readServerRecord(this.handle),
@@ -568,7 +614,12 @@ export class Conversation {
    * takes three: the offset is read after a first status and before the status it returns, so a
    * follower from that offset misses nothing in between.
    */
-  async statusAndOffset(): Promise<ConversationStatus & { eventOffset: number }> {
+  async statusAndOffset(): Promise<
+    ConversationStatus & {
+      /** Where the event log ends: follow from here to see what happens after this status. */
+      eventOffset: number;
+    }
+  > {
     const status = await this.status();
     if (status.eventOffset !== undefined) return { ...status, eventOffset: status.eventOffset };
     const eventOffset = await this.eventOffset();

@@ -9,20 +9,29 @@ import type { ConsoleUiMessage } from './consoleTranscript.ts';
 
 /** `GET /api/console/info`: what the page needs to know of the server. */
 export interface ConsoleInfo {
+  /** The Temporal namespace the console reads. */
   namespace: string;
+  /** The Web UI's address, to link into; null when the console was not told it. */
   webUiUrl: string | null;
+  /** Whether the page may start conversations (the server was given a new conversation's options). */
   canStart: boolean;
 }
 
 /** One row of `GET /api/console/conversations`. */
 export interface ConsoleListing {
+  /** The conversation id. */
   id: string;
+  /** `YiemStatus`, when the namespace has it. */
   status: string | null;
+  /** `YiemTurns`, when the namespace has it. */
   turns: number | null;
+  /** `YiemAgent`, when the namespace has it. */
   agent: string | null;
   /** `YiemCost`, when the namespace has it. */
   cost: number | null;
+  /** When its first run started (ISO 8601). */
   startTime: string;
+  /** The Temporal execution status (`RUNNING`, `COMPLETED`, …). */
   executionStatus: string;
   /** For a row that waits for approval: whose (`ConversationStatus.awaitingApproval`), when it answered. */
   awaitingApproval: ApprovalWait | null;
@@ -30,7 +39,9 @@ export interface ConsoleListing {
 
 /** `GET /api/console/conversations/<id>`: the conversation's state and its places in the Web UI. */
 export interface ConsoleConversation {
+  /** The conversation id. */
   id: string;
+  /** The Temporal execution status (`RUNNING`, `COMPLETED`, …). */
   executionStatus: string;
   /** Null when the conversation cannot be asked (it ended and no worker answers Queries). */
   status: ConversationStatus | null;

@@ -53,6 +53,7 @@ export interface ServeConsoleOptions {
 export interface RunningConsole {
   /** The page's URL, e.g. `http://127.0.0.1:51234/`. */
   url: string;
+  /** The Node HTTP server it listens with, e.g. to read its address. */
   server: Server;
   /** Stops serving the page and its API. */
   close(): Promise<void>;

@@ -9,6 +9,7 @@ import { type HistoryEvent, runHistories } from './runHistories.ts';
 
 /** A message sent with `Conversation.sendDetached`: what to collect its turn by. */
 export interface DetachedTurn {
+  /** The conversation the message went to. */
   conversationId: string;
   /** The `prompt` Update's id: `Conversation.collect(turnId)` waits for its turn's result. */
   turnId: string;
@@ -16,6 +17,7 @@ export interface DetachedTurn {
 
 /** One message sent by `prompt` (`send` or `sendDetached`), as the conversation's history records it. */
 export interface PromptTurn {
+  /** The `prompt` Update's id, to collect its turn by. */
   turnId: string;
   /** The run of the conversation that took it (each continue-as-new run is its own). */
   runId: string;
@@ -97,19 +99,26 @@ async function promptTurnsOf(
 }
 
 /**
- * Waits for the result of the turn that answers a detached message, in whichever run of the
- * conversation took it. Throws when the conversation has no message with that turn id.
+ * The result of the turn that answers a detached message, in whichever run of the conversation took
+ * it: as its history keeps it once answered (no worker needed), else waited for through `whileWaiting`
+ * (which may give up on a worker that is gone). Throws when the conversation has no message with that
+ * turn id.
  */
-export async function collectTurn(handle: WorkflowHandle, turnId: string): Promise<TurnResult> {
+export async function collectTurn(
+  handle: WorkflowHandle,
+  turnId: string,
+  whileWaiting: (turn: Promise<TurnResult>) => Promise<TurnResult> = (turn) => turn,
+): Promise<TurnResult> {
   const turn = await findTurn(handle, turnId);
-  try {
-    return await handle.client
-      .getHandle(handle.workflowId, turn.runId)
-      .getUpdateHandle<TurnResult>(turnId)
-      .result();
-  } catch (error) {
-    throw new Error(`Turn ${turnId} of conversation ${handle.workflowId} failed: ${describeThrown(error)}`);
-  }
+  if (turn.state === 'answered' && turn.result) return turn.result;
+  const result = handle.client
+    .getHandle(handle.workflowId, turn.runId)
+    .getUpdateHandle<TurnResult>(turnId)
+    .result()
+    .catch((error: unknown) => {
+      throw new Error(`Turn ${turnId} of conversation ${handle.workflowId} failed: ${describeThrown(error)}`);
+    });
+  return whileWaiting(result);
 }
 
 /** The turn with that id, looked for from the latest run back, reading no run beyond the one that has it. */

@@ -13,10 +13,13 @@ import { describeThrown } from '../contract/thrown.ts';
 
 /** No worker polls the task queue a conversation would run on, so it would wait for one forever. */
 export class NoWorkerError extends Error {
+  /** The class's name, so that a program can tell the error apart after serialisation too. */
   override readonly name = 'NoWorkerError';
+  /** The task queue no worker polls. */
   readonly taskQueue: string;
   /** Task queues that have yiem workers now (the one meant, when it is a typo, is likely among them). */
   readonly queuesWithWorkers: string[];
+  /** The conversation that would have waited; undefined for a new one. */
   readonly conversationId: string | undefined;
 
   constructor(taskQueue: string, queuesWithWorkers: string[], conversationId?: string) {
@@ -59,8 +62,11 @@ const REQUESTS: Record<string, string> = {
  * again with the same key) waits for it then.
  */
 export class WorkerStoppedError extends Error {
+  /** The class's name, so that a program can tell the error apart after serialisation too. */
   override readonly name = 'WorkerStoppedError';
+  /** The conversation whose turn waits. */
   readonly conversationId: string;
+  /** Its task queue, where a worker is to be started. */
   readonly taskQueue: string;
   /** The `prompt` Update's id: the turn to collect once a worker runs again. */
   readonly turnId: string;
@@ -87,10 +93,13 @@ export class WorkerStoppedError extends Error {
  * and the workflow's reason; `cause` stays the workflow's failure, as on Temporal's own error.
  */
 export class ConversationRefusedError extends WorkflowUpdateFailedError {
+  /** The class's name, so that a program can tell the error apart after serialisation too. */
   override readonly name = 'ConversationRefusedError';
+  /** The conversation that refused. */
   readonly conversationId: string;
   /** The Update's name: `prompt`, `resume`, `decideToolCall`, … */
   readonly request: string;
+  /** The workflow's reason, as its failure's message says it. */
   readonly reason: string;
 
   constructor(conversationId: string, request: string, cause: Error | undefined) {
@@ -104,9 +113,13 @@ export class ConversationRefusedError extends WorkflowUpdateFailedError {
 
 /** A read of a conversation (a Query) failed: the workflow's reason, or why no worker answered. */
 export class ConversationQueryError extends Error {
+  /** The class's name, so that a program can tell the error apart after serialisation too. */
   override readonly name = 'ConversationQueryError';
+  /** The conversation read. */
   readonly conversationId: string;
+  /** The Query's name: `status`, `messages`, … */
   readonly query: string;
+  /** The workflow's reason, or why no worker answered. */
   readonly reason: string;
 
   constructor(conversationId: string, query: string, reason: string, cause?: unknown) {

@@ -13,10 +13,13 @@ export interface ExportHistoriesOptions {
 
 /** One exported run. */
 export interface ExportedHistory {
+  /** The conversation (workflow id). */
   conversationId: string;
+  /** The run exported. */
   runId: string;
   /** The file written, `<conversation id>__<run id>.json` in the folder. */
   file: string;
+  /** Events in the history. */
   events: number;
 }
 

@@ -92,7 +92,7 @@ export async function forkConversation(
 }
 
 /** The options a conversation's run started with (every run of a conversation gets the same ones). */
-async function startOptions(handle: WorkflowHandle, runId: string): Promise<ConversationOptions> {
+export async function startOptions(handle: WorkflowHandle, runId: string): Promise<ConversationOptions> {
   const { client } = handle;
   const { history } = await client.workflowService.getWorkflowExecutionHistory({
     namespace: client.options.namespace,

@@ -41,13 +41,17 @@ export interface PromptScheduleOptions {
 
 /** One row of `schedules.list()`. */
 export interface PromptScheduleListing {
+  /** The schedule's id. */
   id: string;
   /** Where each run's message goes: `conversation <id>`, or `a new conversation` per run. */
   target: string;
+  /** The user message sent on each run. */
   text: string;
   /** The timetable as it was given, e.g. `every 2s` or `cron 0 9 * * *`. */
   timetable: string;
+  /** Whether the schedule is paused (in the Web UI, say): no runs until it is unpaused. */
   paused: boolean;
+  /** When it runs next; undefined when paused or it has no more runs. */
   nextRunAt: Date | undefined;
   /** The workflow ids of the latest runs, oldest first (a new conversation per run is `conversation-<run id>`). */
   recentRuns: string[];

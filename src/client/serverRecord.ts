@@ -43,6 +43,8 @@ export interface ServerRecord {
   status: string | undefined;
   turns: number | undefined;
   cost: number | undefined;
+  /** When a worker last polled the queue, as far as the server remembers (a few minutes). */
+  lastPoll: Date | undefined;
   /** Why no worker answered, in words: `no worker on task queue "q" since <its last poll>: …`. */
   noWorker: string;
 }
@@ -51,32 +53,34 @@ export interface ServerRecord {
 export async function readServerRecord(handle: WorkflowHandle): Promise<ServerRecord> {
   const description = await handle.describe();
   const attributes = description.typedSearchAttributes;
+  const { workflowService, options } = handle.client;
+  const { taskQueue } = description;
+  const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
+    () => undefined,
+  );
   return {
     conversationId: handle.workflowId,
     executionStatus: description.status.name,
-    taskQueue: description.taskQueue,
+    taskQueue,
     status: attributes.get(YIEM_STATUS),
     turns: attributes.get(YIEM_TURNS),
     cost: attributes.get(YIEM_COST),
-    noWorker: await noWorkerNote(handle, description.taskQueue),
+    lastPoll: last,
+    noWorker: noWorkerNote(taskQueue, last),
   };
 }
 
 /** "no worker on task queue "q" since <its last poll>": the one wording of a conversation whose worker is gone. */
-export async function noWorkerNote(handle: WorkflowHandle, taskQueue: string): Promise<string> {
-  const { workflowService, options } = handle.client;
-  const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
-    () => undefined,
-  );
+function noWorkerNote(taskQueue: string, last: Date | undefined): string {
   const since = last ? ` since ${last.toISOString()} (its last poll)` : '';
   return `no worker on task queue "${taskQueue}"${since}: none answered within ${WORKER_ANSWER_MS / 1000} s`;
 }
 
 /**
  * The transcript as the server's history of the latest run records it: the run's carried messages,
- * then each message sent, model reply and tool result in the order the history took them. It misses
- * what ran inside a workflow task (local activities) and refused or failed tool calls' results, and
- * a running turn's order may differ from the worker's: a fallback for when no worker answers.
+ * then each message sent, model reply and tool result in the order the history took them, those of
+ * local activities from their markers. It misses refused or failed tool calls' results, and a
+ * running turn's order may differ from the worker's: a fallback for when no worker answers.
  */
 export async function transcriptFromHistory(handle: WorkflowHandle): Promise<Message[]> {
   const runId = (await handle.describe()).runId;
@@ -90,6 +94,9 @@ export async function transcriptFromHistory(handle: WorkflowHandle): Promise<Mes
   const store = ContentStore.of(converter);
   return Promise.all(entries.map((entry, index) => resolveEntry(entry, store, handle.workflowId, index)));
 }
+
+/** The marker the Temporal SDK's core records a local activity's outcome in. */
+const LOCAL_ACTIVITY_MARKER = 'core_local_activity';
 
 type Decode = <T>(payloads: unknown, index?: number) => Promise<T | undefined>;
 
@@ -110,10 +117,23 @@ async function entriesOf(
   const scheduled = event.activityTaskScheduledEventAttributes;
   if (scheduled) activities.set(String(event.eventId), scheduled.activityType?.name ?? '');
   const completed = event.activityTaskCompletedEventAttributes;
-  if (!completed) return [];
-  const type = activities.get(String(completed.scheduledEventId));
+  if (completed)
+    return resultEntries(activities.get(String(completed.scheduledEventId)), completed.result, decode);
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== LOCAL_ACTIVITY_MARKER) return [];
+  // A local activity's type and result are in its marker: the call never reached the server.
+  const data = await decode<{ activity_type?: string }>(marker.details?.data?.payloads);
+  return resultEntries(data?.activity_type, marker.details?.result, decode);
+}
+
+/** The messages an activity's result adds to the transcript: a model's reply or a tool's result. */
+async function resultEntries(
+  type: string | undefined,
+  result: { payloads?: unknown } | null | undefined,
+  decode: Decode,
+): Promise<TranscriptEntry[]> {
   if (type === 'callModel') {
-    const reply = await decode<CallModelOutput>(completed.result?.payloads);
+    const reply = await decode<CallModelOutput>(result?.payloads);
     if (!reply) return [];
     const {
       events: _events,
@@ -125,7 +145,7 @@ async function entriesOf(
     return [message];
   }
   if (type === 'executeTool') {
-    const output = await decode<ExecuteToolOutput>(completed.result?.payloads);
+    const output = await decode<ExecuteToolOutput>(result?.payloads);
     return output ? [output.message] : [];
   }
   return [];

@@ -13,15 +13,31 @@ import type { TurnResult, TurnStatus } from '../contract/types/turns.ts';
  * response header `x-vercel-ai-ui-message-stream: v1`). Only the chunks a conversation produces are
  * written here; test/integration/chatEndpoint.test.ts checks them against `ai`'s own types and client.
  */
-export const UI_MESSAGE_STREAM_PROTOCOL = { header: 'x-vercel-ai-ui-message-stream', version: 'v1' } as const;
+export const UI_MESSAGE_STREAM_PROTOCOL = {
+  /** The response header that tells the AI SDK's client which protocol the body speaks. */
+  header: 'x-vercel-ai-ui-message-stream',
+  /** The header's value: the protocol's version. */
+  version: 'v1',
+} as const;
 
 /** What a tool part's `output` holds: a result's text, or (preliminary) a tool's reported progress. */
-export type ChatToolOutput = { text: string } | { progress: Record<string, unknown> };
+export type ChatToolOutput =
+  | {
+      /** The tool result's text, whole once the batch ends. */
+      text: string;
+    }
+  | {
+      /** What the tool passed to `onPartialResult`, shown while it runs. */
+      progress: Record<string, unknown>;
+    };
 
 /** What the endpoint puts into an assistant message's `metadata.yiem`, to continue the turn by. */
 export interface ChatMessageMetadata {
+  /** Under its own key, so that an application's metadata next to it is left alone. */
   yiem: {
+    /** The conversation the message came from. */
     conversationId: string;
+    /** The turn it answers. */
     turn: number;
     /** The event offset the next response of this turn continues from. */
     offset: number;
@@ -33,9 +49,13 @@ export interface ChatMessageMetadata {
  * `text` the message's first line, cut short.
  */
 export interface ChatMessageQueued {
+  /** The message's number in the conversation, from 1. */
   messageId: number;
+  /** How it joins the running turn. */
   delivery: MessageDelivery;
+  /** Its first line, cut short. */
   text: string;
+  /** The turn that was running. */
   turn: number;
 }
 
@@ -44,35 +64,115 @@ export interface ChatMessageQueued {
  * turn); the `messageDelivered` event.
  */
 export interface ChatMessageDelivered {
+  /** The message, as `ChatMessageQueued` numbered it. */
   messageId: number;
+  /** How it joined. */
   delivery: MessageDelivery;
+  /** The turn it joined. */
   turn: number;
+  /** The model calls of the turn before it was read (0: it opened the turn). */
   afterModelCall: number;
+  /** The tool calls an `'interrupt'` message cut short on its way; absent when none. */
   interruptedCalls?: number;
 }
 
 /** How a turn's status reads as the AI SDK's finish reason. */
 export type ChatFinishReason = 'stop' | 'length' | 'content-filter' | 'error' | 'other';
 
-/** The UI message stream chunks a conversation's turn becomes. */
+/**
+ * The UI message stream chunks a conversation's turn becomes. The fields are the AI SDK's
+ * (`UIMessageChunk` of `ai@6`), where each is described; `type` names the chunk.
+ */
 export type UiMessageChunk =
-  | { type: 'start'; messageId?: string }
+  | {
+      type: 'start';
+      /** The assistant message's id (`<conversation>-turn-<n>`), when the endpoint names messages. */
+      messageId?: string;
+    }
   | { type: 'start-step' }
   | { type: 'finish-step' }
-  | { type: 'text-start'; id: string }
-  | { type: 'text-delta'; id: string; delta: string }
-  | { type: 'text-end'; id: string }
-  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
-  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
-  | { type: 'tool-output-available'; toolCallId: string; output: ChatToolOutput; preliminary?: boolean }
-  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
-  | { type: 'tool-output-denied'; toolCallId: string }
-  | { type: 'error'; errorText: string }
+  | {
+      type: 'text-start';
+      /** The text part's id, which its deltas and end name. */
+      id: string;
+    }
+  | {
+      type: 'text-delta';
+      /** The text part the delta belongs to. */
+      id: string;
+      /** The new text. */
+      delta: string;
+    }
+  | {
+      type: 'text-end';
+      /** The text part that is complete. */
+      id: string;
+    }
+  | {
+      type: 'tool-input-available';
+      /** The tool part's id: the model's call id, made unique in the turn. */
+      toolCallId: string;
+      /** The tool called. */
+      toolName: string;
+      /** The call's arguments. */
+      input: unknown;
+    }
+  | {
+      type: 'tool-approval-request';
+      /** The approval id to answer with (`Conversation.approve`). */
+      approvalId: string;
+      /** The tool part that waits. */
+      toolCallId: string;
+    }
+  | {
+      type: 'tool-output-available';
+      /** The tool part. */
+      toolCallId: string;
+      /** Its result, or its progress while `preliminary`. */
+      output: ChatToolOutput;
+      /** True for progress: a later output replaces it. */
+      preliminary?: boolean;
+    }
+  | {
+      type: 'tool-output-error';
+      /** The tool part. */
+      toolCallId: string;
+      /** The error the model read. */
+      errorText: string;
+    }
+  | {
+      type: 'tool-output-denied';
+      /** The tool part whose approval was denied. */
+      toolCallId: string;
+    }
+  | {
+      type: 'error';
+      /** Why the stream could not go on. */
+      errorText: string;
+    }
   // Transient data parts: `useChat` hands them to `onData` and keeps them out of the message, since
   // the user's messages are the transcript's, not parts of the assistant's reply.
-  | { type: 'data-yiem-message-queued'; data: ChatMessageQueued; transient: true }
-  | { type: 'data-yiem-message-delivered'; data: ChatMessageDelivered; transient: true }
-  | { type: 'finish'; finishReason?: ChatFinishReason; messageMetadata?: ChatMessageMetadata };
+  | {
+      type: 'data-yiem-message-queued';
+      /** The queued message. */
+      data: ChatMessageQueued;
+      /** Always true: kept out of the message. */
+      transient: true;
+    }
+  | {
+      type: 'data-yiem-message-delivered';
+      /** The delivered message. */
+      data: ChatMessageDelivered;
+      /** Always true: kept out of the message. */
+      transient: true;
+    }
+  | {
+      type: 'finish';
+      /** How the turn ended (`'other'` while it has not: the stream stopped at a wait, e.g. an approval). */
+      finishReason?: ChatFinishReason;
+      /** Where to continue the turn from. */
+      messageMetadata?: ChatMessageMetadata;
+    };
 
 /** The part of a transcript the translation reads: the model's tool calls and their results. */
 export interface TranscriptWindow {

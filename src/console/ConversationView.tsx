@@ -429,7 +429,8 @@ function Spend({ conversation }: { conversation: ConsoleConversation }) {
   return (
     <span className="muted spend" id="conversation-spend">
       turn {conversation.status?.turn} · {spend.modelCalls} model calls · {spend.toolCalls} tool calls ·{' '}
-      {spend.inputTokens + spend.outputTokens} tokens · cost {formatCost(spend.cost)}
+      {spend.inputTokens + spend.outputTokens} tokens · cost {formatCost(spend.cost)} · {spend.actions ?? 0}{' '}
+      Temporal Actions
     </span>
   );
 }

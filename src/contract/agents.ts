@@ -53,15 +53,21 @@ export function handoffTool(agent: AgentDefinition): WorkflowTool {
 
 /** A tool declared by the worker and run by an attached client (see `Conversation.serveCallbacks`). */
 export interface CallbackToolSpec {
+  /** The name the model calls it by, and the client's handler is registered under. */
   name: string;
+  /** Its human-readable name. */
   label: string;
+  /** What it does; shown to the model. */
   description: string;
+  /** JSON Schema of the arguments, checked before a client is asked. */
   inputSchema: JsonSchema;
   /** JSON Schema of the client's `output`; a result that does not match reaches the model as an error. */
   outputSchema?: JsonSchema;
   /** How long the call waits for a client (a Temporal duration string). Default 2 minutes. */
   timeout?: string;
+  /** When true, a person approves each call before a client runs it. Default false. */
   requiresApproval?: boolean;
+  /** Whether calls may run alongside others in parallel mode. Default true. */
   parallelToolExecute?: boolean;
 }
 

@@ -3,6 +3,7 @@
  * reached. Plain arithmetic on plain data, shared by the workflow (workflows/safePoint.ts), the
  * client (checking a budget before it is sent) and the CLI.
  */
+import { actionsCost } from './actions.ts';
 import type { Budget, BudgetChange, BudgetExhaustion, Spend, SpendLimits } from './types/spend.ts';
 
 /** Every figure a budget can limit, in the order limits are checked and shown. */
@@ -13,13 +14,25 @@ export const SPEND_FIGURES = [
   'outputTokens',
   'cost',
   'wallTimeSeconds',
+  'actions',
 ] as const satisfies readonly (keyof Spend)[];
 
 /** Figures counted per step: a step that would go past the limit does not start. */
 const COUNTED: readonly (keyof Spend)[] = ['modelCalls', 'toolCalls'];
 
+/** Figures that must be whole numbers in a limit. */
+const WHOLE: readonly (keyof Spend)[] = [...COUNTED, 'actions'];
+
 export function noSpend(): Spend {
-  return { modelCalls: 0, toolCalls: 0, inputTokens: 0, outputTokens: 0, cost: 0, wallTimeSeconds: 0 };
+  return {
+    modelCalls: 0,
+    toolCalls: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    cost: 0,
+    wallTimeSeconds: 0,
+    actions: 0,
+  };
 }
 
 /** `spend` plus `more`; a sub-agent's wall time is left out (`withWallTime: false`), since it ran within its caller's. */
@@ -27,7 +40,7 @@ export function addSpend(spend: Spend, more: Partial<Spend>, withWallTime = true
   const sum = { ...spend };
   for (const figure of SPEND_FIGURES) {
     if (figure === 'wallTimeSeconds' && !withWallTime) continue;
-    sum[figure] += more[figure] ?? 0;
+    sum[figure] = (sum[figure] ?? 0) + (more[figure] ?? 0);
   }
   return sum;
 }
@@ -111,7 +124,7 @@ export function budgetProblem(budget: unknown, nullable = false): string | null 
         // Removes the limit.
       } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
         problems.push(`${scope}.${figure} must be a number of at least 0, got ${JSON.stringify(value)}`);
-      } else if (COUNTED.includes(figure as keyof Spend) && !Number.isInteger(value)) {
+      } else if (WHOLE.includes(figure as keyof Spend) && !Number.isInteger(value)) {
         problems.push(`${scope}.${figure} must be a whole number, got ${value}`);
       }
     }
@@ -126,6 +139,7 @@ const FIGURE_NAMES: Record<keyof Spend, string> = {
   outputTokens: 'output tokens',
   cost: 'cost',
   wallTimeSeconds: 'wall time (seconds)',
+  actions: 'Temporal Actions',
 };
 
 /** What the user reads when a turn stops at its budget, with how to go on. */
@@ -137,13 +151,21 @@ export function exhaustionMessage(exhausted: BudgetExhaustion): string {
   );
 }
 
-/** `spend` in one line: `3 model calls · 2 tool calls · 1200 in / 300 out tokens · cost 0.0042 · 12.5 s`. */
-export function formatSpend(spend: Spend): string {
+/**
+ * `spend` in one line: `3 model calls · 2 tool calls · 1200 in / 300 out tokens · cost 0.0042 · 7 Actions · 12.5 s`;
+ * with `actionPricePerMillion`, the Actions' price beside them (`7 Actions (0.00035)`).
+ */
+export function formatSpend(spend: Spend, actionPricePerMillion?: number): string {
+  const actions = spend.actions ?? 0;
+  const actionPrice = actionPricePerMillion
+    ? ` (${formatFigure('cost', actionsCost(actions, actionPricePerMillion))})`
+    : '';
   return [
     `${spend.modelCalls} model calls`,
     `${spend.toolCalls} tool calls`,
     `${spend.inputTokens} in / ${spend.outputTokens} out tokens`,
     `cost ${formatFigure('cost', spend.cost)}`,
+    `${actions} Actions${actionPrice}`,
     `${formatFigure('wallTimeSeconds', spend.wallTimeSeconds)} s`,
   ].join(' · ');
 }

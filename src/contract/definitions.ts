@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { KeptCompaction } from './compaction.ts';
+import type { EvalCaseInput, EvalCaseRun, EvalProgress, EvalRunInput } from './evals.ts';
 import type {
   ConversationCarryOver,
   EventLogPage,
@@ -138,3 +139,12 @@ export type ConversationWorkflow = (
 
 /** The workflow a prompt schedule starts on each run: it sends the prompt where the schedule says. */
 export type ScheduledPromptWorkflow = (prompt: ScheduledPrompt) => Promise<ScheduledPromptRun>;
+
+/** An eval run's progress: how many cases, which have finished and which run now. */
+export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
+
+/** An eval run: its cases as child workflows, a few at a time; their runs in the cases' order. */
+export type EvalRunWorkflow = (input: EvalRunInput) => Promise<EvalCaseRun[]>;
+
+/** One case of an eval run: its replay, in an activity that a crash retries. */
+export type EvalCaseWorkflow = (input: EvalCaseInput) => Promise<EvalCaseRun>;

@@ -359,7 +359,12 @@ export interface AgentActivities {
   /** One tool call: EXECUTE and FINALIZE. */
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
   /** A result the workflow received, cut and stored as `executeTool` keeps its own (its outline when stored). */
-  keepToolResult(input: KeepToolResultInput): Promise<ToolResultMessage & { stored?: StoredContent }>;
+  keepToolResult(input: KeepToolResultInput): Promise<
+    ToolResultMessage & {
+      /** Set when the result went to the payload store: the transcript keeps its outline. */
+      stored?: StoredContent;
+    }
+  >;
   /** The worker's guardrails on messages: one outcome per message, in order (bare for an input without `followed`). */
   runGuardrails(input: RunGuardrailsInput): Promise<RunGuardrailsOutput | GuardrailOutcome[]>;
   /** The worker's default model name, so that the Web UI can name the model of every model call. */

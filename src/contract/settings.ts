@@ -1,5 +1,6 @@
 import { budgetProblem } from './budget.ts';
 import { DEFAULT_COMPACTION_PROMPT, DEFAULT_KEEP_RECENT_TURNS } from './compaction.ts';
+import { recordedToolsProblem } from './evals.ts';
 import { guardrailNamesProblem } from './guardrails.ts';
 import {
   DEFAULT_MAX_MESSAGE_BYTES,
@@ -12,6 +13,7 @@ import { truncate } from './truncate.ts';
 import type { ActivityPolicy } from './types/base.ts';
 import type { CompactionOptions } from './types/compaction.ts';
 import type { ConversationOptions, ToolExecutionMode } from './types/conversation.ts';
+import type { RecordedTools } from './types/evals.ts';
 import type { GuardrailNames } from './types/guardrails.ts';
 import type { MessageDelivery } from './types/messages.ts';
 import type { ModelCallPolicy } from './types/models.ts';
@@ -40,6 +42,8 @@ export interface ConversationSettings {
   compaction: CompactionSettings | false;
   /** The worker's guardrails that apply, by stage; `undefined`: none. */
   guardrails: GuardrailNames | undefined;
+  /** An eval's recorded tool results; `undefined`: tools run. */
+  recordedTools: RecordedTools | undefined;
 }
 
 /** `CompactionOptions` with every default filled in. */
@@ -66,6 +70,7 @@ export function resolveConversationSettings(options: ConversationOptions): Conve
   };
   const settings: Omit<ConversationSettings, 'compaction'> = {
     guardrails: options.guardrails,
+    recordedTools: options.recordedTools,
     systemPrompt: options.systemPrompt ?? '',
     toolExecution: options.toolExecution ?? 'parallel',
     model: options.model,
@@ -150,6 +155,8 @@ export function conversationOptionsProblem(options: unknown): string | null {
   );
   const guardrails = given.guardrails === undefined ? null : guardrailNamesProblem(given.guardrails);
   if (guardrails) problems.push(`guardrails must be ${guardrails}`);
+  const recorded = given.recordedTools === undefined ? null : recordedToolsProblem(given.recordedTools);
+  if (recorded) problems.push(`recordedTools must be ${recorded}`);
   check(
     'modelPolicy',
     (value) =>

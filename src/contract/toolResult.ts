@@ -18,6 +18,7 @@ export function textResult(text: string, details: Record<string, unknown> = {}):
  * missing record, a refused request. Any other error a tool throws is retried per its policy first.
  */
 export class ToolError extends Error {
+  /** The class's name, so that the worker tells a deliberate error from a crash after serialisation. */
   override name = 'ToolError';
   /** Kept in the error result's `details` (for the application; the model reads only the message). */
   readonly details: Record<string, unknown> | undefined;

@@ -9,7 +9,9 @@ import { maxUtf8Bytes, utf8Bytes } from './utf8.ts';
 
 /** Where a stored message lives: the payload store driver, its claim, and the message's size. */
 export interface StoredContent {
+  /** The name of the store driver that holds it (`file`, `s3`…). */
   driver: string;
+  /** The driver's key to the payload (a path, a bucket and key…). */
   claim: Record<string, string>;
   /** The message's size in UTF-8 bytes of JSON, so a context window can be planned without reading it. */
   bytes: number;
@@ -20,7 +22,10 @@ export interface StoredContent {
  * (its role, ids and timestamp, with empty content) and `stored`. `Conversation.messages()` and model
  * calls resolve stored entries, so users and models always see whole messages.
  */
-export type TranscriptEntry = Message & { stored?: StoredContent };
+export type TranscriptEntry = Message & {
+  /** Set when the message's content is in the payload store. */
+  stored?: StoredContent;
+};
 
 /** One page of the transcript, from the `transcript` and `modelContext` queries. */
 export interface TranscriptPage {

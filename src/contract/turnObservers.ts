@@ -1,3 +1,4 @@
+import type { Spend } from './types/spend.ts';
 import type { TurnResult } from './types/turns.ts';
 
 /** What an observer learns of the turn it wraps. */
@@ -6,6 +7,8 @@ export interface ObservedTurn {
   turn: number;
   /** The agent a handoff made active, if any. */
   agentName?: string;
+  /** What the turn has spent so far, Temporal Cloud Actions included. */
+  spent?: () => Spend;
 }
 
 /**

@@ -5,7 +5,7 @@
  * ones (`CONTRACT_TYPE_LAYERS` in `.dependency-cruiser.cjs` holds the order, which lint checks):
  *
  * 0. `base`: JSON Schema, tool arguments, text content, usage, activity policy
- * 1. `spend`, `models`, `approvals`, `callbacks`, `sandbox`, `mcp`
+ * 1. `spend`, `models`, `approvals`, `callbacks`, `sandbox`, `mcp`, `evals`
  * 2. `messages` (with `GuardrailMark`, which every message carries)
  * 3. `guardrails`, `compaction`
  * 4. `agents`, `turns`
@@ -21,6 +21,7 @@ export type * from './types/base.ts';
 export type * from './types/callbacks.ts';
 export type * from './types/compaction.ts';
 export type * from './types/conversation.ts';
+export type * from './types/evals.ts';
 export type * from './types/events.ts';
 export type * from './types/guardrails.ts';
 export type * from './types/hooks.ts';

@@ -23,6 +23,7 @@ export function unreachableServerMessage(address: string, detail: string): strin
 export interface TemporalConnectionSettings {
   /** `host:port` of the frontend. */
   address?: string;
+  /** The Temporal namespace. Default: env `TEMPORAL_NAMESPACE`, else `default`. */
   namespace?: string;
   /** An API key (Temporal Cloud); turns TLS on. */
   apiKey?: string;
@@ -37,7 +38,11 @@ export interface TemporalConnectionSettings {
 /** What both the worker's `NativeConnection` and the client's `Connection` are opened with. */
 export interface ResolvedTemporalConnection {
   /** Options accepted by `NativeConnection.connect` and `Connection.connect`/`Connection.lazy`. */
-  connectionOptions: NativeConnectionOptions & { address: string };
+  connectionOptions: NativeConnectionOptions & {
+    /** `host:port` of the frontend, always set once resolved. */
+    address: string;
+  };
+  /** The namespace to use. */
   namespace: string;
 }
 

@@ -24,6 +24,8 @@ export const YIEM = {
   conversationId: 'yiem.conversation_id',
   turn: 'yiem.turn',
   turnStatus: 'yiem.turn.status',
+  /** The Temporal Cloud Actions the turn used (src/contract/actions.ts), beside its tokens. */
+  turnActions: 'yiem.turn.actions',
   model: 'yiem.model',
   toolName: 'yiem.tool.name',
   toolCallId: 'yiem.tool.call_id',

@@ -26,6 +26,15 @@ observeTurns((turn, run) =>
       try {
         const result = await run();
         span.setAttribute(YIEM.turnStatus, result.status);
+        const spent = turn.spent?.();
+        if (spent) {
+          span.setAttributes({
+            [YIEM.turnActions]: spent.actions,
+            [GEN_AI.inputTokens]: spent.inputTokens,
+            [GEN_AI.outputTokens]: spent.outputTokens,
+            [YIEM.cost]: spent.cost,
+          });
+        }
         if (result.error) span.setStatus({ code: otel.SpanStatusCode.ERROR, message: result.error });
         return result;
       } finally {

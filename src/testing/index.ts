@@ -15,6 +15,7 @@ export type {
   ScriptedReply,
   ScriptedReplyTiming,
   ScriptedToolCall,
+  ScriptedUsage,
   TextReply,
   ToolCallsReply,
 } from './scriptedModel.ts';

@@ -23,10 +23,25 @@ export interface ScriptedReplyTiming {
   dropAfterDeltas?: number;
 }
 
+/**
+ * The token counts a reply reports (`usage`), for tests of what usage drives (prices, budgets);
+ * without it they are estimated from the request's and the reply's length.
+ */
+export interface ScriptedUsage {
+  /** `usage.prompt_tokens`. */
+  promptTokens: number;
+  /** `usage.completion_tokens`. */
+  completionTokens: number;
+}
+
 /** The model answers with plain assistant text (finish_reason `stop`). */
 export interface TextReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'text';
+  /** The reply's text (streamed in pieces when the client streams). */
   text: string;
+  /** The usage it reports. Default: estimated. */
+  usage?: ScriptedUsage;
 }
 
 /** One function call the model asks for. */
@@ -44,8 +59,12 @@ export interface ScriptedToolCall {
 
 /** The model asks for tool calls (`message.tool_calls`, finish_reason `tool_calls`), optionally with text. */
 export interface ToolCallsReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'toolCalls';
+  /** The calls, in order. */
   toolCalls: ScriptedToolCall[];
+  /** The usage it reports. Default: estimated. */
+  usage?: ScriptedUsage;
   /** Assistant text sent alongside the calls (`message.content`); `null` content when omitted. */
   text?: string;
 }
@@ -55,7 +74,9 @@ export interface ToolCallsReply extends ScriptedReplyTiming {
  * do (e.g. `{ type: 'tool_call', id, name, arguments }` blocks instead of `tool_calls`).
  */
 export interface ContentBlocksReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'contentBlocks';
+  /** The content blocks, sent as they are. */
   blocks: unknown[];
   /**
    * When streaming, send the blocks this many to a delta, after `text`, instead of all of them in the
@@ -76,6 +97,7 @@ export interface ContentBlocksReply extends ScriptedReplyTiming {
 
 /** The server answers with an HTTP error and an OpenAI-style body `{ error: { message, type, code } }`. */
 export interface ErrorReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'error';
   /** HTTP status, e.g. 400, 401, 429, 500. */
   status: number;
@@ -90,12 +112,15 @@ export interface ErrorReply extends ScriptedReplyTiming {
  * has given up, which is what timeout tests need.
  */
 export interface HangReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'hang';
+  /** How long the request is held before the 500, in milliseconds. */
   ms: number;
 }
 
 /** The server destroys the socket without answering, which clients see as a network error. */
 export interface DropReply extends ScriptedReplyTiming {
+  /** Which kind of reply this is. */
   kind: 'drop';
 }
 
@@ -154,7 +179,12 @@ export interface ScriptedModelOptions {
    * as a provider's rate limit does. Refused requests consume no reply and are not recorded in
    * {@link ScriptedModel.requests}; {@link ScriptedModel.rateLimitedCount} counts them.
    */
-  rateLimit?: { requestsPerSecond: number; retryAfterSeconds?: number };
+  rateLimit?: {
+    /** Requests answered in any one second; those above get a 429. */
+    requestsPerSecond: number;
+    /** The `Retry-After` the 429 carries, in seconds. Default 1. */
+    retryAfterSeconds?: number;
+  };
 }
 
 /** A running scripted model server. */
@@ -434,8 +464,10 @@ function buildCompletion(
   const toolCalls =
     reply.kind === 'toolCalls' ? reply.toolCalls.map((call) => toWireToolCall(state, call)) : [];
   const content = replyContent(reply);
-  const promptTokens = estimateTokens(JSON.stringify([body.messages, body.tools ?? []]));
-  const completionTokens = estimateTokens(JSON.stringify([content, toolCalls]));
+  const scripted = reply.kind === 'contentBlocks' ? undefined : reply.usage;
+  const promptTokens =
+    scripted?.promptTokens ?? estimateTokens(JSON.stringify([body.messages, body.tools ?? []]));
+  const completionTokens = scripted?.completionTokens ?? estimateTokens(JSON.stringify([content, toolCalls]));
   const streamedBlocks =
     reply.kind === 'contentBlocks' && (reply.blocksPerDelta || reply.text)
       ? {

@@ -84,6 +84,12 @@ export interface CompactionOptions {
   compact?: CompactionFunction;
 }
 
+/** A prebuilt workflow bundle (from `bundleWorkflowCode`). */
+export interface WorkflowBundle {
+  /** The bundle's JavaScript. */
+  code: string;
+}
+
 /** What the Temporal worker runs, and any other option of Temporal's own. */
 export interface TemporalWorkerOptions {
   /**
@@ -92,7 +98,7 @@ export interface TemporalWorkerOptions {
    */
   workflows?: boolean;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
-  workflowBundle?: { code: string };
+  workflowBundle?: WorkflowBundle;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   options?: Partial<WorkerOptions>;
 }
@@ -101,10 +107,15 @@ export interface TemporalWorkerOptions {
 export interface GroupedWorkerOptions {
   /** The environment to read; default `process.env`. Empty values count as unset. */
   env?: Record<string, string | undefined>;
+  /** Where Temporal is, the task queue, the payloads' converter and store. */
   connection?: WorkerConnectionOptions;
+  /** The worker's model, or its models by name with a default, fallbacks and a route. */
   models?: ModelOptions;
+  /** Its tools: by hand, from directories, built in, written by the model, from MCP servers. */
   tools?: ToolOptions;
+  /** Tool call hooks, guardrails and the event sink. */
   hooks?: HookOptions;
+  /** How older turns are summarised. */
   compaction?: CompactionOptions;
   /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
   tracing?: TracingOptions;
@@ -113,6 +124,7 @@ export interface GroupedWorkerOptions {
    * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See docs/operations.md, "Safe deploys".
    */
   deployment?: WorkerDeploymentSettings;
+  /** Whether it runs workflows, a prebuilt bundle, Temporal's own worker options. */
   worker?: TemporalWorkerOptions;
 }
 
@@ -168,7 +180,7 @@ export interface FlatWorkerOptions {
   /** @deprecated use `worker.workflows` */
   workflows?: boolean;
   /** @deprecated use `worker.workflowBundle` */
-  workflowBundle?: { code: string };
+  workflowBundle?: WorkflowBundle;
   /** @deprecated use `worker.options` */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -183,9 +195,13 @@ export interface FlatWorkerOptions {
 export interface AgentWorkerOptions
   extends Omit<GroupedWorkerOptions, 'connection' | 'models' | 'tools' | 'hooks'>,
     FlatWorkerOptions {
+  /** {@link WorkerConnectionOptions}; a `NativeConnection` here is the old flat name of `connection.nativeConnection`. */
   connection?: WorkerConnectionOptions | NativeConnection;
+  /** {@link ModelOptions}; models by name here are the old flat name of `models.models`. */
   models?: ModelOptions | Record<string, ModelDefinition>;
+  /** {@link ToolOptions}; an array here is the old flat name of `tools.tools`. */
   tools?: ToolOptions | AgentTool[];
+  /** {@link HookOptions}; `beforeToolCall`/`afterToolCall` here are the old flat name of `hooks.toolCalls`. */
   hooks?: HookOptions | AgentHooks;
 }
 

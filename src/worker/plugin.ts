@@ -45,6 +45,7 @@ export type AgentPluginOptions = Pick<ToolOptions, 'mcpServers' | 'mcpSessionIdl
  * Model calls read their context through the worker's own client.
  */
 export class AgentPlugin extends SimplePlugin {
+  /** The activities it registers on the worker, for a worker built by hand to register them itself. */
   readonly activities: AgentActivities;
   readonly #mcp: McpToolSource | undefined;
   #sessionQueue: string | undefined;

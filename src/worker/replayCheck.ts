@@ -11,7 +11,10 @@ export interface ReplayCheckOptions {
   /** The workflows module of the worker being checked. Default: yiem's own (`AGENT_WORKFLOWS_PATH`). */
   workflowsPath?: string;
   /** A prebuilt bundle (from `bundleWorkflowCode`) instead of `workflowsPath`. */
-  workflowBundle?: { code: string };
+  workflowBundle?: {
+    /** The bundle's JavaScript. */
+    code: string;
+  };
   /** The workers' data converter, when the histories' payloads are encrypted. */
   dataConverter?: DataConverter;
 }
@@ -22,6 +25,7 @@ export interface ReplayCheckFailure {
   file: string;
   /** The conversation (workflow) id of the recorded run. */
   conversationId: string;
+  /** The run's id. */
   runId: string;
   /** Whether today's code makes other commands than the history recorded (else the replay failed otherwise). */
   nondeterministic: boolean;
@@ -40,6 +44,7 @@ export interface ReplayCheckFailure {
 export interface ReplayCheckReport {
   /** How many histories were replayed. */
   checked: number;
+  /** The histories that did not replay, each with why; empty when all did. */
   failures: ReplayCheckFailure[];
 }
 

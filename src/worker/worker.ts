@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, type LogLevel, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import {
   describeModels,
@@ -28,8 +28,10 @@ import {
   type ToolOptions,
 } from './options.ts';
 import { AgentPlugin } from './plugin.ts';
+import { installWorkerLog } from './workerLog.ts';
 
 export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
+export { installWorkerLog, workerLogFile } from './workerLog.ts';
 export type { AgentWorkerOptions };
 export { DEFAULT_TASK_QUEUE };
 
@@ -38,8 +40,11 @@ export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools/', import.me
 
 /** A running agent worker and the registry it serves tools from. */
 export interface AgentWorker {
+  /** The Temporal worker, for what this interface does not wrap. */
   worker: Worker;
+  /** The tools it loaded (and those written or added since). */
   registry: ToolRegistry;
+  /** The task queue it polls. */
   taskQueue: string;
   /** Where its model calls go: `model <name> at <endpoint>` (each of `models`: `<name>: model … at …`), for start lines and logs. */
   model: string;
@@ -118,8 +123,8 @@ async function resolveWorkerSetup(options: GroupedWorkerOptions): Promise<Worker
   const env = workerEnvironment(options.env);
   const connectionSettings = options.connection ?? {};
   const { connectionOptions, namespace } = resolveTemporalConnection({ ...connectionSettings, env });
-  installQuietRuntime(env);
   const taskQueue = connectionSettings.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+  installWorkerLog(taskQueue, env);
   const dataConverter = connectionSettings.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
   const models = resolveModelTable(options.models ?? {}, env);
@@ -253,27 +258,6 @@ function payloadStoreRetry(
   if (!/^\d+$/.test(text))
     throw new Error(`YIEM_PAYLOAD_STORE_RETRY_MS=${text}: expected a number of milliseconds`);
   return { payloadStoreRetryMs: Number(text) };
-}
-
-const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
-
-/** The Temporal SDK's log level in a worker: `YIEM_WORKER_LOG_LEVEL`, default WARN. */
-export function workerLogLevel(env: Record<string, string | undefined>): LogLevel {
-  const requested = (env.YIEM_WORKER_LOG_LEVEL || 'WARN').toUpperCase();
-  if (!LOG_LEVELS.includes(requested as LogLevel)) {
-    throw new Error(`YIEM_WORKER_LOG_LEVEL=${requested}: expected one of ${LOG_LEVELS.join(', ')}`);
-  }
-  return requested as LogLevel;
-}
-
-/**
- * The SDK logs at INFO by default: about 20 lines of bundler statistics and state changes per
- * worker start, in every user's terminal. Unless the process installed a Runtime of its own, the
- * worker logs at {@link workerLogLevel}.
- */
-function installQuietRuntime(env: Record<string, string | undefined>): void {
-  if (Runtime._instance !== undefined) return;
-  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env)) });
 }
 
 /** The converter with each codec refusing unencrypted input per payload (see {@link refusingUnencrypted}). */

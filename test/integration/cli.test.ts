@@ -70,7 +70,9 @@ describe('the yiem CLI', () => {
     expect(first).toMatchObject({ code: 0, stdout: 'agent> First.\n' });
     expect(first.stderr).toContain(`Started conversation ${id}`);
     const second = await yiem(['send', ...flags, 'two']);
-    expect(second).toMatchObject({ code: 0, stdout: 'agent> Second.\n', stderr: '' });
+    expect(second).toMatchObject({ code: 0, stdout: 'agent> Second.\n' });
+    // Nothing but what the turn spent: a resumed conversation's text turn is 4 Actions.
+    expect(second.stderr).toMatch(/^turn spent: 1 model calls · 0 tool calls · .* · 4 Actions · [\d.]+ s\n$/);
     const messages = await agent.client.getConversation(id).messages();
     expect(messages.map((message) => message.content)).toEqual(['one', 'First.', 'two', 'Second.']);
   });

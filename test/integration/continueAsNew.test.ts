@@ -42,7 +42,7 @@ describe('unbounded conversations', () => {
       maxTurnsPerRun: 2,
     });
     for (let turn = 1; turn <= 5; turn++) {
-      expect(await conversation.send(`message ${turn}`)).toEqual({
+      expect(await conversation.send(`message ${turn}`)).toMatchObject({
         turn,
         status: 'completed',
         reply: `answer ${turn}`,
@@ -71,7 +71,7 @@ describe('unbounded conversations', () => {
     expect(await conversation.end()).toEqual({
       turns: 5,
       messageCount: 10,
-      lastTurn: { turn: 5, status: 'completed', reply: 'answer 5' },
+      lastTurn: expect.objectContaining({ turn: 5, status: 'completed', reply: 'answer 5' }),
       // What was spent is handed from run to run.
       spend: expect.objectContaining({ modelCalls: 5 }),
     });

@@ -43,7 +43,8 @@ describe('hostile written tools cannot crash, stall or fool the worker', () => {
       tools: [marker('batchStart'), marker('batchEnd')],
       selfWriting: {
         toolsDir: join(root, 'tools'),
-        timeoutMs: 5_000,
+        // 50,000 reads take a few seconds on a busy machine; no test here waits for this limit.
+        timeoutMs: 30_000,
         memoryMb: 64,
         fsAllowlist: [allowedFile],
       },

@@ -113,7 +113,7 @@ describe('messages, queries and turns', () => {
     expect(await conversation.end()).toEqual({
       turns: 1,
       messageCount: 2,
-      lastTurn: { turn: 1, status: 'completed', reply: 'bye' },
+      lastTurn: expect.objectContaining({ turn: 1, status: 'completed', reply: 'bye' }),
       spend: expect.objectContaining({ modelCalls: 1 }),
     });
     const description = await conversation.handle.describe();

@@ -50,9 +50,13 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
   let client: AgentClient;
   let conversation: Conversation;
   let transcript: Message[];
+  /** One whose model calls after the run's first and its `localStep` tool ran as local activities. */
+  let local: Conversation;
+  let localTranscript: Message[];
   beforeAll(async () => {
     model = await startScriptedModel();
     bench = await createCrashBench();
+    await bench.release();
     worker = await startWorkerProcess({ name: 'w1', bench, address, taskQueue, modelBaseURL: model.baseURL });
     client = new AgentClient({ address, taskQueue });
     conversation = await client.startConversation({ systemPrompt: 'You greet.' });
@@ -60,10 +64,23 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     await conversation.send('hi');
     await conversation.send('are you there?');
     transcript = await conversation.messages();
+    local = await client.startConversation({
+      systemPrompt: 'You step.',
+      modelPolicy: { localActivity: true },
+    });
+    model.enqueue(
+      { kind: 'text', text: 'Ready.' },
+      { kind: 'toolCalls', toolCalls: [{ id: 'l1', name: 'localStep', arguments: {} }] },
+      { kind: 'text', text: 'Stepped.' },
+    );
+    await local.send('get ready');
+    expect(await local.send('step once')).toMatchObject({ status: 'completed', reply: 'Stepped.' });
+    localTranscript = await local.messages();
     await worker.kill();
   });
   afterAll(async () => {
     await conversation?.handle.terminate('test done').catch(() => {});
+    await local?.handle.terminate('test done').catch(() => {});
     await client?.close();
     await model?.close();
     await bench?.remove();
@@ -91,6 +108,20 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     expect(Date.now() - began).toBeLessThan(PROMPT_MS);
     expect(read.noWorker).toContain(`no worker on task queue "${taskQueue}"`);
     expect(shape(read.messages)).toEqual(shape(transcript));
+  });
+
+  it('answers the transcript of local model and tool calls from their markers, the same as the worker gave', async () => {
+    const read = await local.messagesOrHistory();
+    expect(read.noWorker).toContain(`no worker on task queue "${taskQueue}"`);
+    expect(shape(read.messages)).toEqual(shape(localTranscript));
+    expect(read.messages.map((message) => message.role)).toEqual([
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'toolResult',
+      'assistant',
+    ]);
   });
 
   it('answers `yiem status` and `yiem history`, and `yiem chat` refuses at once, saying no worker serves the queue', async () => {

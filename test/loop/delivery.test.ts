@@ -141,8 +141,8 @@ describe.concurrent('deliveries of a message sent while a turn runs', () => {
     expect(await conversation.log.waitFor('start:a')).toBe(true);
     const interrupt = send(conversation, 'stop, do the other thing', { delivery: 'interrupt' });
     const result = { turn: 1, status: 'completed', reply: 'Stopped; doing the other thing.' };
-    expect(await interrupt).toEqual(result);
-    expect(await first).toEqual(result);
+    expect(await interrupt).toMatchObject(result);
+    expect(await first).toMatchObject(result);
     expect(await conversation.log.waitFor('cancelled:a')).toBe(true);
     expect(conversation.log.entries).not.toContain('start:b');
     const results = await conversation.toolResults();
@@ -213,10 +213,10 @@ describe.concurrent('deliveries of a message sent while a turn runs', () => {
     await pendingMessages(conversation, 1);
     slow.open();
     const answered = { turn: 1, status: 'completed', reply: 'Answered.' };
-    expect(await first).toEqual(answered);
-    expect(await retried).toEqual(answered);
+    expect(await first).toMatchObject(answered);
+    expect(await retried).toMatchObject(answered);
     // After the turn: the latest turn's result again, with no new message or model call.
-    expect(await send(conversation, 'question', { key: 'q-1' }, 'update-3')).toEqual(answered);
+    expect(await send(conversation, 'question', { key: 'q-1' }, 'update-3')).toMatchObject(answered);
     expect(userMessages(await conversation.messages()).map((message) => message.content)).toEqual([
       'question',
       'note',
@@ -232,11 +232,11 @@ describe.concurrent('deliveries of a message sent while a turn runs', () => {
       model: [{ reply: 'Once.' }],
     });
     const answered = { turn: 1, status: 'completed', reply: 'Once.' };
-    expect(await send(conversation, 'only once', { key: 'once-1' }, 'first-run')).toEqual(answered);
+    expect(await send(conversation, 'only once', { key: 'once-1' }, 'first-run')).toMatchObject(answered);
     // Its one turn done, the run hands over to the next one, where the retry arrives.
     const { firstExecutionRunId } = conversation.handle as { firstExecutionRunId?: string };
     await expect.poll(async () => (await conversation.handle.describe()).runId).not.toBe(firstExecutionRunId);
-    expect(await send(conversation, 'only once', { key: 'once-1' }, 'next-run')).toEqual(answered);
+    expect(await send(conversation, 'only once', { key: 'once-1' }, 'next-run')).toMatchObject(answered);
     expect(userMessages(await conversation.messages()).map((message) => message.content)).toEqual([
       'only once',
     ]);

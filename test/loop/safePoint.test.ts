@@ -70,7 +70,7 @@ describe.concurrent('safe points of a turn', () => {
     );
     expect(
       await conversation.handle.executeUpdate(raiseBudgetUpdate, { args: [{ turn: { modelCalls: 3 } }] }),
-    ).toEqual({ turn: { modelCalls: 3 } });
+    ).toMatchObject({ turn: { modelCalls: 3 } });
     expect(await conversation.handle.executeUpdate(resumeUpdate)).toMatchObject({
       turn: 1,
       status: 'completed',
@@ -92,6 +92,28 @@ describe.concurrent('safe points of a turn', () => {
       'turnEnd',
     ]);
     expect(events.at(-1)).toMatchObject({ spend: { turn: { modelCalls: 3, toolCalls: 2 } } });
+  });
+
+  it("stops a turn at a safe point once its Temporal Actions reach the turn's limit, and goes on when it is raised", async ({
+    expect,
+  }) => {
+    const conversation = await loop.start({
+      options: { budget: { turn: { actions: 3 } } },
+      tools: { lookup: {} },
+      model: [{ calls: [{ id: 'a', name: 'lookup' }] }, { reply: 'Looked it up.' }],
+    });
+    const result = await conversation.prompt('look it up');
+    expect(result).toMatchObject({
+      status: 'budgetExhausted',
+      budget: { scope: 'turn', limit: 'actions', allowed: 3 },
+    });
+    expect(result.budget?.spent.actions).toBeGreaterThanOrEqual(3);
+    expect(result.error).toContain("turn's budget of 3 Temporal Actions is reached");
+    await conversation.handle.executeUpdate(raiseBudgetUpdate, { args: [{ turn: { actions: null } }] });
+    const resumed = await conversation.handle.executeUpdate(resumeUpdate);
+    expect(resumed).toMatchObject({ turn: 1, status: 'completed', reply: 'Looked it up.' });
+    // The turn's result says what it used: every one of its Actions, past the limit that stopped it.
+    expect(resumed?.spend?.actions).toBeGreaterThan(result.budget?.spent.actions ?? 0);
   });
 
   it('stops before a tool batch that would pass the tool-call budget, runs none of it, and a cancel gives every call a result', async ({

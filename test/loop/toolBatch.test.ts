@@ -48,7 +48,7 @@ describe.concurrent('the tool batch', () => {
         { reply: 'All three ran.' },
       ],
     });
-    expect(await conversation.prompt('run them')).toEqual({
+    expect(await conversation.prompt('run them')).toMatchObject({
       turn: 1,
       status: 'completed',
       reply: 'All three ran.',

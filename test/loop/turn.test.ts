@@ -40,7 +40,7 @@ describe.concurrent('a turn of the loop', () => {
           },
         ],
       });
-      expect(await conversation.prompt('finish')).toEqual({
+      expect(await conversation.prompt('finish')).toMatchObject({
         turn: 1,
         status: 'terminated',
         reply: 'One.\nTwo.',
@@ -89,7 +89,7 @@ describe.concurrent('a turn of the loop', () => {
         },
         model: [...batches, { reply: 'Carried on.' }],
       });
-      expect(await conversation.prompt('mix them')).toEqual({
+      expect(await conversation.prompt('mix them')).toMatchObject({
         turn: 1,
         status: 'completed',
         reply: 'Carried on.',
@@ -121,7 +121,7 @@ describe.concurrent('a turn of the loop', () => {
       expect(await conversation.log.waitFor('start:waitA')).toBe(true);
       expect(await conversation.log.waitFor('start:waitB')).toBe(true);
       expect(await conversation.cancel()).toBe(true);
-      expect(await turn).toEqual({
+      expect(await turn).toMatchObject({
         turn: 1,
         status: 'cancelled',
         reply: '',
@@ -143,7 +143,7 @@ describe.concurrent('a turn of the loop', () => {
         lastTurn: { status: 'cancelled' },
       });
 
-      expect(await conversation.prompt('are you there?')).toEqual({
+      expect(await conversation.prompt('are you there?')).toMatchObject({
         turn: 2,
         status: 'completed',
         reply: 'Back again.',
@@ -198,7 +198,11 @@ describe.concurrent('a turn of the loop', () => {
       expect(await conversation.cancel()).toBe(true);
       expect(await turn).toMatchObject({ turn: 1, status: 'cancelled' });
       expect((await conversation.messages()).map((m) => m.role)).toEqual(['user']);
-      expect(await conversation.prompt('again')).toEqual({ turn: 2, status: 'completed', reply: 'On time.' });
+      expect(await conversation.prompt('again')).toMatchObject({
+        turn: 2,
+        status: 'completed',
+        reply: 'On time.',
+      });
     });
   });
 
@@ -209,7 +213,7 @@ describe.concurrent('a turn of the loop', () => {
       const conversation = await loop.start({
         model: [{ fail: 'the provider refused the request' }, { reply: 'Better now.' }],
       });
-      expect(await conversation.prompt('hello')).toEqual({
+      expect(await conversation.prompt('hello')).toMatchObject({
         turn: 1,
         status: 'failed',
         reply: '',
@@ -217,7 +221,7 @@ describe.concurrent('a turn of the loop', () => {
       });
       // Not retried: the failure was final.
       expect(conversation.modelCalls).toHaveLength(1);
-      expect(await conversation.prompt('hello again')).toEqual({
+      expect(await conversation.prompt('hello again')).toMatchObject({
         turn: 2,
         status: 'completed',
         reply: 'Better now.',
@@ -282,7 +286,7 @@ describe.concurrent('a turn of the loop', () => {
       tools: { lookup },
       model: [again, again, { reply: 'Finally.' }],
     });
-    expect(await conversation.prompt('loop forever')).toEqual({
+    expect(await conversation.prompt('loop forever')).toMatchObject({
       turn: 1,
       status: 'limitReached',
       reply: '',
@@ -291,7 +295,11 @@ describe.concurrent('a turn of the loop', () => {
     });
     expect(conversation.modelCalls).toHaveLength(2);
     expect(conversation.log.entries).toEqual(['start:l', 'end:l', 'start:l', 'end:l']);
-    expect(await conversation.prompt('go on')).toEqual({ turn: 2, status: 'completed', reply: 'Finally.' });
+    expect(await conversation.prompt('go on')).toMatchObject({
+      turn: 2,
+      status: 'completed',
+      reply: 'Finally.',
+    });
   });
 
   it('takes a message that arrives during the turn into its next model call, and answers both prompts', async ({
@@ -308,8 +316,8 @@ describe.concurrent('a turn of the loop', () => {
     await expect.poll(async () => (await conversation.status()).pendingMessages).toBe(1);
     secondQueued.open();
     const expected = { turn: 1, status: 'completed', reply: 'Both answered.' };
-    expect(await first).toEqual(expected);
-    expect(await second).toEqual(expected);
+    expect(await first).toMatchObject(expected);
+    expect(await second).toMatchObject(expected);
     const seen = conversation.modelCalls[1]?.seen ?? [];
     expect(seen.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user']);
     expect(seen.at(-1)).toMatchObject({ role: 'user', content: 'second' });
@@ -330,7 +338,7 @@ describe.concurrent('a turn of the loop', () => {
     await conversation.cancel();
     expect(await cancelled).toMatchObject({ turn: 1, status: 'cancelled' });
     // Both messages went to the next turn, which started on its own.
-    expect(await waiting).toEqual({ turn: 2, status: 'completed', reply: 'About the posted message.' });
+    expect(await waiting).toMatchObject({ turn: 2, status: 'completed', reply: 'About the posted message.' });
     const seen = conversation.modelCalls[1]?.seen ?? [];
     expect(seen.map((m) => (m.role === 'user' ? m.content : m.role))).toEqual([
       'start',
@@ -360,7 +368,7 @@ describe.concurrent('a turn of the loop', () => {
     expect(await conversation.handle.result()).toEqual({
       turns: 1,
       messageCount: 4,
-      lastTurn: { turn: 1, status: 'completed', reply: 'Last words.' },
+      lastTurn: expect.objectContaining({ turn: 1, status: 'completed', reply: 'Last words.' }),
       spend: expect.objectContaining({ modelCalls: 2, toolCalls: 1 }),
     });
   });

@@ -22,6 +22,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       const list = left.map(({ pid, command }) => `  ${pid} ${command}`).join('\n');
       throw new Error(`The tests left ${left.length} process(es) running (now killed):\n${list}`);
     }
+    console.log('Leftover processes: 0 (every server, worker and browser the tests started has exited)');
   };
 }
 

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,35 @@ const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disabl
 const BUILD_CONSOLE = fileURLToPath(new URL('../../scripts/buildConsole.mjs', import.meta.url));
 /** Set to a folder (docs/images) to write docs/console.md's screenshots of the console there. */
 const SCREENSHOTS = process.env.YIEM_CONSOLE_SCREENSHOTS;
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+/**
+ * What each picture of docs/console.md shows, in its caption's words there; where the test takes the
+ * picture, it checks that the page is in that state. The pictures themselves are not compared pixel
+ * by pixel: they show a conversation id, a task queue and start times that differ on every run.
+ */
+const CAPTIONS = {
+  'console-conversation.png':
+    'A conversation whose turn waits for two transfers to be approved; a reason for denying the second is being typed',
+  'console-list.png':
+    "The conversation list: a conversation that waits for its sub-agent's approval, and the sub-agent's conversation, which asks for it",
+};
+
+/**
+ * Takes the picture `name` of docs/images: into `SCREENSHOTS` when set (to regenerate it), else into
+ * memory, to check that it has the committed picture's size (the scenario's viewport and layout).
+ */
+async function picture(page: Page, name: keyof typeof CAPTIONS): Promise<void> {
+  if (SCREENSHOTS) {
+    await mkdir(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, name) });
+    return;
+  }
+  const taken = await page.screenshot();
+  const committed = await readFile(path.join(DOCS, 'images', name));
+  // A PNG's width and height: big-endian, bytes 16 to 24 of its IHDR chunk.
+  const size = (png: Buffer) => [png.readUInt32BE(16), png.readUInt32BE(20)];
+  expect(size(taken), `docs/images/${name} against the scenario's picture`).toEqual(size(committed));
+}
 /** Links point here; the test's dev server runs headless, so nothing answers there. */
 const WEB_UI = 'http://127.0.0.1:8233';
 const WAIT = { timeout: 30_000 };
@@ -132,6 +161,16 @@ async function listed(page: Page, id: string) {
   };
 }
 
+describe("docs/console.md's pictures", () => {
+  it('have the captions whose state the scenario checks where it takes them', async () => {
+    const page = await readFile(path.join(DOCS, 'console.md'), 'utf8');
+    const captions = Object.fromEntries(
+      [...page.matchAll(/!\[([^\]]*)\]\(images\/([^)]+)\)/g)].map((match) => [match[2], match[1]]),
+    );
+    expect(captions).toEqual(CAPTIONS);
+  });
+});
+
 describe('the console in headless Chromium, against the dev server', () => {
   let agent: TestAgent;
   let assets: string;
@@ -200,10 +239,10 @@ describe('the console in headless Chromium, against the dev server', () => {
     await expect.poll(() => page.locator('#conversation-state').textContent(), WAIT).toBe('running');
 
     await mallory.locator('input.reason').fill('mallory is not a customer');
-    if (SCREENSHOTS) {
-      await mkdir(SCREENSHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'console-conversation.png') });
-    }
+    // What the caption of the picture says: two transfers wait, a reason for the second is typed.
+    expect(await page.locator('.tool[data-tool="transfer"] button.approve').count()).toBe(2);
+    expect(await mallory.locator('input.reason').inputValue()).toBe('mallory is not a customer');
+    await picture(page, 'console-conversation.png');
     await alice.locator('button.approve').click();
     await mallory.locator('button.deny').click();
 
@@ -476,14 +515,15 @@ describe('the console in headless Chromium, against the dev server', () => {
     await expect
       .poll(() => listed(page, id), WAIT)
       .toMatchObject({ status: 'awaitingApproval', waiting: `sub-agent ${childId}` });
-    if (SCREENSHOTS) {
-      const list = await browser.newPage({ viewport: { width: 1400, height: 500 } });
-      await list.goto(console_.url);
-      // The sub-agent's own conversation is the one that waits.
-      await list.locator('td.status', { hasText: 'awaitingApproval' }).waitFor(WAIT);
-      await list.screenshot({ path: path.join(SCREENSHOTS, 'console-list.png') });
-      await list.close();
-    }
+    const list = await browser.newPage({ viewport: { width: 1400, height: 500 } });
+    await list.goto(console_.url);
+    // What the caption of the picture says: the parent waits for its sub-agent, which asks.
+    await expect
+      .poll(() => listed(list, id), WAIT)
+      .toMatchObject({ status: 'awaitingApproval', waiting: `sub-agent ${childId}` });
+    await expect.poll(() => listed(list, childId ?? ''), WAIT).toMatchObject({ status: 'awaitingApproval' });
+    await picture(list, 'console-list.png');
+    await list.close();
     await asked.locator('button', { hasText: 'Approve' }).click();
     await page.locator('.text', { hasText: 'The cashier paid carol.' }).waitFor(WAIT);
     await expect.poll(() => page.locator('#sub-agent-approvals').count(), WAIT).toBe(0);

@@ -45,4 +45,45 @@ describe('a send whose worker is SIGKILLed while it answers', () => {
     expect(error).toMatchObject({ conversationId: conversation.id, taskQueue, turnId: 'the-step' });
     await conversation.handle.terminate('test done');
   });
+
+  it('collect fails within seconds once the worker is SIGKILLed, and the turn is collected from a new worker', {
+    timeout: 120_000,
+  }, async () => {
+    const address = inject('temporalAddress');
+    const taskQueue = `collect-stopped-${randomUUID()}`;
+    model ??= await startScriptedModel();
+    model.reset();
+    const bench = await createCrashBench();
+    const start = (name: string) =>
+      startWorkerProcess({ name, bench, address, taskQueue, modelBaseURL: model?.baseURL ?? '' });
+    const first = await start('w1');
+    const collector = new AgentClient({ address, taskQueue });
+    try {
+      model.enqueue(
+        { kind: 'toolCalls', toolCalls: [{ id: 'call_step', name: 'step', arguments: {} }] },
+        { kind: 'text', text: 'Stepped.' },
+      );
+      const conversation = await collector.startConversation({ systemPrompt: '' });
+      const { turnId } = await conversation.sendDetached('take a step');
+      while ((await bench.markers()).length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      await first.kill();
+
+      const began = Date.now();
+      const error = await conversation.collect(turnId).catch((thrown: unknown) => thrown);
+      // Two unanswered looks (1 s, then 10 s) and the record read; bounded generously for a loaded machine.
+      expect(Date.now() - began).toBeLessThan(30_000);
+      expect(error).toBeInstanceOf(WorkerStoppedError);
+      expect(error).toMatchObject({ conversationId: conversation.id, taskQueue, turnId });
+      expect((error as Error).message).toContain(`No worker on task queue "${taskQueue}"`);
+
+      const second = await start('w2');
+      await bench.release();
+      expect(await conversation.collect(turnId)).toMatchObject({ status: 'completed', reply: 'Stepped.' });
+      await conversation.handle.terminate('test done');
+      await second.kill();
+    } finally {
+      await collector.close();
+      await bench.remove();
+    }
+  });
 });

@@ -444,6 +444,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
             minimum: 2,
             goal: 2,
             actions: 5,
+            metered: 4,
             byType: {
               command_UpsertWorkflowSearchAttributes: 2,
               command_ScheduleActivityTask: 1,
@@ -456,6 +457,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
             minimum: 5,
             goal: 5,
             actions: 7,
+            metered: 7,
             byType: {},
           },
           {
@@ -514,8 +516,10 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '8 rows over',
     ]);
     expect(report).toContain(
-      '| Text turn: one model call | 5 | 2 | 3 | UpsertWorkflowSearchAttributes 2, ScheduleActivityTask 1, QueryWorkflow 1, UpdateWorkflowExecution:Acceptance 1 |',
+      '| Text turn: one model call | 5 | 4 (server +1) | 2 | 3 | UpsertWorkflowSearchAttributes 2, ScheduleActivityTask 1, QueryWorkflow 1, UpdateWorkflowExecution:Acceptance 1 |',
     );
+    // The turn's own Action meter beside the server's count: equal, or by how much it is not.
+    expect(report).toContain('| Tool turn: model, two parallel tools, model | 7 | 7 ✓ | 5 | 2 |');
     expect(tableRow(report, 'Token to follower')).toEqual([
       'Token to follower ≤ 300 ms p99',
       '800 ms p99 (median 270 ms) on the file store; 250 ms p99 (median 150 ms) on the S3 store, polling (12 poll Updates)',

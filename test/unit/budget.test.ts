@@ -54,7 +54,7 @@ describe('budgets', () => {
       turn: { modelCalls: 5, toolCalls: 9 },
     });
     expect(budgetProblem({ turn: { cost: -1, calls: 2, modelCalls: 1.5 } })).toBe(
-      'turn.cost must be a number of at least 0, got -1; turn.calls is no budget figure (modelCalls, toolCalls, inputTokens, outputTokens, cost, wallTimeSeconds); turn.modelCalls must be a whole number, got 1.5',
+      'turn.cost must be a number of at least 0, got -1; turn.calls is no budget figure (modelCalls, toolCalls, inputTokens, outputTokens, cost, wallTimeSeconds, actions); turn.modelCalls must be a whole number, got 1.5',
     );
     expect(budgetProblem({ turn: { cost: null } })).toContain('turn.cost must be a number');
     expect(budgetProblem({ turn: { cost: null } }, true)).toBeNull();

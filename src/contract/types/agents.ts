@@ -15,6 +15,7 @@ export interface AgentDefinition {
   name: string;
   /** What the agent is good for; the calling model reads it as the tool's description. */
   description: string;
+  /** The instructions its model calls start with. */
   systemPrompt: string;
   /** Names of tools registered on the worker that this agent's model is offered. Default: none. */
   tools?: string[];

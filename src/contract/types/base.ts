@@ -16,14 +16,19 @@ export type ToolArguments = Record<string, unknown>;
 
 /** A block of text in a tool result or a message. */
 export interface TextContent {
+  /** Always `'text'`: the only kind of content yet, named so that others can follow. */
   type: 'text';
+  /** The text. */
   text: string;
 }
 
 /** Token accounting reported by a model or a tool that spends tokens itself. */
 export interface Usage {
+  /** Tokens of the prompt the model read. */
   inputTokens: number;
+  /** Tokens it wrote. */
   outputTokens: number;
+  /** Both, as the endpoint counts them (budgets count these). */
   totalTokens: number;
   /**
    * What the call cost, in the currency of the worker's price table (`ModelSettings.prices`); absent
@@ -45,9 +50,13 @@ export interface ActivityPolicy {
   scheduleToStartTimeout?: string;
   /** Retries for thrown errors and lost workers. Defaults: 3 attempts, 1 s first interval, doubling. */
   retry?: {
+    /** Attempts in all, the first included (1: no retry). Tools default 3, model calls 5. */
     maximumAttempts?: number;
+    /** Wait before the first retry. Default `'1 second'`. */
     initialInterval?: string;
+    /** What each wait is multiplied by for the next. Default 2. */
     backoffCoefficient?: number;
+    /** Longest wait between attempts. Tools default `'1 minute'`, model calls `'30 seconds'`. */
     maximumInterval?: string;
   };
 }

@@ -9,10 +9,15 @@ import type { ToolArguments } from './base.ts';
 export interface PendingCallback {
   /** Unique per call in this conversation: what the result is sent with. */
   callId: string;
+  /** The turn that made the call. */
   turn: number;
+  /** The model's id for the call. */
   toolCallId: string;
+  /** The callback tool called: which handler runs it. */
   toolName: string;
+  /** The call's arguments, validated against the tool's schema. */
   args: ToolArguments;
+  /** When it was requested, milliseconds since 1970. */
   requestedAt: number;
   /** When the call gives up with an error to the model. */
   expiresAt: number;
@@ -30,7 +35,9 @@ export interface CallbackToolResult {
 
 /** The `callbackResult` Update's argument. */
 export interface CallbackAnswer {
+  /** The call answered (`PendingCallback.callId`). */
   callId: string;
+  /** What the client's handler returned. */
   result: CallbackToolResult;
 }
 

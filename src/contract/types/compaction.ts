@@ -51,6 +51,7 @@ export interface Compaction {
 
 /** What a worker's custom compaction function (`AgentWorkerOptions.compaction.compact`) is given besides the messages. */
 export interface CompactionContext {
+  /** The conversation being compacted. */
   conversationId: string;
   /** The summary of the messages before these (fold them into it), or `undefined` for the first compaction. */
   previousSummary: string | undefined;

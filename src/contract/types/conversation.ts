@@ -6,6 +6,7 @@
 import type { ApprovalWait, PendingApproval } from './approvals.ts';
 import type { PendingCallback } from './callbacks.ts';
 import type { CompactionOptions } from './compaction.ts';
+import type { RecordedTools } from './evals.ts';
 import type { GuardrailNames } from './guardrails.ts';
 import type { DeliveryOptions } from './messages.ts';
 import type { ModelCallPolicy } from './models.ts';
@@ -27,6 +28,7 @@ export interface PauseOptions {
 
 /** A conversation's pause, while it lasts. */
 export interface PauseState {
+  /** What happens to messages sent meanwhile: queued for after the pause, or refused. */
   prompts: 'queue' | 'refuse';
   /** When it was paused, milliseconds since the epoch. */
   since: number;
@@ -39,10 +41,15 @@ export interface ConversationStatus {
    * `budgetExhausted`: its turn stands at a safe point because a limit was reached (see `stop`).
    */
   state: 'idle' | 'running' | 'paused' | 'budgetExhausted' | 'ended';
+  /** Turns started so far (the running one included). */
   turn: number;
+  /** Messages in the transcript. */
   messageCount: number;
+  /** Messages taken but not yet read by a model call (queued while a turn runs). */
   pendingMessages: number;
+  /** Whether its tool calls run in parallel or one at a time. */
   toolExecution: ToolExecutionMode;
+  /** The last finished turn's result; null before the first ends. */
   lastTurn: TurnResult | null;
   /** Tool calls waiting for a person's approval, oldest first; a sub-agent's too (see `PendingApproval.subAgent`). */
   pendingApprovals: PendingApproval[];
@@ -63,7 +70,12 @@ export interface ConversationStatus {
   /** The agent a handoff made active, or `null` while the conversation's own system prompt and tools apply. */
   agent: string | null;
   /** Spent so far by the conversation and by the running (or last) turn, sub-agents included. */
-  spend: { conversation: Spend; turn: Spend };
+  spend: {
+    /** The whole conversation. */
+    conversation: Spend;
+    /** The running (or last) turn alone. */
+    turn: Spend;
+  };
   /** The limits in force (`ConversationOptions.budget`, as raised since). */
   budget: Budget;
   /** Set while an operator has the conversation paused. */
@@ -80,7 +92,9 @@ export interface ConversationStatus {
 
 /** The input a conversation workflow starts with. */
 export interface ConversationOptions {
+  /** The instructions every model call starts with. */
   systemPrompt: string;
+  /** `'parallel'` runs a batch's parallel-safe tool calls at once; `'sequential'` one by one. Default `'parallel'`. */
   toolExecution?: ToolExecutionMode;
   /**
    * The model of this conversation's calls, by the worker's name for it (`AgentWorkerOptions.models.models`),
@@ -123,11 +137,18 @@ export interface ConversationOptions {
    * where a conversation or an agent names them).
    */
   guardrails?: GuardrailNames;
+  /**
+   * Set by an eval (`runEval`, `yiem eval`): the kept conversation's tool results this conversation
+   * answers its tool calls from instead of running the tools. Default: tools run.
+   */
+  recordedTools?: RecordedTools;
 }
 
 /** What the conversation workflow returns when it ends. */
 export interface ConversationSummary {
+  /** Turns it ran. */
   turns: number;
+  /** Messages in its transcript. */
   messageCount: number;
   /** The last turn's result: a sub-agent's reply. */
   lastTurn?: TurnResult | null;
@@ -156,6 +177,7 @@ export interface ScheduledPrompt {
 
 /** The conversation a prompt schedule starts on each run. */
 export interface ScheduledConversation {
+  /** What each run's conversation starts with (system prompt, mode…). */
   options: ConversationOptions;
   /** The title the Web UI shows for each run's conversation. */
   title: string;
@@ -215,7 +237,12 @@ export interface RewindResult {
   /** The history event the run was reset to (a WorkflowTaskCompleted). */
   resetEventId: number;
   /** The turns discarded: `toTurn` up to the latest turn. */
-  discardedTurns: { from: number; to: number };
+  discardedTurns: {
+    /** The first turn discarded: `toTurn`. */
+    from: number;
+    /** The last: the latest turn there was. */
+    to: number;
+  };
   /** Transcript messages kept (those before turn `toTurn`). */
   keptMessages: number;
   /** Transcript messages discarded (turn `toTurn` on). */

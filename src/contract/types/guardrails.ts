@@ -24,13 +24,24 @@ export type GuardrailStage = 'input' | 'output' | 'toolResult';
  */
 export type GuardrailVerdict =
   | { action: 'pass' }
-  | { action: 'rewrite'; text: string }
-  | { action: 'trip'; reason: string };
+  | {
+      action: 'rewrite';
+      /** The text the reader gets instead. */
+      text: string;
+    }
+  | {
+      action: 'trip';
+      /** Why, which the turn's result and the `guardrailTripped` event carry. */
+      reason: string;
+    };
 
 /** What a guardrail's `execute` is given besides the text. */
 export interface GuardrailContext {
+  /** The conversation the text is from. */
   conversationId: string;
+  /** The turn it belongs to. */
   turn: number;
+  /** Which text it is: a user message, the reply or a tool result. */
   stage: GuardrailStage;
   /** The whole message the text is from (a tool result's `toolName`, say). */
   message: Message;
@@ -81,15 +92,21 @@ export interface WorkerGuardrails {
 
 /** The names of the worker's guardrails that apply, by stage, in the order they run. */
 export interface GuardrailNames {
+  /** Those that check each user message. Default: none. */
   input?: string[];
+  /** Those that check the final reply. Default: none. */
   output?: string[];
+  /** Those that check each tool result. Default: none. */
   toolResult?: string[];
 }
 
 /** Which guardrail tripped, where, and why (`TurnResult.guardrail`, the `guardrailTripped` event). */
 export interface GuardrailTrip {
+  /** Which text it tripped on: a user message, the reply or a tool result. */
   stage: GuardrailStage;
+  /** The guardrail's name. */
   guardrail: string;
+  /** What it said. */
   reason: string;
   /** Set for a tool result: the call whose result it tripped on. */
   toolCallId?: string;

@@ -7,10 +7,15 @@ import type { AgentTool, AgentToolResult } from './tools.ts';
 
 /** Passed to `beforeToolCall` once a call has been found and its arguments validated. */
 export interface BeforeToolCallContext {
+  /** The conversation whose turn made the call. */
   conversationId: string;
+  /** The model's id for the call. */
   toolCallId: string;
+  /** The tool called. */
   toolName: string;
+  /** The arguments, prepared and validated. */
   args: ToolArguments;
+  /** The tool itself, to decide by its declaration (e.g. `requiresApproval`, `atMostOnce`). */
   tool: AgentTool;
 }
 
@@ -20,23 +25,35 @@ export interface BeforeToolCallContext {
  * to them.
  */
 export interface BeforeToolCallResult {
+  /** True stops the call: the model reads `reason` as its error result. Default false. */
   block?: boolean;
+  /** True makes the call wait for a person's approval, whatever the tool declares. Default false. */
   requireApproval?: boolean;
+  /** Why: what the model reads for a block, what the approver sees for an approval. */
   reason?: string;
 }
 
 /** Passed to `afterToolCall` once `execute` has returned or thrown. */
 export interface AfterToolCallContext {
+  /** The conversation whose turn made the call. */
   conversationId: string;
+  /** The model's id for the call. */
   toolCallId: string;
+  /** The tool called. */
   toolName: string;
+  /** The arguments `execute` was given. */
   args: ToolArguments;
+  /** What `execute` returned, or the error result it threw. */
   result: AgentToolResult;
+  /** True when `execute` threw (or timed out). */
   isError: boolean;
 }
 
 /** Fields `afterToolCall` may replace in the result the model receives. */
-export type AfterToolCallResult = Partial<AgentToolResult> & { isError?: boolean };
+export type AfterToolCallResult = Partial<AgentToolResult> & {
+  /** Makes the result an error for the model (true) or a success (false); absent: as it was. */
+  isError?: boolean;
+};
 
 /**
  * Worker-side hooks around every tool call. They run inside activities, so they may do I/O; they

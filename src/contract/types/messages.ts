@@ -10,8 +10,11 @@ import type { ModelFallback } from './models.ts';
 
 /** One tool call the model asked for. */
 export interface AgentToolCall {
+  /** Always `'function'`, as in the Chat Completions API. */
   type: 'function';
+  /** The model's id for the call, which its result names. */
   id: string;
+  /** The tool asked for. */
   name: string;
   /** Parsed arguments; `{}` when they could not be parsed. */
   arguments: ToolArguments;
@@ -21,8 +24,11 @@ export interface AgentToolCall {
 
 /** A user's message in the transcript. */
 export interface UserMessage {
+  /** Tells the three kinds of message apart. */
   role: 'user';
+  /** The text the model reads (a guardrail's rewrite, when one rewrote it). */
   content: string;
+  /** When it was added, in milliseconds since 1970 (the workflow's clock). */
   timestamp: number;
   /** How the message was sent (see `MessageDelivery`); absent in transcripts from before deliveries. */
   delivery?: MessageDelivery;
@@ -64,14 +70,22 @@ export interface DeliveryOptions {
 
 /** A model reply in the transcript: its text and the tool calls it asked for. */
 export interface AssistantMessage {
+  /** Tells the three kinds of message apart. */
   role: 'assistant';
   /** The reply text; empty when the model only called tools. */
   content: string;
+  /** The tool calls it asked for, in the model's order; empty for the turn's answer. */
   toolCalls: AgentToolCall[];
   /** The model that answered, by the worker's name for it (after any fallback). */
   model: string;
+  /** The tokens (and cost, when prices are set) the call used; null when the endpoint did not say. */
   usage: Usage | null;
+  /**
+   * Why the model stopped: its answer, tool calls, its output limit (`'length'`: the reply may be
+   * cut), or anything else the endpoint said.
+   */
   stopReason: 'stop' | 'toolCalls' | 'length' | 'other';
+  /** When it was added, in milliseconds since 1970 (the workflow's clock). */
   timestamp: number;
   /** What guardrails did to this reply (see `GuardrailMark`). */
   guardrail?: GuardrailMark;
@@ -81,12 +95,19 @@ export interface AssistantMessage {
 
 /** A tool call's result in the transcript, as the model reads it. */
 export interface ToolResultMessage {
+  /** Tells the three kinds of message apart. */
   role: 'toolResult';
+  /** The call it answers. */
   toolCallId: string;
+  /** The tool called. */
   toolName: string;
+  /** What the model reads. */
   content: TextContent[];
+  /** The tool's structured data for applications; the model does not read it. */
   details: Record<string, unknown>;
+  /** True when the call failed (or was blocked, denied, cancelled); the model reads it as an error. */
   isError: boolean;
+  /** When it was added, in milliseconds since 1970 (the workflow's clock). */
   timestamp: number;
   /** What guardrails did to this result (see `GuardrailMark`). */
   guardrail?: GuardrailMark;
@@ -109,7 +130,12 @@ export interface GuardrailMark {
   /** A user message's text before the rewrites. */
   original?: string;
   /** The guardrail that tripped on it, and why. */
-  tripped?: { guardrail: string; reason: string };
+  tripped?: {
+    /** The guardrail's name. */
+    guardrail: string;
+    /** What it said. */
+    reason: string;
+  };
   /** Why the guardrails could not check it (the error names the guardrail): the turn failed. */
   failed?: string;
 }

@@ -28,7 +28,9 @@ export interface ModelCallPolicy extends ActivityPolicy {
 
 /** A model call moved from one model to the next of its fallback list (`AgentWorkerOptions.models.fallbacks`). */
 export interface ModelFallback {
+  /** The model that could not answer. */
   from: string;
+  /** The model asked next. */
   to: string;
   /** Why `from` could not answer: the error's message (unreachable, timeout, 5xx, a long 429). */
   cause: string;
@@ -105,7 +107,9 @@ export interface ModelRateLimit {
 
 /** What a worker's `route` function decides a model call by. */
 export interface ModelRouteContext {
+  /** The conversation making the call. */
   conversationId: string;
+  /** Its turn, from 1. */
   turn: number;
   /** The model the call would use: the prompt's, the agent's, the conversation's, else the worker's default. */
   requested: string;
@@ -123,7 +127,9 @@ export type ModelRoute = (context: ModelRouteContext) => string | undefined | Pr
 
 /** A model's price, per million tokens, in the currency budgets are written in. */
 export interface ModelPrice {
+  /** What a million input (prompt) tokens cost. */
   inputPerMillion: number;
+  /** What a million output tokens cost. */
   outputPerMillion: number;
 }
 

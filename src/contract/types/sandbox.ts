@@ -10,10 +10,15 @@ import type { JsonSchema } from './base.ts';
  * are TypeScript functions built from the seed's templates; they run in the sandbox, never in the worker.
  */
 export interface WrittenToolSpec {
+  /** The name the model calls it by. */
   name: string;
+  /** Its human-readable name. */
   label: string;
+  /** What it does; shown to the model. */
   description: string;
+  /** JSON Schema of the arguments. */
   inputSchema: JsonSchema;
+  /** Whether it may run alongside other calls in parallel mode. */
   parallelToolExecute: boolean;
   /** `async function execute(toolCallId, args, signal, onPartialResult) { …executeCode… }` */
   executeSource: string;

@@ -12,12 +12,21 @@ export interface Spend {
   modelCalls: number;
   /** Tool calls run, including sub-agent calls; a call answered in PREPARE counts too. */
   toolCalls: number;
+  /** Prompt tokens the model calls read, as the endpoints counted them. */
   inputTokens: number;
+  /** Tokens the model calls wrote. */
   outputTokens: number;
   /** In the currency of the workers' price table (`ModelSettings.prices`); models without a price add 0. */
   cost: number;
   /** Seconds the turns worked, without the time they stood stopped at a safe point. */
   wallTimeSeconds: number;
+  /**
+   * Temporal Cloud Actions this conversation's runs asked for, counted as it asked for them by the
+   * rule in `src/contract/actions.ts` (retries, heartbeats and Queries are billed but not counted).
+   * A turn's include the message that started it and the status upserts around it; runs from
+   * before the meter leave it out.
+   */
+  actions: number;
 }
 
 /** Limits on what may be spent, per figure of `Spend`; a figure left out has no limit. */
@@ -29,7 +38,9 @@ export type SpendLimits = Partial<Spend>;
  * middle of a batch), so a batch may go past a limit; a reached limit stops the turn there.
  */
 export interface Budget {
+  /** Limits on the whole conversation, its turns together. Default: none. */
   conversation?: SpendLimits;
+  /** Limits on each turn alone. Default: none. */
   turn?: SpendLimits;
 }
 
@@ -38,7 +49,9 @@ export interface Budget {
  * removes it; figures left out stay.
  */
 export interface BudgetChange {
+  /** New limits on the whole conversation. */
   conversation?: { [Figure in keyof Spend]?: number | null };
+  /** New limits on each turn. */
   turn?: { [Figure in keyof Spend]?: number | null };
 }
 
@@ -46,6 +59,7 @@ export interface BudgetChange {
 export interface BudgetExhaustion {
   /** Whether the conversation's limit or the turn's was reached. */
   scope: 'conversation' | 'turn';
+  /** The figure whose limit was reached, e.g. `cost`. */
   limit: keyof Spend;
   /** The limit. */
   allowed: number;

@@ -57,8 +57,11 @@ export type ToolExecute<TArgs extends ToolArguments = ToolArguments> = (
  * The tool call being executed, as `currentToolCall()` returns it inside a tool's `execute`.
  */
 export interface ToolCallInfo {
+  /** The conversation (workflow id) whose turn made the call. */
   conversationId: string;
+  /** The model's id for the call, as events and the transcript name it. */
   toolCallId: string;
+  /** The tool called: useful to code shared by several tools. */
   toolName: string;
   /** 1 on the first attempt; higher when the call is retried (a thrown error, a lost worker). */
   attempt: number;
@@ -83,7 +86,9 @@ export type AgentTool<TArgs extends ToolArguments = ToolArguments> = ActivityToo
 
 /** A tool whose calls run its `execute` in an `executeTool` activity, with the tool's policy. */
 export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> extends ToolDeclaration {
+  /** Runs the call (the seed's signature): returns the result the model reads, or throws. */
   execute: ToolExecute<TArgs>;
+  /** Never set: a `runner` makes a `WorkflowTool`, and its absence tells the two apart. */
   runner?: undefined;
   /**
    * `true` for a tool whose call must not take effect twice (a payment, a `git push`, an e-mail).
@@ -124,7 +129,13 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
  * result the model reads; `'notDone'`: it did not, and running `execute` again is safe; `'unknown'`:
  * nobody can tell, and the model is told so.
  */
-export type ReconcileAnswer = { done: AgentToolResult } | 'notDone' | 'unknown';
+export type ReconcileAnswer =
+  | {
+      /** The result of the call that took effect, which the model reads. */
+      done: AgentToolResult;
+    }
+  | 'notDone'
+  | 'unknown';
 
 /** `reconcile(idempotencyKey, args)`: see `ActivityTool.reconcile`. A throw counts as `'unknown'`. */
 export type ToolReconcile<TArgs extends ToolArguments = ToolArguments> = (
@@ -145,14 +156,18 @@ export type InterruptedCallOutcome = 'reconciled' | 'rerun' | 'unknown';
  * `callbackTool` and `nexusTool`; it has no `execute`.
  */
 export interface WorkflowTool extends ToolDeclaration {
+  /** Where its calls run: a sub-agent, a handoff, a callback or a Nexus operation. */
   runner: ToolRunner;
+  /** Never set: the workflow runs the call, not an activity. */
   execute?: undefined;
   /**
    * Its calls run once by nature: a child workflow starts once, a callback is answered once, a Nexus
    * operation is scheduled once (its handler owns its retries).
    */
   atMostOnce?: undefined;
+  /** Never set: nothing to reconcile for a call that runs once. */
   reconcile?: undefined;
+  /** Never set: no activity runs the call. */
   localActivity?: undefined;
 }
 
@@ -221,30 +236,50 @@ export interface ToolModule {
 
 /** Name, label and description of a tool: what `listTools` and clients show. */
 export interface ToolInfo {
+  /** The name the model calls it by. */
   name: string;
+  /** Its human-readable name. */
   label: string;
+  /** What it does, as the model reads it. */
   description: string;
 }
 
 /** Where a tool's call runs when it is not an `execute` in an activity (`WorkflowTool.runner`). */
 export type ToolRunner =
   /** A child conversation workflow with the agent's prompt and tools; its reply is the result. */
-  | { kind: 'subAgent'; agent: AgentDefinition }
+  | {
+      kind: 'subAgent';
+      /** The sub-agent: its name, prompt, tools and model. */
+      agent: AgentDefinition;
+    }
   /** The turn continues with the agent's prompt and tools; so do later turns. */
-  | { kind: 'handoff'; agent: AgentDefinition }
+  | {
+      kind: 'handoff';
+      /** The agent that takes over. */
+      agent: AgentDefinition;
+    }
   /**
    * An attached client runs it (`Conversation.serveCallbacks`); the workflow waits for the result
    * durably, up to `timeout` (a Temporal duration string), and checks `output` against `outputSchema`.
    */
-  | { kind: 'callback'; timeout: string; outputSchema?: JsonSchema }
+  | {
+      kind: 'callback';
+      /** How long the workflow waits for a client's result, e.g. `'10m'`. */
+      timeout: string;
+      /** JSON Schema the client's output must meet; absent: any output. */
+      outputSchema?: JsonSchema;
+    }
   /**
    * A Temporal Nexus operation of another namespace's service, which the workflow runs through
    * `endpoint` (made by `nexusTool`); the operation's output is the result.
    */
   | {
       kind: 'nexus';
+      /** The Nexus endpoint registered on the server, which routes to the service's namespace. */
       endpoint: string;
+      /** The Nexus service's name. */
       service: string;
+      /** The operation of the service the call runs. */
       operation: string;
       /** The operation's end-to-end timeout (a Temporal duration string); absent: the server's maximum. */
       scheduleToCloseTimeout?: string;

@@ -3,7 +3,7 @@
  */
 
 import type { GuardrailTrip } from './guardrails.ts';
-import type { BudgetExhaustion } from './spend.ts';
+import type { BudgetExhaustion, Spend } from './spend.ts';
 
 /**
  * How a turn ended. `budgetExhausted`: the turn stopped at a safe point because a limit of the
@@ -23,7 +23,9 @@ export type TurnStatus =
 
 /** The outcome of one turn: what `prompt` returns to the caller. */
 export interface TurnResult {
+  /** The turn's number, from 1. */
   turn: number;
+  /** How it ended: completed, failed, cancelled, at a limit… */
   status: TurnStatus;
   /** The final assistant text, or the tool results' text when a tool terminated the turn. */
   reply: string;
@@ -33,11 +35,26 @@ export interface TurnResult {
   budget?: BudgetExhaustion;
   /** Set with status `guardrailTripped`: which guardrail tripped, where, and why. */
   guardrail?: GuardrailTrip;
+  /**
+   * What the turn spent: model and tool calls, tokens, cost, wall time and the Temporal Cloud
+   * Actions it used (from its message to its last status upsert). Absent from runs before the meter.
+   */
+  spend?: Spend;
 }
 
 /** Why a running turn stands still at a safe point. */
 export type TurnStop =
   /** An operator paused the conversation (`Conversation.pause`). */
-  | { reason: 'paused'; since: number }
+  | {
+      reason: 'paused';
+      /** When it stopped, milliseconds since 1970. */
+      since: number;
+    }
   /** A limit of the budget was reached. */
-  | { reason: 'budgetExhausted'; since: number; exhausted: BudgetExhaustion };
+  | {
+      reason: 'budgetExhausted';
+      /** When it stopped, milliseconds since 1970. */
+      since: number;
+      /** Which limit, and the figures. */
+      exhausted: BudgetExhaustion;
+    };

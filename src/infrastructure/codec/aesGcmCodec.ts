@@ -25,6 +25,7 @@ export class UnencryptedPayloadError extends Error {
 
 /** One AES-256 key and the id written next to every payload it encrypts. */
 export interface CodecKey {
+  /** Names the key in each payload's metadata, so old payloads decrypt after a new key comes in. */
   id: string;
   /** 32 bytes. */
   key: Uint8Array;

@@ -7,6 +7,7 @@ import { listen } from '../httpListen.ts';
 
 /** What `startCodecServer` serves, and to whom. */
 export interface CodecServerOptions {
+  /** The codec the workers use (the same keys), whose `decode` the Web UI asks for. */
   codec: PayloadCodec;
   /**
    * The workers' payload store: `/decode` replaces its references by the stored payloads before

@@ -44,8 +44,11 @@ const KEY_PATTERN = /^[0-9a-f]{64}$/;
  * they are read as before and never swept.
  */
 export class FileStorageDriver implements StorageDriver, SweepableStore {
+  /** The driver's name in each stored payload's claim, which selects it on reading. Default `'yiem-files'`. */
   readonly name: string;
+  /** The kind of store, as Temporal's external storage names drivers. */
   readonly type = 'yiem.filesystem';
+  /** The folder the payloads are in, made absolute. */
   readonly directory: string;
 
   constructor(directory: string, name = 'yiem-files') {

@@ -56,9 +56,13 @@ export interface S3StorageDriverOptions {
  * `@aws-sdk/client-s3` is loaded on first use: a process without S3 never loads it.
  */
 export class S3StorageDriver implements StorageDriver, SweepableStore {
+  /** The driver's name in each stored payload's claim, which selects it on reading. Default `'yiem-s3'`. */
   readonly name: string;
+  /** The kind of store, as Temporal's external storage names drivers. */
   readonly type = 'yiem.s3';
+  /** The bucket the payloads are in. */
   readonly bucket: string;
+  /** Put before every key, so that one bucket can hold several stores. Default `''`. */
   readonly prefix: string;
   readonly #clientConfig: S3ClientConfig;
   readonly #liveChannel: boolean;

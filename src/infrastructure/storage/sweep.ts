@@ -4,7 +4,9 @@ import type { StorageDriverTargetInfo } from '@temporalio/common';
 
 /** The workflow a group of stored payloads belongs to (the SDK's store target). */
 export interface PayloadGroup {
+  /** The workflow's namespace. */
   namespace: string;
+  /** The workflow's id: a conversation's id. */
   workflowId: string;
 }
 
@@ -58,7 +60,12 @@ export const DEFAULT_SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
 /** What `sweepPayloads` deleted and kept. */
 export interface SweepResult {
   /** The workflows Temporal no longer has, with how many of their objects were deleted. */
-  deleted: Array<PayloadGroup & { objects: number }>;
+  deleted: Array<
+    PayloadGroup & {
+      /** Objects deleted (or, with `dryRun`, to be deleted). */
+      objects: number;
+    }
+  >;
   /** How many workflows' payloads were kept. */
   kept: number;
 }

@@ -1,0 +1,107 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ActionCounts, actionsBetween, readActions, totalActions } from '../../bench/actions.ts';
+import { textResult } from '../../src/contract/toolResult.ts';
+import type { AgentTool } from '../../src/contract/types/tools.ts';
+import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
+import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { runYiem } from '../support/cli.ts';
+
+/** The dev server's metrics publish their counters about once a second; two flushes later a step is in. */
+const METRICS_SETTLE_MS = 2_500;
+
+const echoTool: AgentTool = {
+  name: 'echo',
+  label: 'Echo',
+  description: 'Echoes its text back',
+  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  parallelToolExecute: true,
+  execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
+};
+
+describe('the Action meter', () => {
+  let dataDir: string;
+  let server: DevServer;
+  let agent: TestAgent;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-action-meter-'));
+    // A server of its own: its `action` metric counts this conversation's Actions and no other test's.
+    server = await startDevServer({
+      dataDir,
+      cliPath: await ensureTemporalCli(),
+      port: 0,
+      headless: true,
+      metricsPort: 0,
+    });
+    agent = await startTestAgent({ address: server.address, tools: [echoTool] });
+  });
+  afterAll(async () => {
+    await agent?.close();
+    await server?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  /** What the server billed for `step`, by action type, once its counters caught up. */
+  async function billedDuring(step: () => Promise<unknown>): Promise<ActionCounts> {
+    await sleep(METRICS_SETTLE_MS);
+    const before = await readActions(server.metricsUrl as string);
+    await step();
+    await sleep(METRICS_SETTLE_MS);
+    return actionsBetween(before, await readActions(server.metricsUrl as string));
+  }
+
+  it("reports each turn's Actions in its result and the status, as many as the server billed", async () => {
+    agent.model.respond((request) =>
+      String(request.body.messages.at(-1)?.content).startsWith('use echo')
+        ? {
+            kind: 'toolCalls',
+            toolCalls: [
+              { id: 'call_1', name: 'echo', arguments: { text: 'ping' } },
+              { id: 'call_2', name: 'echo', arguments: { text: 'pong' } },
+            ],
+          }
+        : { kind: 'text', text: `reply ${agent.model.requestCount}` },
+    );
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    const first = await conversation.send('one');
+    let text = first;
+    const textBilled = await billedDuring(async () => {
+      text = await conversation.send('two');
+    });
+    let tool = first;
+    const toolBilled = await billedDuring(async () => {
+      tool = await conversation.send('use echo twice');
+    });
+
+    // A text turn: its prompt Update, the model call and the two status upserts.
+    expect(text.spend?.actions).toBe(4);
+    expect(text.spend?.actions).toBe(totalActions(textBilled));
+    // A tool turn: two more model calls' worth: the second model call and the two tool calls.
+    expect(tool.spend?.actions).toBe(7);
+    expect(tool.spend?.actions).toBe(totalActions(toolBilled));
+    // The first turn of a run carries the run's start and its one look-up of the worker's models.
+    expect(first.spend?.actions).toBe(6);
+
+    const status = await conversation.status();
+    expect(status.spend.turn.actions).toBe(7);
+    expect(status.spend.conversation.actions).toBe(6 + 4 + 7);
+    await conversation.end();
+  });
+
+  it('prints the Actions with their price beside the tokens in `yiem send` and `yiem status`', async () => {
+    agent.model.respond(() => ({ kind: 'text', text: 'hello there' }));
+    // The CLI runs with this process's environment.
+    process.env.YIEM_ACTION_PRICE = '25';
+    const queue = ['--task-queue', agent.taskQueue];
+    const sent = await runYiem(['send', ...queue, '--id', 'meter-cli', 'hi'], server.address);
+    expect(sent.stdout.trim()).toBe('agent> hello there');
+    // A new conversation's first turn, 6 Actions, at 25 per million.
+    expect(sent.stderr).toMatch(/turn spent: 1 model calls · 0 tool calls · .* · 6 Actions \(0\.00015\) · /);
+    const status = await runYiem(['status', ...queue, 'meter-cli'], server.address);
+    delete process.env.YIEM_ACTION_PRICE;
+    expect(status.stdout).toMatch(/spent: .* · 6 Actions \(0\.00015\) · /);
+  });
+});
