@@ -102,125 +102,168 @@ export function activityEventPublisher(
   scheduled: { followed?: boolean | undefined; eventOffset?: number | undefined },
   localCallKey?: string,
 ): ActivityEventPublisher {
-  const context = Context.current();
-  const { attempt, workflowExecution } = context.info;
-  if (!workflowExecution) throw new Error('Conversation events come only from activities of a conversation');
-  const local = localCallKey !== undefined;
-  let following = scheduled.followed !== false && !local;
+  return new AttemptEvents(turn, warn, scheduled, localCallKey);
+}
+
+type LivePreview = NonNullable<ReturnType<typeof livePreview>>;
+
+/** One attempt's events: held back for its result until it goes live (see `activityEventPublisher`). */
+class AttemptEvents implements ActivityEventPublisher {
+  readonly #context = Context.current();
+  readonly #turn: number;
+  readonly #warn: (message: string) => void;
+  readonly #workflowId: string;
+  readonly #local: boolean;
+  #following: boolean;
   // Created when the attempt goes live: an attempt whose events travel in its result needs none.
-  let stream: WorkflowStreamClient | undefined;
-  const liveTopic = () => {
-    stream ??= WorkflowStreamClient.create(context.client, workflowExecution.workflowId, {
-      batchInterval: following ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
+  #stream: WorkflowStreamClient | undefined;
+  /** Keyed by conversation too: call keys are only unique within one. */
+  readonly #carryKey: string | undefined;
+  readonly #heldBack: ConversationEvent[];
+  #heldBackBytes: number;
+  #live = false;
+  #seq = 0;
+  #liveTimer: ReturnType<typeof setTimeout> | undefined;
+  #followerCheck: ReturnType<typeof setInterval> | undefined;
+  #ended = false;
+  readonly #preview: LivePreview | undefined;
+
+  constructor(
+    turn: number,
+    warn: (message: string) => void,
+    scheduled: { followed?: boolean | undefined; eventOffset?: number | undefined },
+    localCallKey: string | undefined,
+  ) {
+    const { workflowExecution } = this.#context.info;
+    if (!workflowExecution)
+      throw new Error('Conversation events come only from activities of a conversation');
+    this.#turn = turn;
+    this.#warn = warn;
+    this.#workflowId = workflowExecution.workflowId;
+    this.#local = localCallKey !== undefined;
+    this.#following = scheduled.followed !== false && !this.#local;
+    this.#carryKey = this.#local ? `${this.#workflowId}/${localCallKey}` : undefined;
+    this.#heldBack = this.#carryKey ? takeCarried(this.#carryKey) : [];
+    this.#heldBackBytes = this.#heldBack.reduce((bytes, event) => bytes + eventBytes(event), 0);
+    this.#preview = livePreview(this.#context, scheduled.eventOffset ?? 0, warn);
+    this.#preview?.start(() => this.#heldBack);
+    if (this.#following) this.#liveTimer = setTimeout(() => this.#goLive(), LIVE_AFTER_MS);
+    else if (!this.#local) this.#watchForFollower();
+  }
+
+  get onLiveChannel(): boolean {
+    return this.#preview?.previewing === true && !this.#live;
+  }
+
+  publish(event: ConversationEventBody, options?: { now?: boolean; live?: boolean }): void {
+    const full = {
+      ...event,
+      turn: this.#turn,
+      attempt: this.#context.info.attempt,
+      seq: this.#seq++,
+    } as ConversationEvent;
+    const awaited = options?.live === true;
+    if (this.#live) {
+      this.#liveTopic().publish(full, { forceFlush: this.#following && (awaited || options?.now === true) });
+      return;
+    }
+    this.#heldBack.push(full);
+    this.#heldBackBytes += eventBytes(full);
+    if (this.#heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) this.#goLive();
+    else if (this.#preview?.previewing)
+      this.#preview.add(full, this.#heldBack.length - 1, awaited || options?.now === true);
+    else if (this.#following && awaited) this.#goLive();
+  }
+
+  async finish(): Promise<ActivityEvents> {
+    this.#stopTimers();
+    const preview = this.#preview;
+    await preview?.flush();
+    if (!this.#live)
+      return preview?.previewing
+        ? withOrigin(this.#heldBack.splice(0), preview.origin)
+        : this.#heldBack.splice(0);
+    await this.#send();
+    return [];
+  }
+
+  async abandon(options?: { retrying?: boolean }): Promise<void> {
+    this.#stopTimers();
+    if (this.#carryKey && !this.#live && options?.retrying) {
+      carriedToNextAttempt.set(this.#carryKey, this.#heldBack.splice(0));
+      return;
+    }
+    this.#goLive();
+    await this.#send();
+  }
+
+  #liveTopic() {
+    this.#stream ??= WorkflowStreamClient.create(this.#context.client, this.#workflowId, {
+      batchInterval: this.#following ? BATCH_INTERVAL : UNFOLLOWED_INTERVAL_MS,
       maxRetryDuration: MAX_RETRY_DURATION,
     });
-    return stream.topic<ConversationEvent>(EVENTS_TOPIC);
-  };
-  // Keyed by conversation too: call keys are only unique within one.
-  const carryKey = local ? `${workflowExecution.workflowId}/${localCallKey}` : undefined;
-  const heldBack: ConversationEvent[] = carryKey ? takeCarried(carryKey) : [];
-  let live = false;
-  let seq = 0;
-  let heldBackBytes = heldBack.reduce((bytes, event) => bytes + eventBytes(event), 0);
-  let liveTimer: ReturnType<typeof setTimeout> | undefined;
-  let followerCheck: ReturnType<typeof setInterval> | undefined;
-  let ended = false;
-  const preview = livePreview(context, scheduled.eventOffset ?? 0, warn);
-  const stopTimers = (): void => {
-    ended = true;
-    clearTimeout(liveTimer);
-    clearInterval(followerCheck);
-    preview?.stop();
-  };
+    return this.#stream.topic<ConversationEvent>(EVENTS_TOPIC);
+  }
 
-  const goLive = (): void => {
-    if (live) return;
-    live = true;
-    clearTimeout(liveTimer);
+  #goLive(): void {
+    if (this.#live) return;
+    this.#live = true;
+    clearTimeout(this.#liveTimer);
     // Live but unfollowed (the held-back events outgrew the result), the check goes on for a follower.
-    if (following) clearInterval(followerCheck);
-    const topic = liveTopic();
+    if (this.#following) clearInterval(this.#followerCheck);
+    const topic = this.#liveTopic();
     // Followers of the live channel read these already: the origin lets them know them again.
-    const origin = preview?.previewing ? preview.origin : undefined;
-    heldBack.splice(0).forEach((event, index, all) => {
+    const origin = this.#preview?.previewing ? this.#preview.origin : undefined;
+    this.#heldBack.splice(0).forEach((event, index, all) => {
       topic.publish(origin ? Object.assign({}, event, { origin }) : event, {
         forceFlush: index === all.length - 1,
       });
     });
-  };
-  preview?.start(() => heldBack);
-  if (following) liveTimer = setTimeout(goLive, LIVE_AFTER_MS);
-  else if (!local) {
-    const scheduledAt = context.info.scheduledTimestampMs;
+  }
+
+  /** Unfollowed when scheduled: looks now and then for a follower who came since, to go live for them. */
+  #watchForFollower(): void {
+    const scheduledAt = this.#context.info.scheduledTimestampMs;
     let checking = false;
     let checkFailed = false;
-    followerCheck = setInterval(() => {
+    this.#followerCheck = setInterval(() => {
       if (checking) return;
       checking = true;
-      followerWaitingSince(context, scheduledAt)
+      followerWaitingSince(this.#context, scheduledAt)
         .then((attached) => {
-          if (!attached || following || ended) return;
+          if (!attached || this.#following || this.#ended) return;
           // An attempt already live keeps its stream's unfollowed batches; what it sends at once
           // (a tool's start, streamed text) is flushed at once from now on.
-          following = true;
-          clearInterval(followerCheck);
-          goLive();
+          this.#following = true;
+          clearInterval(this.#followerCheck);
+          this.#goLive();
         })
         // A check that fails costs a follower only the wait for the next one or for the result.
         .catch((error) => {
           if (checkFailed) return;
           checkFailed = true;
-          warn(`Could not look for followers of this call's events: ${describeThrown(error)}`);
+          this.#warn(`Could not look for followers of this call's events: ${describeThrown(error)}`);
         })
         .finally(() => {
           checking = false;
         });
     }, FOLLOWER_CHECK_INTERVAL_MS);
   }
-  const send = async (): Promise<void> => {
-    try {
-      await stream?.[Symbol.asyncDispose]();
-    } catch (error) {
-      warn(`Could not publish conversation events: ${describeThrown(error)}`);
-    }
-  };
 
-  return {
-    get onLiveChannel() {
-      return preview?.previewing === true && !live;
-    },
-    publish(event, publishOptions) {
-      const full = { ...event, turn, attempt, seq: seq++ } as ConversationEvent;
-      const awaited = publishOptions?.live === true;
-      if (live) {
-        liveTopic().publish(full, { forceFlush: following && (awaited || publishOptions?.now === true) });
-        return;
-      }
-      heldBack.push(full);
-      heldBackBytes += eventBytes(full);
-      if (heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) goLive();
-      else if (preview?.previewing)
-        preview.add(full, heldBack.length - 1, awaited || publishOptions?.now === true);
-      else if (following && awaited) goLive();
-    },
-    async finish() {
-      stopTimers();
-      await preview?.flush();
-      if (!live)
-        return preview?.previewing ? withOrigin(heldBack.splice(0), preview.origin) : heldBack.splice(0);
-      await send();
-      return [];
-    },
-    async abandon(options) {
-      stopTimers();
-      if (carryKey && !live && options?.retrying) {
-        carriedToNextAttempt.set(carryKey, heldBack.splice(0));
-        return;
-      }
-      goLive();
-      await send();
-    },
-  };
+  #stopTimers(): void {
+    this.#ended = true;
+    clearTimeout(this.#liveTimer);
+    clearInterval(this.#followerCheck);
+    this.#preview?.stop();
+  }
+
+  async #send(): Promise<void> {
+    try {
+      await this.#stream?.[Symbol.asyncDispose]();
+    } catch (error) {
+      this.#warn(`Could not publish conversation events: ${describeThrown(error)}`);
+    }
+  }
 }
 
 /** `events` with `origin` on the first: followers of the live channel read them before, under that name. */

@@ -1,4 +1,5 @@
 import { setImmediate } from 'node:timers/promises';
+import { MAX_TEXT_DELTA_EVENT_CHARS } from '../src/contract/limits.ts';
 
 /** Text deltas are gathered for this long before they become one event: a live one may be a signal, a billed Action. */
 const INTERVAL_MS = 200;
@@ -7,7 +8,7 @@ const LIVE_CHANNEL_INTERVAL_MS = 100;
 
 /**
  * Gathers streamed text and hands it on at most once per interval, so a fast model produces a few
- * events a second instead of one per token. `streaming` says whether more text may follow: a batch
+ * events a second instead of one per token, or sooner once `MAX_TEXT_DELTA_EVENT_CHARS` are gathered. `streaming` says whether more text may follow: a batch
  * handed on mid-stream is one a reader is waiting for, the last one can travel with the result.
  */
 export class TextDeltaBatcher {
@@ -25,6 +26,11 @@ export class TextDeltaBatcher {
   add(text: string): void {
     if (text === '') return;
     this.#buffer += text;
+    if (this.#buffer.length >= MAX_TEXT_DELTA_EVENT_CHARS) {
+      this.stop();
+      this.#handOn(true);
+      return;
+    }
     this.#timer ??= setTimeout(
       () => {
         this.#timer = undefined;

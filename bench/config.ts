@@ -34,7 +34,23 @@ export interface BenchConfig {
   rateLimitPerSecond: number;
 }
 
-export const BENCHMARK_IDS = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'p', 'r'] as const;
+export const BENCHMARK_IDS = [
+  'a',
+  'b',
+  'c',
+  'd',
+  'e',
+  'f',
+  'g',
+  'h',
+  'i',
+  'j',
+  'k',
+  'l',
+  'm',
+  'p',
+  'r',
+] as const;
 
 export function readConfig(argv: string[]): BenchConfig {
   const { values } = parseArgs({

@@ -39,6 +39,9 @@ export interface BenchEnvironment {
     /** Self-written tools and MCP servers (scenario j). */
     selfWritingDir?: string;
     mcpServers?: Record<string, { command: string; args: string[] }>;
+    /** Another model server than the environment's, and how long a request to it may take (scenario m). */
+    modelBaseURL?: string;
+    modelTimeoutMs?: number;
     /** The worker and the returned client keep payloads in the store this environment configures (S3). */
     payloadStoreEnv?: Record<string, string>;
   }): Promise<{ worker: WorkerHandle; agents: AgentClient; taskQueue: string }>;
@@ -98,7 +101,8 @@ export async function startEnvironment(options: EnvironmentOptions = {}): Promis
         taskQueue,
         bundlePath,
         ...(workerOptions.baseline ? { baselineBundlePath } : {}),
-        modelBaseURL: model.baseURL,
+        modelBaseURL: workerOptions.modelBaseURL ?? model.baseURL,
+        ...(workerOptions.modelTimeoutMs ? { modelTimeoutMs: workerOptions.modelTimeoutMs } : {}),
         crashHeartbeatTimeout: workerOptions.crashHeartbeatTimeout ?? '30 seconds',
         payloadsDir,
         ...(workerOptions.payloadStoreEnv ? { payloadStoreEnv: workerOptions.payloadStoreEnv } : {}),

@@ -14,6 +14,7 @@ import {
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
+import { FLOOD_BYSTANDER_GOAL_MS, type FloodResult } from './scenarios/flood.ts';
 import type { FloorResult } from './scenarios/floor.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
@@ -47,6 +48,7 @@ export interface BenchResults {
   tokenDelay?: TokenDelayResult;
   largeContent?: LargeContentResult;
   largeResults?: LargeResultPoint[];
+  flood?: FloodResult;
   floor?: FloorResult;
   peer?: PeerResult;
   rateLimits?: RateLimitResult;
@@ -79,6 +81,7 @@ const SECTIONS: {
   tokenDelay: { id: 'h', render: tokenDelaySection },
   largeContent: { id: 'i', render: largeContentSection },
   largeResults: { id: 'j', render: largeResultsSection },
+  flood: { id: 'm', render: floodSection },
   floor: { id: 'l', render: floorSection },
   peer: { id: 'p', render: peerSection },
   rateLimits: { id: 'r', render: rateLimitSection },
@@ -1052,6 +1055,30 @@ function largeResultsSection(points: LargeResultPoint[]): string {
       `${point.eventLoopMaxMs.toFixed(0)} ms`,
       `${point.rssBeforeMb.toFixed(0)} → ${point.rssAfterMb.toFixed(0)} MB`,
     ]),
+  )}`;
+}
+
+function floodSection(result: FloodResult): string {
+  const megabytes = result.floodChars / 1e6;
+  return `## (m) A ${megabytes} MB reply streamed in ${result.deltaChars}-character deltas beside a bystander conversation\n\nOn one fresh worker process, the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas (about ${Math.round(result.floodChars / result.deltaChars).toLocaleString('en')}) to one conversation, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. The worker gathers the deltas into \`textDelta\` events by time and size. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run.\n\n${table(
+    [
+      'flood turn',
+      "bystander's turns",
+      'median',
+      'longest',
+      'event loop max delay',
+      'worker RSS before → after',
+    ],
+    [
+      [
+        `${result.floodTurnMs.toFixed(0)} ms`,
+        String(result.bystanderTurns),
+        `${result.bystanderMedianMs.toFixed(0)} ms`,
+        `${result.bystanderLongestMs.toFixed(0)} ms`,
+        `${result.eventLoopMaxMs.toFixed(0)} ms`,
+        `${result.rssBeforeMb.toFixed(0)} → ${result.rssAfterMb.toFixed(0)} MB`,
+      ],
+    ],
   )}`;
 }
 

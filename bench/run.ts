@@ -14,6 +14,7 @@ import { type BenchResults, renderReport, type SectionKey } from './report.ts';
 import { measureActionsPerTurn } from './scenarios/actionsPerTurn.ts';
 import { measureCrashRecovery } from './scenarios/crashRecovery.ts';
 import { measureFeatureCost } from './scenarios/featureCost.ts';
+import { measureFlood } from './scenarios/flood.ts';
 import { measureFloor } from './scenarios/floor.ts';
 import { measureHistoryBytes } from './scenarios/historyBytes.ts';
 import { measureIdleMemory } from './scenarios/idleMemory.ts';
@@ -150,6 +151,13 @@ try {
   if (config.only.has('j')) {
     await section('largeResults', 'j: a 12 MB tool result beside a bystander conversation', () =>
       measureLargeResults(env),
+    );
+  }
+  if (config.only.has('m')) {
+    await section(
+      'flood',
+      'm: a long model reply in 8-character deltas beside a bystander conversation',
+      () => measureFlood(env),
     );
   }
   if (config.only.has('r')) {

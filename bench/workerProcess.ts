@@ -26,6 +26,8 @@ export interface WorkerProcessConfig {
   /** When set, also runs the whole-context baseline workflow on `<taskQueue>-baseline`. */
   baselineBundlePath?: string;
   modelBaseURL: string;
+  /** How long one model request may take (default 30 s; scenario m streams megabytes). */
+  modelTimeoutMs?: number;
   crashHeartbeatTimeout: string;
   /** Extra Temporal worker options (the tuning experiments). */
   workerOptions?: Record<string, unknown>;
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
     baseURL: config.modelBaseURL,
     apiKey: 'bench',
     model: 'scripted',
-    timeoutMs: 30_000,
+    timeoutMs: config.modelTimeoutMs ?? 30_000,
   };
   const agent = await createAgentWorker({
     connection,

@@ -19,11 +19,13 @@
 //  5. the configuration reference: docs/configuration.md names every variable and option the code
 //     reads (test/unit/configurationReference.test.ts, through vitest.docs.config.ts: no server).
 // Exits 1 listing every problem. `--only=links,code,cli,api,config` runs a subset.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
+const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const only = process.argv
   .find((arg) => arg.startsWith('--only='))
@@ -185,11 +187,26 @@ function checkCode() {
   return `${written.size} code blocks compiled, ${fragments} marked fragment`;
 }
 
-function help(args) {
-  return execFileSync(process.execPath, [path.join(ROOT, 'bin/yiem.mjs'), ...args, '--help'], {
+async function help(args) {
+  const { stdout } = await run(process.execPath, [path.join(ROOT, 'bin/yiem.mjs'), ...args, '--help'], {
     cwd: ROOT,
     encoding: 'utf8',
   });
+  return stdout;
+}
+
+/** `help` of each list of arguments, a few processes at a time: each is a second of Node's start-up. */
+async function helps(argLists) {
+  const texts = new Array(argLists.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < argLists.length) {
+      const index = next++;
+      texts[index] = await help(argLists[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: 4 }, worker));
+  return texts;
 }
 
 /** The commands a --help text lists under `Commands:`, but `help`. */
@@ -207,15 +224,17 @@ function commandsIn(helpText) {
  * Every command the CLI has, each with its --help: `yiem --help`'s commands, and for those that have
  * subcommands of their own (`yiem schedule create`), each subcommand in their place.
  */
-function cliCommands() {
-  const commands = new Map();
-  for (const name of commandsIn(help([]))) {
-    const own = help([name]);
-    const subcommands = commandsIn(own);
-    if (subcommands.length === 0) commands.set(name, own);
-    for (const sub of subcommands) commands.set(`${name} ${sub}`, help([name, sub]));
-  }
-  return commands;
+async function cliCommands() {
+  const names = commandsIn(await help([]));
+  const owns = await helps(names.map((name) => [name]));
+  const found = names.flatMap((name, index) => {
+    const subcommands = commandsIn(owns[index]);
+    return subcommands.length === 0 ? [[name, owns[index]]] : subcommands.map((sub) => [`${name} ${sub}`]);
+  });
+  const pending = found.filter((entry) => entry.length === 1);
+  const subHelps = await helps(pending.map(([key]) => key.split(' ')));
+  for (const [index, entry] of pending.entries()) entry.push(subHelps[index]);
+  return new Map(found);
 }
 
 /** Which command of the CLI a `yiem …` line names (`schedule create`), or an error saying why none. */
@@ -268,8 +287,8 @@ function cliLines(commands) {
 /** The options that every command takes, which docs/cli.md says once rather than on each line. */
 const COMMON_OPTIONS = ['help', 'address', 'namespace', 'task-queue', 'profile'];
 
-function checkCli() {
-  const commands = cliCommands();
+async function checkCli() {
+  const commands = await cliCommands();
   const lines = cliLines(commands);
   /** docs/cli.md's listing: each command's lines. */
   const listing = new Map();
@@ -352,7 +371,7 @@ if (wanted('code') || wanted('cli'))
   });
 if (wanted('links')) report.push(checkLinks());
 if (wanted('code')) report.push(checkCode());
-if (wanted('cli')) report.push(checkCli());
+if (wanted('cli')) report.push(await checkCli());
 if (wanted('api')) report.push(checkApi());
 if (wanted('config')) report.push(checkConfiguration());
 for (const line of problems) console.error(line);

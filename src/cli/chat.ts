@@ -48,6 +48,26 @@ async function compactNow(conversation: Conversation): Promise<string> {
   }
 }
 
+/** What the chat's parts share while it runs. */
+interface ChatSession {
+  conversation: Conversation;
+  options: ChatOptions;
+  view: TurnView;
+  lines: LineReader;
+  print: (text: string) => void;
+  outage: Outage;
+  /** Ends once the chat stops following the conversation's events. */
+  follower: Promise<void>;
+  following: AbortController;
+  interactive: boolean;
+  turnRunning: boolean;
+  /** Turns started by other clients that are running now: Ctrl-C cancels those too. */
+  turnsElsewhere: number;
+  interrupted: boolean;
+  /** The message being sent; while it is held through an outage, Ctrl-C drops it. */
+  sending: HeldMessage | undefined;
+}
+
 /**
  * The chat: resumes `id` when it runs, else starts it; streams the agent's text and tool progress,
  * asks about tool calls that need approval, and cancels the running turn on Ctrl-C.
@@ -59,8 +79,73 @@ export async function runChat(options: ChatOptions): Promise<void> {
     (input as { isTTY?: boolean }).isTTY === true && (output as { isTTY?: boolean }).isTTY === true;
   const { conversation, resumed } = await openConversation(options);
   const lines = new LineReader(input, output, interactive);
+  const view = chatView(conversation, lines, output, interactive);
+  const print = (text: string): void => view.notice(text);
+  print(`Conversation ${conversation.id}`);
+  print(`Web UI: ${conversationUiUrl(options.uiUrl, options.namespace, conversation.id)}`);
+  if (resumed) print(await earlierTurns(conversation));
+  print(HELP);
+  const chat: ChatSession = {
+    conversation,
+    options,
+    view,
+    lines,
+    print,
+    outage: new Outage(options.address, print),
+    follower: Promise.resolve(),
+    following: new AbortController(),
+    interactive,
+    turnRunning: false,
+    turnsElsewhere: 0,
+    interrupted: false,
+    sending: undefined,
+  };
+  const confirm = async (question: string): Promise<boolean> => {
+    const answer = (await view.ask(() => lines.ask(question)))?.trim().toLowerCase();
+    return answer === 'y' || answer === 'yes';
+  };
+  const attached = await conversation.statusAndOffset();
+  // After the chat's own reads: queries sent at once to a just-started conversation queue up in the server.
+  const serving = serveBuiltinCallbacks(conversation, confirm, print, chat.following.signal, chat.outage);
+  chat.follower = followInChat(chat, attached.eventOffset);
+  view.askPending(attached.pendingApprovals);
+  const onInterrupt = (): void => interruptChat(chat);
+  lines.readline.on('SIGINT', onInterrupt);
+  process.on('SIGINT', onInterrupt);
+  try {
+    if (attached.state === 'running') {
+      // Its approval questions need the next lines typed, so the prompt waits for the turn to end.
+      print('A turn is running; its output follows.');
+      chat.turnRunning = true;
+      await Promise.race([view.turnEnded(attached.turn), chat.follower]);
+      chat.turnRunning = false;
+    }
+    for (;;) {
+      const line = await lines.next(PROMPT);
+      if (line === null) break;
+      const text = line.trim();
+      if (text === '/exit' || text === '/quit') break;
+      if (text !== '') await handleLine(chat, text);
+    }
+  } finally {
+    process.off('SIGINT', onInterrupt);
+    chat.following.abort();
+    view.stop();
+    lines.close();
+    await chat.follower;
+    await serving;
+  }
+}
+
+/** The chat's view of the turns, asking about approvals on its lines. */
+function chatView(
+  conversation: Conversation,
+  lines: LineReader,
+  output: NodeJS.WritableStream,
+  interactive: boolean,
+): TurnView {
   const decider = cliDecider('yiem chat');
-  const view = new TurnView({
+  return new TurnView({
     output,
     interactive,
     askApproval: async (approval, withdrawn) => {
@@ -77,126 +162,97 @@ export async function runChat(options: ChatOptions): Promise<void> {
     readResults: (calls) => recentResults(conversation, calls),
     redrawPrompt: () => lines.redraw(),
   });
-  const print = (text: string): void => view.notice(text);
-  print(`Conversation ${conversation.id}`);
-  print(`Web UI: ${conversationUiUrl(options.uiUrl, options.namespace, conversation.id)}`);
-  if (resumed) print(await earlierTurns(conversation));
-  print(HELP);
-  const outage = new Outage(options.address, print);
+}
 
-  let turnRunning = false;
-  /** Turns started by other clients that are running now: Ctrl-C cancels those too. */
-  let turnsElsewhere = 0;
-  let interrupted = false;
-  const following = new AbortController();
-  const subAgents = new SubAgentFollowers(options.client, print, following.signal);
-  const confirm = async (question: string): Promise<boolean> => {
-    const answer = (await view.ask(() => lines.ask(question)))?.trim().toLowerCase();
-    return answer === 'y' || answer === 'yes';
-  };
-  const attached = await conversation.statusAndOffset();
-  const offset = attached.eventOffset;
-  // After the chat's own reads: queries sent at once to a just-started conversation queue up in the server.
-  const serving = serveBuiltinCallbacks(conversation, confirm, print, following.signal, outage);
-  const follower = follow(conversation, offset, view, following.signal, outage, (event) => {
+/** Follows the conversation's events from `offset`; a turn another client starts shows where the prompt was. */
+function followInChat(chat: ChatSession, offset: number): Promise<void> {
+  const subAgents = new SubAgentFollowers(chat.options.client, chat.print, chat.following.signal);
+  return follow(chat.conversation, offset, chat.view, chat.following.signal, chat.outage, (event) => {
     if (event.type === 'toolStart' && event.subAgent) subAgents.follow(event.toolCallId, event.subAgent);
     if (event.type === 'toolEnd') return subAgents.finished(event.toolCallId);
-    if (event.type !== 'turnStart' || turnRunning) return;
+    if (event.type !== 'turnStart' || chat.turnRunning) return;
     // Another client started it: its output goes where the idle prompt was, which returns after it.
-    lines.hide();
-    turnsElsewhere += 1;
-    interrupted = false;
-    print('A turn started elsewhere; its output follows.');
-    void Promise.race([view.turnEnded(event.turn), follower]).then(() => {
-      turnsElsewhere -= 1;
-      lines.reveal();
+    chat.lines.hide();
+    chat.turnsElsewhere += 1;
+    chat.interrupted = false;
+    chat.print('A turn started elsewhere; its output follows.');
+    void Promise.race([chat.view.turnEnded(event.turn), chat.follower]).then(() => {
+      chat.turnsElsewhere -= 1;
+      chat.lines.reveal();
     });
   });
-  view.askPending(attached.pendingApprovals);
-  /** The message being sent; while it is held through an outage, Ctrl-C drops it. */
-  let sending: HeldMessage | undefined;
-  const onInterrupt = (): void => {
-    if (sending?.held) {
-      sending.drop.abort();
-      return;
-    }
-    if ((!turnRunning && turnsElsewhere === 0) || interrupted) {
-      print('Bye.');
-      following.abort();
-      view.stop();
-      process.exit(130);
-    }
-    interrupted = true;
-    print('Cancelling the turn… (Ctrl-C again exits)');
-    conversation.cancel().catch((error) => print(`(could not cancel: ${describeThrown(error)})`));
-  };
-  lines.readline.on('SIGINT', onInterrupt);
-  process.on('SIGINT', onInterrupt);
+}
+
+/** Ctrl-C: drops a held message, else cancels the running turn, else (or the second time) exits. */
+function interruptChat(chat: ChatSession): void {
+  if (chat.sending?.held) {
+    chat.sending.drop.abort();
+    return;
+  }
+  if ((!chat.turnRunning && chat.turnsElsewhere === 0) || chat.interrupted) {
+    chat.print('Bye.');
+    chat.following.abort();
+    chat.view.stop();
+    process.exit(130);
+  }
+  chat.interrupted = true;
+  chat.print('Cancelling the turn… (Ctrl-C again exits)');
+  chat.conversation.cancel().catch((error) => chat.print(`(could not cancel: ${describeThrown(error)})`));
+}
+
+/** One line typed at the prompt: a command, or a message for the agent. */
+async function handleLine(chat: ChatSession, text: string): Promise<void> {
+  const { conversation, options, print } = chat;
+  if (text === '/history') print(formatTranscript(await conversation.messages()));
+  else if (text === '/compact') print(await compactNow(conversation));
+  else if (text === '/tools') print(await describeTools(conversation));
+  else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
+  else if (text === '/spend') print(describeSpend(await conversation.status()));
+  else if (text.startsWith('/budget '))
+    print(await changeBudget(conversation, text.slice('/budget '.length)));
+  else if (text === '/resume') await resumeTurn(chat);
+  else if (text.startsWith('/')) print(HELP);
+  else await sendMessage(chat, text);
+}
+
+/** `/resume`: goes on with a paused or stopped turn and shows it. */
+async function resumeTurn(chat: ChatSession): Promise<void> {
+  chat.turnRunning = true;
   try {
-    if (attached.state === 'running') {
-      // Its approval questions need the next lines typed, so the prompt waits for the turn to end.
-      print('A turn is running; its output follows.');
-      turnRunning = true;
-      await Promise.race([view.turnEnded(attached.turn), follower]);
-      turnRunning = false;
-    }
-    for (;;) {
-      const line = await lines.next(PROMPT);
-      if (line === null) break;
-      const text = line.trim();
-      if (text === '/exit' || text === '/quit') break;
-      if (text === '') continue;
-      if (text === '/history') print(formatTranscript(await conversation.messages()));
-      else if (text === '/compact') print(await compactNow(conversation));
-      else if (text === '/tools') print(await describeTools(conversation));
-      else if (text === '/ui') print(conversationUiUrl(options.uiUrl, options.namespace, conversation.id));
-      else if (text === '/spend') print(describeSpend(await conversation.status()));
-      else if (text.startsWith('/budget '))
-        print(await changeBudget(conversation, text.slice('/budget '.length)));
-      else if (text === '/resume') {
-        turnRunning = true;
-        try {
-          const result = await conversation.resume();
-          if (result) await showReply(view, result, follower);
-          else print('Nothing was paused or stopped.');
-        } catch (error) {
-          print(`agent! ${describeThrown(error)}`);
-        } finally {
-          turnRunning = false;
-        }
-      } else if (text.startsWith('/')) print(HELP);
-      else {
-        turnRunning = true;
-        interrupted = false;
-        /** Messages typed meanwhile: the prompt returns once their turns (a follow-up's is the next) are shown. */
-        const sentMeanwhile: Promise<TurnResult | undefined>[] = [];
-        // Piped lines keep waiting for the turn to end, as a script expects.
-        if (interactive) lines.unasked = (typed) => sendDuringTurn(conversation, typed, sentMeanwhile, print);
-        try {
-          sending = { held: false, drop: new AbortController() };
-          const result = await sendThroughOutages(conversation, text, outage, sending);
-          if (result) await showReply(view, result, follower);
-          else print('Your message was dropped; it was never sent.');
-          for (let next = sentMeanwhile.shift(); next; next = sentMeanwhile.shift()) {
-            const answered = await next;
-            if (answered) await showReply(view, answered, follower);
-          }
-        } catch (error) {
-          print(`agent! ${describeThrown(error)}`);
-        } finally {
-          lines.unasked = undefined;
-          sending = undefined;
-          turnRunning = false;
-        }
-      }
-    }
+    const result = await chat.conversation.resume();
+    if (result) await showReply(chat.view, result, chat.follower);
+    else chat.print('Nothing was paused or stopped.');
+  } catch (error) {
+    chat.print(`agent! ${describeThrown(error)}`);
   } finally {
-    process.off('SIGINT', onInterrupt);
-    following.abort();
-    view.stop();
-    lines.close();
-    await follower;
-    await serving;
+    chat.turnRunning = false;
+  }
+}
+
+/** Sends a message (held through outages) and shows its turn, and the turns of lines typed meanwhile. */
+async function sendMessage(chat: ChatSession, text: string): Promise<void> {
+  const { conversation, lines, print } = chat;
+  chat.turnRunning = true;
+  chat.interrupted = false;
+  /** Messages typed meanwhile: the prompt returns once their turns (a follow-up's is the next) are shown. */
+  const sentMeanwhile: Promise<TurnResult | undefined>[] = [];
+  // Piped lines keep waiting for the turn to end, as a script expects.
+  if (chat.interactive) lines.unasked = (typed) => sendDuringTurn(conversation, typed, sentMeanwhile, print);
+  try {
+    chat.sending = { held: false, drop: new AbortController() };
+    const result = await sendThroughOutages(conversation, text, chat.outage, chat.sending);
+    if (result) await showReply(chat.view, result, chat.follower);
+    else print('Your message was dropped; it was never sent.');
+    for (let next = sentMeanwhile.shift(); next; next = sentMeanwhile.shift()) {
+      const answered = await next;
+      if (answered) await showReply(chat.view, answered, chat.follower);
+    }
+  } catch (error) {
+    print(`agent! ${describeThrown(error)}`);
+  } finally {
+    lines.unasked = undefined;
+    chat.sending = undefined;
+    chat.turnRunning = false;
   }
 }
 

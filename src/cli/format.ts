@@ -86,8 +86,13 @@ export function formatServerRecord(record: ServerRecord): string {
   const status = record.status ?? record.executionStatus.toLowerCase();
   const turns = record.turns === undefined ? '' : `  ${record.turns} turns`;
   const cost = record.cost === undefined ? '' : `  cost ${record.cost}`;
+  const approvals = record.pendingApprovals.map(
+    (approval) =>
+      `  awaiting approval: ${approval.call}${approval.approvalId ? `   |   yiem approve ${record.conversationId} ${approval.approvalId}` : ''} (decided once a worker runs)`,
+  );
   return [
     `${record.conversationId}  ${status}${turns}${cost}  (from the server's records)`,
+    ...approvals,
     `  ${record.noWorker}: start a worker on "${record.taskQueue}" for its transcript, approvals and messages`,
   ].join('\n');
 }

@@ -115,6 +115,35 @@ export class TurnView {
         this.#printedText = false;
         return;
       case 'messageStart':
+      case 'textDelta':
+      case 'messageEnd':
+        this.#showText(event);
+        return;
+      case 'toolStart':
+      case 'toolProgress':
+      case 'toolEnd':
+        this.#showTool(event);
+        return;
+      case 'approvalRequested':
+        this.#request(event.approval);
+        return;
+      case 'approvalResolved':
+        this.#resolved(event.outcome);
+        return;
+      case 'turnEnd':
+        this.#finish(event.turn, event.result);
+        return;
+      default:
+        this.#showNote(event);
+    }
+  }
+
+  /** The model's text as it streams; a retried call's text starts over after a note saying so. */
+  #showText(
+    event: Extract<ConversationEventItem, { type: 'messageStart' | 'textDelta' | 'messageEnd' }>,
+  ): void {
+    switch (event.type) {
+      case 'messageStart':
         // Its earlier attempt's text may have ended (a messageEnd came, or an outage note cut it):
         // the next attempt's reply must not read as a second one.
         if (event.attempt > 1 && this.#attemptPrintedText) {
@@ -134,6 +163,12 @@ export class TurnView {
       case 'messageEnd':
         this.#endText();
         return;
+    }
+  }
+
+  /** The running tools' live line, and a line per finished (or retried) tool call. */
+  #showTool(event: Extract<ConversationEventItem, { type: 'toolStart' | 'toolProgress' | 'toolEnd' }>): void {
+    switch (event.type) {
       case 'toolStart': {
         const retried = event.attempt > 1;
         if (retried && !this.#retrying.has(event.toolCallId)) {
@@ -145,16 +180,14 @@ export class TurnView {
         const summary = retried ? `${event.summary} (attempt ${event.attempt})` : event.summary;
         this.#tools.set(event.toolCallId, { summary, progress: '' });
         if (!this.#options.interactive) this.#line(`  ⚙ ${summary}`);
-        this.#drawSpinner();
-        return;
+        break;
       }
       case 'toolProgress': {
         const tool = this.#tools.get(event.toolCallId);
         const progress = describeProgress(event.partialResult);
         if (tool) tool.progress = progress;
         if (!this.#options.interactive) this.#line(`  … ${event.toolName}: ${progress}`);
-        this.#drawSpinner();
-        return;
+        break;
       }
       case 'toolEnd':
         this.#tools.delete(event.toolCallId);
@@ -164,14 +197,14 @@ export class TurnView {
             ? `  ↻ ${event.toolName}: ${event.text} (trying again)`
             : `  ${toolEndMark(event)} ${event.toolName}: ${event.text}`,
         );
-        this.#drawSpinner();
-        return;
-      case 'approvalRequested':
-        this.#request(event.approval);
-        return;
-      case 'approvalResolved':
-        this.#resolved(event.outcome);
-        return;
+        break;
+    }
+    this.#drawSpinner();
+  }
+
+  /** The turn's other events, each a line of its own. */
+  #showNote(event: ConversationEventItem): void {
+    switch (event.type) {
       case 'handoff':
         this.#line(`  ⇢ handed to ${event.to}`);
         return;
@@ -211,9 +244,6 @@ export class TurnView {
       case 'guardrailTripped':
         // The turn's end says which guardrail tripped and why.
         this.#endText();
-        return;
-      case 'turnEnd':
-        this.#finish(event.turn, event.result);
         return;
     }
   }

@@ -10,6 +10,7 @@ import { utf8Bytes } from '../contract/utf8.ts';
 import { TokenCheck } from '../infrastructure/httpAccess.ts';
 import { chatStream, findTurnStart } from './chatStream.ts';
 import type { AgentClient, Conversation, StartConversationOptions } from './client.ts';
+import { QUERY_GRACE_MS, readServerRecord } from './serverRecord.ts';
 import { UI_MESSAGE_STREAM_PROTOCOL, type UiMessageChunk } from './uiMessageChunks.ts';
 
 /** Options of {@link createChatEndpoint}. */
@@ -221,7 +222,7 @@ class ChatHandler {
   }
 
   async #status(conversation: Conversation): Promise<ConversationStatus> {
-    const status = await conversation.status();
+    const status = await statusOrNoWorker(conversation);
     if (status.state === 'ended')
       throw new ChatRequestError(409, `Conversation ${conversation.id} has ended`);
     return status;
@@ -345,7 +346,7 @@ class ChatHandler {
     const conversation = this.#options.client.getConversation(chatId);
     let status: ConversationStatus;
     try {
-      status = await conversation.status();
+      status = await statusOrNoWorker(conversation);
     } catch (error) {
       // A new chat resumes on load too (`useChat({ resume: true })`) before its first message.
       if (error instanceof WorkflowNotFoundError) return { status: 204, text: '' };
@@ -594,4 +595,34 @@ function parseJson(text: string): unknown {
   } catch (error) {
     throw new ChatRequestError(400, `The chat request is not JSON: ${describeThrown(error)}`);
   }
+}
+
+/**
+ * How long a request waits for the conversation's worker to answer its status: a running worker
+ * answers in milliseconds (a chat's model calls run as activities, never inside a long workflow
+ * task), while a query to a worker that was killed a moment ago waits ~30 s for the server to give up.
+ */
+const WORKER_STATUS_MS = 5_000;
+
+/**
+ * The conversation's status, or a 503 naming its task queue and the worker's last poll when no worker
+ * answers within {@link WORKER_STATUS_MS}. The query is called off on the server soon after.
+ */
+async function statusOrNoWorker(conversation: Conversation): Promise<ConversationStatus> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), WORKER_STATUS_MS);
+  });
+  const { connection } = conversation.handle.client;
+  const asked = connection.withDeadline(Date.now() + WORKER_STATUS_MS + QUERY_GRACE_MS, () =>
+    conversation.status(),
+  );
+  try {
+    const status = await Promise.race([asked, late]);
+    if (status) return status;
+  } finally {
+    clearTimeout(timer);
+  }
+  const { noWorker } = await readServerRecord(conversation.handle);
+  throw new ChatRequestError(503, `Conversation ${conversation.id} cannot answer now: ${noWorker}`);
 }

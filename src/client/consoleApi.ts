@@ -1,6 +1,7 @@
 import type { ApprovalWait } from '../contract/types/approvals.ts';
 import type { ConversationStatus } from '../contract/types/conversation.ts';
 import type { ConsoleUiMessage } from './consoleTranscript.ts';
+import type { KeptApproval } from './keptApprovals.ts';
 
 /**
  * What the console's JSON API (`serveConsole`, under `/api/console`) answers: types only, which the
@@ -47,6 +48,8 @@ export interface ConsoleConversation {
   status: ConversationStatus | null;
   /** Set when no worker answered for it: `no worker on task queue "q" since …`. */
   noWorker: string | null;
+  /** When no worker answered: the tool calls waiting for approval, from the server's history. */
+  keptApprovals: KeptApproval[] | null;
   /** The Web UI's page of the conversation, when the console knows the Web UI. */
   webUi: string | null;
   /** Each tool call's activity (by activity id: `tool-<turn>-<call id>`) in the Web UI's history. */

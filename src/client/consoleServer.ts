@@ -264,6 +264,7 @@ class ConsoleApi {
       executionStatus: description.status.name,
       status: read && 'status' in read ? read.status : null,
       noWorker: read && 'record' in read ? read.record.noWorker : null,
+      keptApprovals: read && 'record' in read ? read.record.pendingApprovals : null,
       webUi: this.#webUiPage(conversation.id),
       ...places,
     };

@@ -3,7 +3,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { EVENTS_TOPIC } from '../contract/protocol.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types/events.ts';
-import { followLiveChannel, liveChannelFor } from './liveEvents.ts';
+import { followLiveChannel, LiveEventOrder, liveChannelFor } from './liveEvents.ts';
 import { isUnreachable, type ReconnectOptions, untilReachable } from './reachability.ts';
 
 export type { ReconnectOptions } from './reachability.ts';
@@ -47,13 +47,12 @@ export async function* followEvents(
   // Read on the live channel when the conversation's workers copy events there; else polled.
   const channel =
     options.liveChannel === false ? undefined : await liveChannelFor(handle).catch(() => undefined);
+  // One for the whole follow: it remembers the previews shown before an outage.
+  const order = channel ? new LiveEventOrder(offset) : undefined;
   while (!signal?.aborted) {
     try {
-      if (channel) {
-        for await (const item of followLiveChannel(handle, channel, offset, signal)) {
-          yield item;
-          offset = item.offset + 1;
-        }
+      if (channel && order) {
+        for await (const item of followLiveChannel(handle, channel, order, signal)) yield item;
         return;
       }
       const items = new WorkflowStreamClient(handle)

@@ -42,16 +42,17 @@ export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChanne
 /**
  * Follows a conversation's events on its live channel: catches up from the log with one query, then
  * reads what workers copy to the channel, and asks the log again only for a gap. Ends when the
- * conversation does or `signal` aborts.
+ * conversation does or `signal` aborts. `order` knows what this follower has shown: a follower that
+ * attaches again after an outage passes the same one, so the logged copy of a call it saw in
+ * previews (its result delivered once Temporal was back) is not shown a second time.
  */
 export async function* followLiveChannel(
   handle: WorkflowHandle,
   channel: LiveChannel,
-  fromOffset: number,
+  order: LiveEventOrder,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ConversationEventItem, void, undefined> {
   const reader = await channel.attach(handle.client.options.namespace, handle.workflowId);
-  const order = new LiveEventOrder(fromOffset);
   const catchUp = async (): Promise<void> => {
     for (;;) {
       const page: EventLogPage = await handle.query(eventsQuery, order.next);
@@ -100,24 +101,32 @@ export async function* followLiveChannel(
   }
 }
 
+/** What a follower showed of one attempt's previews, for its logged copies to be known again. */
+interface PreviewShown {
+  turn: number;
+  attempt: number;
+  /** Shown events whose logged copy has not come yet: type and tool call. */
+  events: { type: string; toolCallId?: string | undefined }[];
+  /** Text shown and not yet matched by a logged copy. */
+  text: string;
+  /** The last preview index shown. */
+  index: number;
+}
+
 /**
  * Puts what a follower reads from the log and the live channel in the log's order, each event once:
  * logged events by offset; a running call's `preview` events at once, and then their logged copies
  * (under the same origin) not again. A call's text comes to the log whole: only what its previews
  * had not shown is yielded. An origin's previews count from its first event: a call shows itself
  * again from there when a follower comes, and those who read it already skip what they have.
+ * Logged events read by query (a catch-up, after an outage) carry no origin: one that matches a
+ * shown preview of the same turn and attempt (its type and tool call, or its text) is that copy.
  */
 export class LiveEventOrder {
   #next: number;
   readonly #logged = new Map<number, { event: ConversationEvent; origin?: string | undefined }>();
-  /**
-   * Per origin: how many events of each type were shown, the text shown and the last one's index;
-   * null: not shown (its first event came before this follower).
-   */
-  readonly #previewed = new Map<
-    string,
-    { counts: Map<string, number>; text: string; index: number } | null
-  >();
+  /** Per origin: what its previews showed; null: not shown (its first event came before this follower). */
+  readonly #previewed = new Map<string, PreviewShown | null>();
   #ready: ConversationEventItem[] = [];
   /** Previews of calls scheduled after log events not read yet, in the order they came. */
   #early: Extract<LiveEntry, { kind: 'preview' }>[] = [];
@@ -166,14 +175,15 @@ export class LiveEventOrder {
   #preview({ origin, index, event }: Extract<LiveEntry, { kind: 'preview' }>): void {
     let shown = this.#previewed.get(origin);
     if (shown === undefined) {
-      shown = index === 0 ? { counts: new Map(), text: '', index: -1 } : null;
+      shown =
+        index === 0 ? { turn: event.turn, attempt: event.attempt, events: [], text: '', index: -1 } : null;
       this.#previewed.set(origin, shown);
     }
     // An attempt shows itself again from its first event when a follower comes.
     if (!shown || index <= shown.index) return;
     shown.index = index;
     if (event.type === 'textDelta') shown.text += event.text;
-    else shown.counts.set(event.type, (shown.counts.get(event.type) ?? 0) + 1);
+    else shown.events.push({ type: event.type, toolCallId: toolCallOf(event) });
     this.#ready.push({ ...event, offset: this.#next - 1, live: true });
   }
 
@@ -183,9 +193,20 @@ export class LiveEventOrder {
       this.#logged.delete(this.#next);
       const event = this.#unshown(entry.event, entry.origin);
       if (event) this.#ready.push({ ...event, offset: this.#next });
+      if (entry.event.type === 'turnEnd') this.#forgetPreviews(entry.event.turn);
       this.#next += 1;
       this.#waitingSince = undefined;
       this.#releasePreviews();
+    }
+  }
+
+  /**
+   * A turn's logged copies all come before its end: what its previews showed matches nothing more
+   * (kept as not shown, so a late preview of the finished call is not shown either).
+   */
+  #forgetPreviews(turn: number): void {
+    for (const [origin, shown] of this.#previewed) {
+      if (shown && shown.turn <= turn) this.#previewed.set(origin, null);
     }
   }
 
@@ -202,7 +223,7 @@ export class LiveEventOrder {
 
   /** What of a logged event its origin's previews have not shown: all of it, none, or the rest of a text. */
   #unshown(event: ConversationEvent, origin: string | undefined): ConversationEvent | undefined {
-    const shown = origin === undefined ? undefined : this.#previewed.get(origin);
+    const shown = origin === undefined ? this.#previewOf(event) : this.#previewed.get(origin);
     if (!shown) return event;
     if (event.type === 'textDelta') {
       // The log has the text whole (from the result) or in the deltas the previews showed.
@@ -215,9 +236,36 @@ export class LiveEventOrder {
       shown.text = '';
       return { ...event, text: rest };
     }
-    const count = shown.counts.get(event.type) ?? 0;
-    if (count === 0) return event;
-    shown.counts.set(event.type, count - 1);
+    const at = shown.events.findIndex((seen) => matches(seen, event));
+    if (at < 0) return event;
+    shown.events.splice(at, 1);
     return undefined;
   }
+
+  /**
+   * The shown previews an origin-less logged event is a copy of, if any: same turn and attempt, and a
+   * match; the latest such call first (a model call's events name no call, and calls of a turn run
+   * one after another, but for parallel tools, whose events name theirs).
+   */
+  #previewOf(event: ConversationEvent): PreviewShown | undefined {
+    for (const shown of [...this.#previewed.values()].reverse()) {
+      if (!shown || shown.turn !== event.turn || shown.attempt !== event.attempt) continue;
+      const copy =
+        event.type === 'textDelta'
+          ? shown.text !== '' && (shown.text.startsWith(event.text) || event.text.startsWith(shown.text))
+          : shown.events.some((seen) => matches(seen, event));
+      if (copy) return shown;
+    }
+    return undefined;
+  }
+}
+
+/** The tool call an event is about, if it is about one. */
+function toolCallOf(event: ConversationEvent): string | undefined {
+  return 'toolCallId' in event && typeof event.toolCallId === 'string' ? event.toolCallId : undefined;
+}
+
+/** Whether a logged event is the copy of a shown preview: its type, and its tool call if it has one. */
+function matches(seen: { type: string; toolCallId?: string | undefined }, event: ConversationEvent): boolean {
+  return seen.type === event.type && seen.toolCallId === toolCallOf(event);
 }

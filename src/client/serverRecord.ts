@@ -9,6 +9,7 @@ import type { Message } from '../contract/types/messages.ts';
 import { ContentStore } from '../infrastructure/storage/contentStore.ts';
 import { lastPoll, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
+import { approvalsFromHistory, type KeptApproval } from './keptApprovals.ts';
 import type { HistoryEvent } from './runHistories.ts';
 import { resolveEntry } from './transcriptReader.ts';
 
@@ -43,6 +44,8 @@ export interface ServerRecord {
   status: string | undefined;
   turns: number | undefined;
   cost: number | undefined;
+  /** The tool calls waiting for approval, from the latest run's history (none while it is idle). */
+  pendingApprovals: KeptApproval[];
   /** When a worker last polled the queue, as far as the server remembers (a few minutes). */
   lastPoll: Date | undefined;
   /** Why no worker answered, in words: `no worker on task queue "q" since <its last poll>: …`. */
@@ -58,13 +61,16 @@ export async function readServerRecord(handle: WorkflowHandle): Promise<ServerRe
   const last = await lastPoll(workflowService, options.namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW).catch(
     () => undefined,
   );
+  const status = attributes.get(YIEM_STATUS);
+  const waits = description.status.name === 'RUNNING' && status !== 'idle';
   return {
     conversationId: handle.workflowId,
     executionStatus: description.status.name,
     taskQueue,
-    status: attributes.get(YIEM_STATUS),
+    status,
     turns: attributes.get(YIEM_TURNS),
     cost: attributes.get(YIEM_COST),
+    pendingApprovals: waits ? await approvalsFromHistory(handle).catch(() => []) : [],
     lastPoll: last,
     noWorker: noWorkerNote(taskQueue, last),
   };

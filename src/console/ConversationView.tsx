@@ -96,6 +96,16 @@ function Chat({
           {conversation.noWorker}: read from the server's records
         </p>
       ) : null}
+      {conversation?.keptApprovals?.length ? (
+        <ul className="muted" id="kept-approvals">
+          {conversation.keptApprovals.map((approval) => (
+            <li key={`${approval.requestedAt} ${approval.approvalId ?? approval.call}`}>
+              awaiting approval: {approval.call}
+              {approval.approvalId ? ` (${approval.approvalId})` : ''}, decided once a worker runs
+            </li>
+          ))}
+        </ul>
+      ) : null}
       {actionError ? <p className="error">{actionError}</p> : null}
       {subAgentApprovals.length > 0 ? (
         <SubAgentApprovals conversationId={id} approvals={subAgentApprovals} onError={setActionError} />

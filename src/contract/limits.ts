@@ -109,6 +109,13 @@ export const MAX_EVENT_LOG_BYTES = 1024 * 1024;
 /** The most events one `events` query answers with; a follower asks again from its `next`. */
 export const MAX_EVENT_PAGE_ITEMS = 1_000;
 
+/**
+ * Streamed text is handed on as one `textDelta` event once this many characters are gathered, even
+ * before its interval is up: a model that streams megabytes fast makes events of at most this size
+ * (each within the payload limits), and their count stays the text's length over this.
+ */
+export const MAX_TEXT_DELTA_EVENT_CHARS = 64 * 1024;
+
 /** Held-back events past this size (JSON bytes) go live at once, so the result stays far below 2 MB. */
 export const MAX_HELD_BACK_EVENT_BYTES = 256 * 1024;
 

@@ -17,6 +17,11 @@ export interface ScriptedReplyTiming {
   /** When streaming, wait this long before each delta, so a client sees the text arrive over time. */
   deltaDelayMs?: number;
   /**
+   * When streaming, wait this long after the last text delta before the stream ends: a call whose
+   * text a follower has seen whole while the call still runs.
+   */
+  finishDelayMs?: number;
+  /**
    * When streaming, send this many deltas (the role delta included) and then destroy the socket: a
    * stream that dies half-way, as real providers' sometimes do.
    */
@@ -620,6 +625,8 @@ async function sendStream(
     if (typeof delta.content === 'string' && delta.content !== '') request.textSentAt.push(Date.now());
     sent += 1;
   }
+  if (timing.finishDelayMs && !(await pause(timing.finishDelayMs, state.closing.signal))) return;
+  if (response.destroyed) return;
   writeEvent(response, chunk([choice({}, completion.finishReason)]));
   if (includeUsage) writeEvent(response, chunk([], completion.usage));
   response.end('data: [DONE]\n\n');

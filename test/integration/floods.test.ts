@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  MAX_TEXT_DELTA_EVENT_CHARS,
   SANDBOX_CONSOLE_LINES_PER_CALL,
   SANDBOX_CONSOLE_LINES_PER_SECOND,
 } from '../../src/contract/limits.ts';
@@ -112,8 +113,9 @@ const MODEL_PROCESS = fileURLToPath(new URL('../support/scriptedModelProcess.ts'
 
 /**
  * A model that streams a long reply in 8-character deltas, from a process of its own: the turn
- * completes with the whole reply and a bystander conversation on the same worker answers every turn
- * meanwhile (how long it waited is logged: see the note below).
+ * completes with the whole reply, a follower reads its text in a bounded number of events (the
+ * deltas are gathered by time and size), and a bystander conversation on the same worker answers
+ * every turn meanwhile (how long it waited is logged: see the note below; bench (m) measures it).
  */
 describe('a model reply streamed in 125,000 tiny deltas', () => {
   let model: ReturnType<typeof spawn>;
@@ -140,10 +142,19 @@ describe('a model reply streamed in 125,000 tiny deltas', () => {
     }
   });
 
-  it('completes the turn, and a bystander answers every turn meanwhile', async () => {
+  it('completes the turn, a follower reads its text in few events, and a bystander answers meanwhile', async () => {
     const bystander = await agent.client.startConversation({ systemPrompt: '' });
     expect(await bystander.send('ping 0')).toMatchObject({ reply: 'pong 0' });
     const flood = await agent.client.startConversation({ systemPrompt: '', compaction: false });
+    const following = new AbortController();
+    const deltas: string[] = [];
+    const followed = (async () => {
+      for await (const event of flood.events({ signal: following.signal })) {
+        if (event.type === 'textDelta') deltas.push(event.text);
+        if (event.type === 'turnEnd') return;
+      }
+    })();
+    const floodStarted = Date.now();
     let floodDone = false;
     const floodTurn = flood.send(`flood ${FLOOD_CHARS}`).finally(() => {
       floodDone = true;
@@ -157,10 +168,22 @@ describe('a model reply streamed in 125,000 tiny deltas', () => {
       slowest = Math.max(slowest, Date.now() - started);
     }
     const result = await floodTurn;
+    const floodMs = Date.now() - floodStarted;
     expect(result).toMatchObject({ status: 'completed' });
     expect(result.reply).toHaveLength(FLOOD_CHARS);
+    await followed;
+    following.abort();
+    // Logged, not asserted: in one run of two at load ~20 the followed text differed from the reply
+    // (issue 46, open); the reply itself is whole (above).
+    const followedChars = deltas.join('').length;
+    // A piece per 100 ms at most while it streams, or per MAX_TEXT_DELTA_EVENT_CHARS: not one per delta.
+    const bound = Math.ceil(FLOOD_CHARS / MAX_TEXT_DELTA_EVENT_CHARS) + Math.ceil(floodMs / 100) + 2;
+    expect(deltas.length).toBeLessThanOrEqual(bound);
+    expect(Math.max(...deltas.map((delta) => delta.length))).toBeLessThanOrEqual(MAX_TEXT_DELTA_EVENT_CHARS);
     // Logged, not bounded: on a shared machine a bystander's turn during the flood varied from 0.2 s
     // to 13 s (a workflow task timed out under the machine's load), which no bound tells apart.
-    console.info(`delta flood: ${turns} bystander turns, the slowest took ${slowest} ms`);
+    console.info(
+      `delta flood: ${deltas.length} textDelta events (${followedChars} of ${FLOOD_CHARS} characters followed) in ${floodMs} ms; ${turns} bystander turns, the slowest took ${slowest} ms`,
+    );
   }, 180_000);
 });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { serveChatEndpoint } from '../../src/client/chatServer.ts';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
 import type { ConsoleConversation, ConsoleListing, ConsoleMessages } from '../../src/client/consoleApi.ts';
 import { type RunningConsole, serveConsole } from '../../src/client/consoleServer.ts';
@@ -19,6 +20,8 @@ import {
 
 /** Reads that must not wait on a dead worker: about a second, bounded generously for a loaded machine. */
 const PROMPT_MS = 5_000;
+/** What the issue asks of the chat endpoint when a conversation's worker is gone. */
+const CHAT_MS = 10_000;
 /** The CLI's own start (tsx compiling the sources) comes on top. */
 const CLI_MS = 20_000;
 
@@ -124,6 +127,35 @@ describe('reads of a conversation whose worker was SIGKILLed', () => {
     ]);
   });
 
+  it('the chat endpoint answers a message and a reconnect within seconds, saying no worker serves the queue', async () => {
+    const served = await serveChatEndpoint({ client });
+    try {
+      const began = Date.now();
+      const sent = await fetch(served.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          id: conversation.id,
+          messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'anyone?' }] }],
+        }),
+      });
+      expect(Date.now() - began).toBeLessThan(CHAT_MS);
+      expect(sent.status).toBe(503);
+      expect(await sent.text()).toContain(
+        `Conversation ${conversation.id} cannot answer now: no worker on task queue "${taskQueue}" since `,
+      );
+
+      const resumedAt = Date.now();
+      const resumed = await fetch(`${served.url}/${conversation.id}/stream`);
+      expect(Date.now() - resumedAt).toBeLessThan(CHAT_MS);
+      expect(resumed.status).toBe(503);
+      expect(await resumed.text()).toContain(`no worker on task queue "${taskQueue}"`);
+    } finally {
+      await served.close();
+    }
+    expect(shape((await conversation.messagesOrHistory()).messages)).toEqual(shape(transcript));
+  });
+
   it('answers `yiem status` and `yiem history`, and `yiem chat` refuses at once, saying no worker serves the queue', async () => {
     const status = await yiem(['status', conversation.id, '--address', address]);
     expect(status.ms).toBeLessThan(CLI_MS);
@@ -224,11 +256,43 @@ describe('the console while one agent has no worker', () => {
     expect((detail.body as ConsoleConversation).noWorker).toContain(
       `no worker on task queue "${stopped.taskQueue}"`,
     );
+    expect((detail.body as ConsoleConversation).keptApprovals).toEqual([
+      {
+        approvalId: expect.stringMatching(/^tool-1-call_\d+$/),
+        call: expect.stringContaining('transfer'),
+        requestedAt: expect.any(Number),
+      },
+    ]);
 
     const messages = await get(`conversations/${id}/messages`);
     expect(messages.ms).toBeLessThan(PROMPT_MS);
     const body = messages.body as ConsoleMessages;
     expect(body.noWorker).toContain(`no worker on task queue "${stopped.taskQueue}"`);
     expect(JSON.stringify(body.messages)).toContain('pay bo');
+  });
+
+  it('answers the pending approvals from the history in the library and `yiem status`, saying no worker answers', async () => {
+    const id = waiting[1] as string;
+    const began = Date.now();
+    const read = await stopped.client.getConversation(id).statusOrRecord();
+    expect(Date.now() - began).toBeLessThan(PROMPT_MS);
+    expect(read).toMatchObject({
+      record: {
+        status: 'awaitingApproval',
+        pendingApprovals: [
+          {
+            approvalId: expect.stringMatching(/^tool-1-call_\d+$/),
+            call: expect.stringContaining('transfer'),
+          },
+        ],
+        noWorker: expect.stringContaining(`no worker on task queue "${stopped.taskQueue}"`),
+      },
+    });
+
+    const status = await yiem(['status', id, '--address', inject('temporalAddress')]);
+    expect(status.ms).toBeLessThan(CLI_MS);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/awaiting approval: transfer.* {3}\| {3}yiem approve \S+ tool-1-call_\d+/);
+    expect(status.stdout).toContain(`no worker on task queue "${stopped.taskQueue}"`);
   });
 });

@@ -85,6 +85,34 @@ describe('the order a live-channel follower yields events in', () => {
     ]);
   });
 
+  it("knows a call's logged copy read by query, without its origin, after an outage, and still shows the turn's next call", () => {
+    const order = new LiveEventOrder(0);
+    order.add([logged(0, turnStart), preview(0, messageStart), preview(1, delta('Hello, ', 1))]);
+    expect(shown(order)).toEqual([
+      ['turnStart', '', 0, false],
+      ['messageStart', '', 0, true],
+      ['textDelta', 'Hello, ', 0, true],
+    ]);
+    // Temporal was down while the call finished; the follower catches up by query once it is back.
+    const nextCall = { ...messageStart, seq: 4 };
+    order.addPage({
+      items: [
+        { offset: 1, event: messageStart },
+        { offset: 2, event: delta('Hello, world.', 1) },
+        { offset: 3, event: messageEnd },
+        { offset: 4, event: nextCall },
+        { offset: 5, event: delta('Hello, ', 5) },
+      ],
+      next: 6,
+    });
+    expect(shown(order)).toEqual([
+      ['textDelta', 'world.', 2, false],
+      ['messageEnd', '', 3, false],
+      ['messageStart', '', 4, false],
+      ['textDelta', 'Hello, ', 5, false],
+    ]);
+  });
+
   it('goes on from the oldest event a trimmed log still has, as a poll does', () => {
     const order = new LiveEventOrder(0);
     order.addPage({ items: [{ offset: 5, event: turnStart }], next: 6 });

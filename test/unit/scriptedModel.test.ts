@@ -59,6 +59,18 @@ describe('scripted model, non-streaming', () => {
     expect(completion.usage?.total_tokens).toBeGreaterThan(0);
   });
 
+  it("reports a reply's scripted usage instead of an estimate", async () => {
+    model.enqueue({ kind: 'text', text: 'Hi.', usage: { promptTokens: 2_000, completionTokens: 85_000 } });
+
+    const completion = await complete();
+
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: 2_000,
+      completion_tokens: 85_000,
+      total_tokens: 87_000,
+    });
+  });
+
   it('returns tool calls with ids, names and JSON arguments', async () => {
     model.enqueue({
       kind: 'toolCalls',

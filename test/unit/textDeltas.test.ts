@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { TextDeltaBatcher } from '../../activities/textDeltas.ts';
+import { MAX_TEXT_DELTA_EVENT_CHARS } from '../../src/contract/limits.ts';
 
 describe('streamed text, batched into events', () => {
   beforeEach(() => {
@@ -32,6 +33,17 @@ describe('streamed text, batched into events', () => {
     expect(handed.map(({ text }) => text).join('')).toBe(
       Array.from({ length: 20 }, (_, token) => `t${token} `).join(''),
     );
+  });
+
+  it('hands text on at once when a fast stream gathers the most an event holds', () => {
+    const handed: string[] = [];
+    const batcher = new TextDeltaBatcher((text) => handed.push(text));
+    // 300 K characters in 8-character deltas within one interval: no waiting for its end.
+    for (let delta = 0; delta < 300_000 / 8; delta++) batcher.add('abcdefgh');
+    expect(handed).toHaveLength(Math.floor(300_000 / MAX_TEXT_DELTA_EVENT_CHARS));
+    expect(handed.every((text) => text.length === MAX_TEXT_DELTA_EVENT_CHARS)).toBe(true);
+    batcher.flush();
+    expect(handed.join('')).toBe('abcdefgh'.repeat(300_000 / 8));
   });
 
   it('hands text on every 100 ms while followers read it on the live channel', () => {

@@ -9,10 +9,13 @@ import { startOptions } from '../fork.ts';
 
 /** A tool call as an eval report shows it. */
 export interface EvalToolCall {
+  /** The tool called. */
   toolName: string;
+  /** Its arguments. */
   args: ToolArguments;
   /** Result text. */
   result: string;
+  /** Whether the result was an error. */
   isError: boolean;
   /** How a replay answered it without running the tool (absent: the kept call, or a live run). */
   answer?: 'recorded' | 'standIn' | 'diverged';
@@ -20,12 +23,17 @@ export interface EvalToolCall {
 
 /** One turn of a conversation as an eval compares it. */
 export interface EvalTurn {
+  /** The user messages the turn answered. */
   user: string[];
   /** The turn's last reply text. */
   reply: string;
+  /** Its tool calls, in order. */
   toolCalls: EvalToolCall[];
+  /** Input tokens its model calls read. */
   inputTokens: number;
+  /** Output tokens they wrote. */
   outputTokens: number;
+  /** What they cost, at the worker's prices (0 without). */
   cost: number;
 }
 

@@ -22,50 +22,98 @@ export interface EvalRunFacts {
 
 /** Tokens, cost and latency of one side of the comparison. */
 export interface EvalFigures {
+  /** Input and output tokens together. */
   tokens: number;
+  /** Cost at the worker's prices. */
   cost: number;
 }
 
 /** One turn, the kept conversation's beside the replay's. */
 export interface EvalTurnReport {
+  /** The turn's number, from 1. */
   turn: number;
+  /** The user messages it answered (the kept ones, which the replay sent). */
   user: string[];
-  old: { reply: string; toolCalls: EvalToolCall[] };
-  new: { reply: string; toolCalls: EvalToolCall[]; status: string | null; error?: string };
+  /** The kept conversation's turn. */
+  old: {
+    /** Its last reply text. */
+    reply: string;
+    /** Its tool calls. */
+    toolCalls: EvalToolCall[];
+  };
+  /** The replay's turn. */
+  new: {
+    /** Its last reply text. */
+    reply: string;
+    /** Its tool calls, each with how it was answered. */
+    toolCalls: EvalToolCall[];
+    /** How the turn ended; null when it did not. */
+    status: string | null;
+    /** Why it failed, when it did. */
+    error?: string;
+  };
+  /** How long the replay's turn took; null when it did not end. */
   latencyMs: number | null;
 }
 
 /** One case of a report. */
 export interface EvalCaseReport {
+  /** The kept conversation's id. */
   caseId: string;
+  /** The replay's conversation id, to open it. */
   conversationId: string;
+  /** No expectation failed, and the judge (if any) passed it. */
   passed: boolean;
   /** Passed in the baseline, fails now. */
   regression: boolean;
+  /** Each expectation that did not hold, in words. */
   failures: string[];
-  judge?: { pass: boolean; reason: string };
+  /** What the judge said, when there is one. */
+  judge?: JudgeVerdict;
   /** Calls of the replay that matched no kept call and had no stand-in. */
   diverged: EvalToolCall[];
+  /** What the kept conversation used. */
   old: EvalFigures;
-  new: EvalFigures & { latencyMs: number };
+  /** What the replay used, and how long its turns took. */
+  new: EvalFigures & {
+    /** Its turns' time together. */
+    latencyMs: number;
+  };
+  /** Turn by turn, the kept beside the replay. */
   turns: EvalTurnReport[];
 }
 
 /** What `runEval` returns and `yiem eval --json` writes. */
 export interface EvalReport {
+  /** The run's id (its workflow is `eval-<runId>`). */
   runId: string;
+  /** The candidate's task queue. */
   candidate: string;
+  /** Whether tools ran (`'live'`) or were answered from the kept calls. */
   mode: 'recorded' | 'live';
+  /** The baseline report's run id, or null without one. */
   baseline: string | null;
+  /** How long the run took. */
   durationMs: number;
+  /** The cases' figures together. */
   summary: {
+    /** Cases replayed. */
     cases: number;
+    /** Cases that passed. */
     passed: number;
+    /** `passed / cases`, from 0 to 1 (0 without cases). */
     passRate: number;
+    /** Cases that passed in the baseline and fail now. */
     regressions: number;
+    /** Calls that matched no kept call and had no stand-in, over all cases. */
     diverged: number;
+    /** What the kept conversations used. */
     old: EvalFigures;
-    new: EvalFigures & { latencyMs: number };
+    /** What the replays used. */
+    new: EvalFigures & {
+      /** Their turns' time together. */
+      latencyMs: number;
+    };
   };
   /** Regressions first, then other failures, then passes. */
   cases: EvalCaseReport[];

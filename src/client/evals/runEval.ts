@@ -10,6 +10,7 @@ import { type EvalExpectations, type EvalJudge, expectationOf, failedExpectation
 
 /** The agent under test: a task queue whose workers have the new model, prompt or tools. */
 export interface EvalCandidate {
+  /** The queue of the candidate's workers, where the replays run. */
   taskQueue: string;
   /** Replaces the kept conversations' system prompt. */
   systemPrompt?: string;
@@ -25,6 +26,7 @@ export interface RunEvalOptions {
   conversations?: string[];
   /** Or the ones a visibility query finds, e.g. `YiemAgent = 'support' AND StartTime > '2026-11-30T00:00:00Z'`. */
   query?: string;
+  /** What the kept conversations are replayed on: a worker's queue, and what it replaces. */
   candidate: EvalCandidate;
   /** `'recorded'` (the default): no tool runs. `'live'`: tools run, at-most-once ones only if allowed. */
   mode?: 'recorded' | 'live';
@@ -32,7 +34,9 @@ export interface RunEvalOptions {
   standIns?: Record<string, string>;
   /** In live mode, run at-most-once tools too. */
   allowAtMostOnce?: boolean;
+  /** What each case must do to pass. Default: none (a case passes unless the judge fails it). */
   expectations?: EvalExpectations;
+  /** A model that judges each replay against a rubric. Default: none. */
   judge?: EvalJudge;
   /** Cases replayed at once. Default 4. */
   concurrency?: number;

@@ -5,7 +5,9 @@ import type { EvalTurn } from './keptCases.ts';
 
 /** A tool call an expectation looks for: by name, and by arguments when given. */
 export interface ExpectedToolCall {
+  /** The tool. */
   tool: string;
+  /** Its arguments, exactly (key order aside); absent: any. */
   args?: ToolArguments;
 }
 
@@ -31,14 +33,19 @@ export interface EvalExpectation {
 
 /** Expectations from a file: `all` apply to every case, `cases` to one case each (by kept id). */
 export interface EvalExpectations {
+  /** What every case must do. */
   all?: EvalExpectation;
+  /** What a case must do besides, by its kept conversation's id. */
   cases?: Record<string, EvalExpectation>;
 }
 
 /** A model that judges a replay against a rubric: any OpenAI-compatible endpoint. */
 export interface EvalJudge {
+  /** The endpoint, e.g. `https://api.openai.com/v1`. */
   baseURL: string;
+  /** Its key. Default: none (a local endpoint). */
   apiKey?: string;
+  /** The model that judges. */
   model: string;
   /** The rubric of cases that name none. */
   rubric?: string;
@@ -46,7 +53,9 @@ export interface EvalJudge {
 
 /** What the judge said of one case. */
 export interface JudgeVerdict {
+  /** Whether the replay meets the rubric. */
   pass: boolean;
+  /** Why, in the judge's words. */
   reason: string;
 }
 

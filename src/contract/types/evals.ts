@@ -7,10 +7,15 @@ import type { TextContent, ToolArguments } from './base.ts';
 
 /** One tool call of a kept conversation, with the result it got. */
 export interface RecordedToolCall {
+  /** The tool called. */
   toolName: string;
+  /** Its arguments: a replayed call with the same ones (key order aside) gets this result. */
   args: ToolArguments;
+  /** The result the model read. */
   content: TextContent[];
+  /** The result's `details`. */
   details: Record<string, unknown>;
+  /** Whether the result was an error. */
   isError: boolean;
 }
 
@@ -21,7 +26,9 @@ export interface RecordedToolCall {
  * which are answered as in recorded mode unless `allowAtMostOnce`.
  */
 export interface RecordedTools {
+  /** Whether tools run (`'live'`) or are answered from `calls`. Default `'recorded'`. */
   mode?: 'recorded' | 'live';
+  /** The kept conversation's calls, with their results. */
   calls: RecordedToolCall[];
   /** A tool's result text for a call that matches no recorded call. */
   standIns?: Record<string, string>;
