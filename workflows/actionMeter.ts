@@ -44,6 +44,16 @@ export function meteredLocalActivities<A extends object>(
   });
 }
 
+/**
+ * An activity's attempts after its first, each billed again: known from the attempt number on the
+ * events its result carries (those of the last attempt, or handed on to it). Local activities'
+ * retries run inside a workflow task and are not billed apart: count none for them.
+ */
+export function countRetries(events: readonly { attempt: number }[] | undefined): void {
+  const attempts = Math.max(1, ...(events ?? []).map((event) => event.attempt));
+  if (attempts > 1) countActions(attempts - 1);
+}
+
 /** A Signal or Update handler that counts one Action each time it runs (Signals received, Updates accepted). */
 export function metered<Handler extends (...args: never[]) => unknown>(handler: Handler): Handler {
   return ((...args: Parameters<Handler>) => {

@@ -20,7 +20,7 @@ import type { ApprovalOutcome } from '../src/contract/types/approvals.ts';
 import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/tools.ts';
-import { meteredActivities, meteredLocalActivities } from './actionMeter.ts';
+import { countRetries, meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
 import { showCurrentDetails } from './currentDetails.ts';
@@ -288,7 +288,7 @@ async function executeInActivity(
         ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
       });
   try {
-    const { events, ...outcome } = await executeTool({
+    const executed = await executeTool({
       conversationId: state.conversationId,
       turn: state.turn,
       toolCallId: call.toolCallId,
@@ -300,12 +300,15 @@ async function executeInActivity(
       ...toolBudget(state),
       ...(local ? { callKey: activityId } : {}),
     });
+    if (!local) countRetries(executed.events);
+    const { events, ...outcome } = executed;
     if (events) state.events.publishFromResult(events);
     return outcome;
   } catch (error) {
     const reported = reportedToolOutput(error);
     if (reported) {
       const { events, ...outcome } = reported;
+      if (!local) countRetries(events);
       if (events) state.events.publishFromResult(events);
       return outcome;
     }

@@ -17,7 +17,7 @@ import {
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
 import type { AssistantMessage } from '../src/contract/types/messages.ts';
 import type { TurnResult } from '../src/contract/types/turns.ts';
-import { meteredActivities, meteredLocalActivities } from './actionMeter.ts';
+import { countRetries, meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
@@ -234,13 +234,15 @@ async function callModel(state: ConversationState, input: CallModelInput): Promi
       if (!contextNotCached(error)) throw error;
     }
   }
-  return meteredActivities<AgentActivities>({
+  const output = await meteredActivities<AgentActivities>({
     ...queue,
     startToCloseTimeout,
     ...(modelPolicy.heartbeatTimeout ? { heartbeatTimeout: modelPolicy.heartbeatTimeout } : {}),
     ...(modelPolicy.retry ? { retry: modelPolicy.retry } : {}),
     summary,
   }).callModel(input);
+  countRetries(output.events);
+  return output;
 }
 
 /** Whether a local model call failed because its worker lacked the conversation's context. */

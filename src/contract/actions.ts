@@ -2,14 +2,16 @@
  * Temporal Cloud bills Actions (https://docs.temporal.io/cloud/actions, read 2026-12-06). The rule
  * the conversation's meter counts by, one Action each for:
  * - a workflow run started (a client's start, a continue-as-new, a child workflow's start);
- * - an activity scheduled (every attempt is billed: the meter counts the first);
+ * - an activity attempt: the first when it is scheduled, each retry from the attempt number its
+ *   result's events carry (a model call's, a tool call's);
  * - the local activities of one workflow task together (one Action however many ran in it);
  * - a timer started (a `condition` with a timeout starts one too);
  * - a search-attribute upsert (however many attributes it changes);
  * - a Signal received or sent, an Update accepted, a Nexus operation scheduled.
- * Billed and left out, since a workflow cannot see them without changing its history: retried
- * attempts, heartbeats that reach the server, Queries (`status()`, a model call's context read on a
- * cold cache), rejected Updates. bench/scenarios/actionsPerTurn.ts holds the meter to the server's
+ * Billed and left out, since a workflow cannot see them without changing its history: the retries
+ * of an activity that failed for good or carries no events, heartbeats that reach the server,
+ * Queries (`status()`, a model call's context read on a cold cache), rejected Updates. Not billed
+ * and not counted: `patched()`'s `TemporalChangeVersion` upserts (the dev server's metric counts them). bench/scenarios/actionsPerTurn.ts holds the meter to the server's
  * own `action` metric.
  */
 

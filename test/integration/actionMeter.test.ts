@@ -91,6 +91,26 @@ describe('the Action meter', () => {
     await conversation.end();
   });
 
+  it("counts a retried model call's second attempt, which the server bills again", async () => {
+    agent.model.respond(() => ({ kind: 'text', text: 'warm' }));
+    const conversation = await agent.client.startConversation({ systemPrompt: 'Be brief.' });
+    await conversation.send('one');
+    let attempts = 0;
+    agent.model.respond(() =>
+      ++attempts === 1 ? { kind: 'error', status: 500 } : { kind: 'text', text: 'after a retry' },
+    );
+    let retried: Awaited<ReturnType<typeof conversation.send>> | undefined;
+    const billed = await billedDuring(async () => {
+      retried = await conversation.send('two');
+    });
+    expect(retried?.reply).toBe('after a retry');
+    expect(attempts).toBe(2);
+    // A text turn's 4, and the model call's second attempt.
+    expect(retried?.spend?.actions).toBe(5);
+    expect(totalActions(billed)).toBe(5);
+    await conversation.end();
+  });
+
   it('prints the Actions with their price beside the tokens in `yiem send` and `yiem status`', async () => {
     agent.model.respond(() => ({ kind: 'text', text: 'hello there' }));
     // The CLI runs with this process's environment.

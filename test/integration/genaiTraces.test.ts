@@ -102,6 +102,10 @@ describe('GenAI traces through a real OpenTelemetry Collector', () => {
       'yiem.turn': 1,
       'yiem.turn.status': 'completed',
     });
+    // What the turn spent, beside its status: its Temporal Cloud Actions (the run's start, the prompt,
+    // a status upsert, the worker's models, two model calls and the tool calls) and its tokens.
+    expect(turn?.attributes['yiem.turn.actions']).toBeGreaterThanOrEqual(6);
+    expect(turn?.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
 
     // Two model calls, each a `chat` client span inside its activity attempt, inside the turn.
     const chats = named('chat scripted');

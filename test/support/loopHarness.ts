@@ -199,23 +199,26 @@ export interface LoopHarness {
 }
 
 /**
- * Fast model retries and a short heartbeat timeout (so a cancellation reaches a running double
- * soon). A conversation's own `modelPolicy` replaces this one whole.
+ * Fast model retries. A cancellation reaches a running double soon through the worker's short
+ * heartbeat throttle (HEARTBEAT_THROTTLE), not through a short heartbeat timeout, which a loaded
+ * machine misses (a 2-second one failed turns at load 20). A conversation's own `modelPolicy`
+ * replaces this one whole.
  */
 const DEFAULT_OPTIONS: ConversationOptions = {
   systemPrompt: 'You are a loop test.',
   modelPolicy: {
-    heartbeatTimeout: '2 seconds',
+    heartbeatTimeout: '20 seconds',
     retry: { initialInterval: '10 milliseconds', maximumInterval: '50 milliseconds', maximumAttempts: 3 },
   },
 };
 
-/** Tool calls heartbeat this often, below the doubles' 2-second heartbeat timeout. */
+/** Tool calls heartbeat this often, and the worker sends them on at most this late. */
 const HEARTBEAT_MS = 200;
+const HEARTBEAT_THROTTLE = '200 milliseconds';
 
 const DOUBLE_TOOL_POLICY: ActivityPolicy = {
   startToCloseTimeout: '30 seconds',
-  heartbeatTimeout: '2 seconds',
+  heartbeatTimeout: '20 seconds',
   retry: { maximumAttempts: 1, initialInterval: '10 milliseconds', backoffCoefficient: 1 },
 };
 
@@ -333,6 +336,8 @@ export async function startLoopHarness(): Promise<LoopHarness> {
     taskQueue,
     workflowBundle: await workflowBundle(),
     activities,
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
+    defaultHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
     // Sub-agent, handoff and callback calls report to the worker's event sink; none are under test.
     sinks: {
       yiemAgentEvents: { emit: { fn() {} } },
