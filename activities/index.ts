@@ -66,13 +66,13 @@ export interface AgentActivityDependencies {
   payloadStoreRetryMs?: number;
   /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
-  /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compact`). */
+  /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compaction.compact`). */
   compact?: CompactionFunction;
   /** The other workers of this worker's task queue: a model call is refused when one calls another model. */
   neighbours?: TaskQueueNeighbours;
   /** Tracing's tracer (`startTracing`): each model call gets a `chat` span, each tool call an `execute_tool` one. */
   tracer?: Tracer;
-  /** The guardrails conversations may name (`AgentWorkerOptions.guardrails`). */
+  /** The guardrails conversations may name (`AgentWorkerOptions.hooks.guardrails`). */
   guardrails?: WorkerGuardrails;
 }
 

@@ -4,10 +4,11 @@ import { describeThrown } from '../../src/contract/thrown.ts';
 import type {
   ModelDefinition,
   ModelFallback,
+  ModelOptions,
   ModelRateLimit,
   ModelRoute,
-  ModelSettings,
 } from '../../src/contract/types/models.ts';
+import { processEnvironment } from '../../src/infrastructure/environment.ts';
 import { worthAFallback } from './errors.ts';
 import {
   describeModel,
@@ -18,17 +19,6 @@ import {
 
 /** A 429 asking to wait longer than this (or not saying) moves a call with fallbacks to its next model. */
 export const DEFAULT_MAX_RATE_LIMIT_WAIT_MS = 10_000;
-
-/** How a worker is told its models (the `AgentWorkerOptions` fields of the same names). */
-export interface ModelOptions {
-  /** The single model of a worker without `models`. */
-  model?: ModelSettings;
-  models?: Record<string, ModelDefinition>;
-  defaultModel?: string;
-  fallbacks?: Record<string, string[]>;
-  route?: ModelRoute;
-  maxRateLimitWaitMs?: number;
-}
 
 /** One model as a worker calls it: its name in `models` and its endpoint's settings. */
 export interface WorkerModel {
@@ -75,7 +65,10 @@ export function mainQueueOf(activityQueue: string, model: string): string {
  * unknown default or fallback, a bad rate limit, or a fallback onto a rate-limited model fails here
  * rather than in every turn.
  */
-export function resolveModelTable(options: ModelOptions, env: NodeJS.ProcessEnv = process.env): ModelTable {
+export function resolveModelTable(
+  options: ModelOptions,
+  env: NodeJS.ProcessEnv = processEnvironment(),
+): ModelTable {
   const maxRateLimitWaitMs = options.maxRateLimitWaitMs ?? DEFAULT_MAX_RATE_LIMIT_WAIT_MS;
   if (!Number.isFinite(maxRateLimitWaitMs) || maxRateLimitWaitMs < 0) {
     throw new Error(`maxRateLimitWaitMs must be a number of milliseconds, got ${maxRateLimitWaitMs}`);

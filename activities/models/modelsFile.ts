@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describeThrown } from '../../src/contract/thrown.ts';
-import type { ModelDefinition } from '../../src/contract/types/models.ts';
-import { type ModelOptions, resolveModelTable } from './models.ts';
+import type { ModelDefinition, ModelOptions } from '../../src/contract/types/models.ts';
+import { processEnvironment } from '../../src/infrastructure/environment.ts';
+import { resolveModelTable } from './models.ts';
 
 /** A model of a models file: a `ModelDefinition` whose key may be named by environment variable. */
 type FileModel = ModelDefinition & { apiKeyEnv?: string };
@@ -13,7 +14,7 @@ type FileModel = ModelDefinition & { apiKeyEnv?: string };
  */
 export async function loadModelsConfig(
   file: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnvironment(),
 ): Promise<Omit<ModelOptions, 'model' | 'route'>> {
   let parsed: unknown;
   try {

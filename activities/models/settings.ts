@@ -1,5 +1,6 @@
 import { BYTES_PER_TOKEN, DEFAULT_MAX_CONTEXT_BYTES } from '../../src/contract/limits.ts';
 import type { ModelPrice, ModelSettings } from '../../src/contract/types/models.ts';
+import { processEnvironment } from '../../src/infrastructure/environment.ts';
 import { checkedPrices, pricesFromEnv } from './prices.ts';
 
 export interface ResolvedModelSettings {
@@ -22,7 +23,7 @@ export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** Fills what the caller left out from the environment. */
 export function resolveModelSettings(
   settings: ModelSettings = {},
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = processEnvironment(),
 ): ResolvedModelSettings {
   // An empty variable (`OPENAI_API_KEY=` in a .env file, a compose pass-through) counts as unset.
   const fromEnv = (name: string): string | undefined => env[name] || undefined;

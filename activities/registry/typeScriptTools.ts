@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import module, { type ModuleHooks, type ResolveFnOutput, type ResolveHookContext } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import { processEnvironment } from '../../src/infrastructure/environment.ts';
 
 /** The query tsx adds to every module it loads in a namespace, which makes each a fresh copy. */
 const TSX_NAMESPACE_PARAM = 'tsx-namespace';
@@ -14,7 +15,7 @@ const SHIPPED_TYPESCRIPT = /\/node_modules\/.*\.[cm]?tsx?(\?|$)/;
  * tests) be shared as it is. Elsewhere Node would strip its types alone, and refuse what it cannot strip.
  */
 const PROCESS_LOADS_TYPESCRIPT = /(--import|--loader|--experimental-loader)[= ]\S*tsx/.test(
-  [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' '),
+  [...process.execArgv, processEnvironment().NODE_OPTIONS ?? ''].join(' '),
 );
 /** Whether a tool's packages can be the worker's: its yiem-agent is JavaScript, or TypeScript this process loads. */
 const SHARES_THE_WORKERS_COPY = !import.meta.url.endsWith('.ts') || PROCESS_LOADS_TYPESCRIPT;

@@ -18,6 +18,7 @@ import { payloadStorageFromEnv } from '../infrastructure/storage/payloadStorage.
 import { S3StorageDriver } from '../infrastructure/storage/s3Driver.ts';
 import { sweepPayloads } from '../infrastructure/storage/sweep.ts';
 import { loadMcpConfig } from '../worker/mcp/config.ts';
+import type { WorkerConnectionOptions } from '../worker/options.ts';
 import { openConversation, runChat } from './chat.ts';
 import {
   type ConnectionConfig,
@@ -30,6 +31,7 @@ import {
 import { consoleLink, DEFAULT_CONSOLE_PORT, openConsole } from './console.ts';
 import { DEMO_MODEL_BANNER, installOfflineDemoWeather, startDemoModel, wantsDemoModel } from './demoModel.ts';
 import { announceDevStack, DEV_TASK_QUEUE, runningDevStack } from './devStack.ts';
+import { cliEnvironment } from './environment.ts';
 import {
   formatCompaction,
   formatListing,
@@ -89,21 +91,27 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
   await probeServer(config);
   const worker = await loadWorker();
   const { createAgentWorker, loadModelsConfig } = worker;
-  const logFile = worker.workerLogFile(config.taskQueue, process.env);
-  worker.installWorkerLog(config.taskQueue, process.env, logFile);
+  const logFile = worker.workerLogFile(config.taskQueue, cliEnvironment());
+  worker.installWorkerLog(config.taskQueue, cliEnvironment(), logFile);
   // A worker with no model named would call api.openai.com without a key: the demo says what it is.
   const demo = flags.workflows && !flags.models && wantsDemoModel() ? await startDemoModel() : undefined;
   const agent = await createAgentWorker({
-    ...config,
-    ...(flags.models ? await loadModelsConfig(flags.models) : {}),
-    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
-    workflows: flags.workflows,
-    builtinTools: flags.builtinTools,
-    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
-    ...(await mcpServersOption(flags.mcp)),
-    ...withSelfWriting(flags),
+    connection: workerConnection(config),
+    models: {
+      ...(flags.models ? await loadModelsConfig(flags.models) : {}),
+      ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
+    },
+    tools: {
+      builtinTools: flags.builtinTools,
+      ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
+      ...(await mcpServersOption(flags.mcp)),
+      ...withSelfWriting(flags),
+    },
+    worker: { workflows: flags.workflows },
     ...deploymentOption(flags),
-    eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
+    hooks: {
+      eventSink: (event) => console.log(`[${event.conversationId}] ${formatToolEvent(event).trim()}`),
+    },
   });
   const runs = flags.workflows ? 'conversations and tools' : 'tools only';
   const model = flags.workflows ? `, ${agent.model}` : '';
@@ -129,10 +137,17 @@ export async function workerCommand(flags: WorkerFlags): Promise<void> {
 
 /** `--deployment-name` and `--build-id`, each over its environment variable. */
 function deploymentOption(flags: WorkerFlags): { deployment?: { name: string; buildId: string } } {
-  const name = flags.deploymentName ?? process.env.YIEM_DEPLOYMENT_NAME;
-  const buildId = flags.buildId ?? process.env.YIEM_BUILD_ID;
+  const env = cliEnvironment();
+  const name = flags.deploymentName ?? env.YIEM_DEPLOYMENT_NAME;
+  const buildId = flags.buildId ?? env.YIEM_BUILD_ID;
   // Only one given: the worker names what is missing.
   return name || buildId ? { deployment: { name: name ?? '', buildId: buildId ?? '' } } : {};
+}
+
+/** The worker's connection: the CLI's resolved address, namespace, task queue and profile. */
+function workerConnection(config: ConnectionConfig): WorkerConnectionOptions {
+  const { address, namespace, taskQueue, profile } = config;
+  return { address, namespace, taskQueue, ...(profile ? { profile } : {}) };
 }
 
 /** `yiem upgrade`: after a deploy, moves idle conversations onto the deployment's current version. */
@@ -166,14 +181,11 @@ export async function devCommand(
   const dataDir = flags.dataDir ?? defaultDataDir();
   const worker = await loadWorker();
   const { createAgentWorker } = worker;
-  worker.installWorkerLog(config.taskQueue, process.env, path.join(dataDir, 'worker.log'));
+  worker.installWorkerLog(config.taskQueue, cliEnvironment(), path.join(dataDir, 'worker.log'));
   const agent = await createAgentWorker({
-    address,
-    namespace: config.namespace,
-    taskQueue: config.taskQueue,
-    ...(demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {}),
-    ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}),
-    ...mcpServers,
+    connection: { address, namespace: config.namespace, taskQueue: config.taskQueue },
+    models: demo ? { model: { baseURL: demo.baseURL, apiKey: 'demo', model: 'yiem-demo' } } : {},
+    tools: { ...(flags.toolsDir ? { toolsDir: flags.toolsDir } : {}), ...mcpServers },
   });
   if (demo) installOfflineDemoWeather(agent.registry);
   const running = agent.run();
@@ -300,7 +312,10 @@ export async function sendCommand(
 }
 
 /** The task queue named by `--task-queue` or `YIEM_TASK_QUEUE`, if any. */
-function givenTaskQueue(flags: ConnectionFlags, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function givenTaskQueue(
+  flags: ConnectionFlags,
+  env: NodeJS.ProcessEnv = cliEnvironment(),
+): string | undefined {
   return flags.taskQueue ?? (env.YIEM_TASK_QUEUE || undefined);
 }
 
@@ -325,7 +340,8 @@ export async function consoleCommand(
 ): Promise<void> {
   const config = await followingDevStack(connectionConfig(flags), flags);
   const client = await connectedClient(config);
-  const token = process.env.YIEM_CONSOLE_TOKEN || undefined;
+  const env = cliEnvironment();
+  const token = env.YIEM_CONSOLE_TOKEN || undefined;
   const running = await openConsole({
     client,
     host: flags.host,
@@ -498,7 +514,7 @@ export async function sweepPayloadsCommand(
 ): Promise<void> {
   if (!/^\d+$/.test(flags.minAge)) throw new Error(`--min-age ${flags.minAge}: expected a number of minutes`);
   const minAgeMinutes = Number(flags.minAge);
-  const driver = payloadStorageFromEnv(process.env)?.drivers[0];
+  const driver = payloadStorageFromEnv(cliEnvironment())?.drivers[0];
   if (!(driver instanceof S3StorageDriver || driver instanceof FileStorageDriver)) {
     throw new Error(
       'yiem payloads sweep sweeps the payload store, and YIEM_PAYLOAD_STORAGE=off configures none',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { resolveTemporalConnection } from '../infrastructure/connection.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** Where the CLI finds Temporal and which task queue it uses: flags first, then the environment. */
 export interface ConnectionFlags {
@@ -22,7 +23,7 @@ export interface ConnectionConfig {
 /** Flags over Temporal's environment variables and config profile (see `resolveTemporalConnection`). */
 export function connectionConfig(
   flags: ConnectionFlags,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = cliEnvironment(),
 ): ConnectionConfig {
   const resolved = resolveTemporalConnection({
     env,
@@ -43,7 +44,7 @@ export function connectionConfig(
  * The price of a million Temporal Cloud Actions (`YIEM_ACTION_PRICE`), shown beside the Actions a
  * turn or a conversation used; unset or not a number of at least 0: no price is shown.
  */
-export function actionPricePerMillion(env: NodeJS.ProcessEnv = process.env): number | undefined {
+export function actionPricePerMillion(env: NodeJS.ProcessEnv = cliEnvironment()): number | undefined {
   const price = Number(env.YIEM_ACTION_PRICE);
   return env.YIEM_ACTION_PRICE && Number.isFinite(price) && price >= 0 ? price : undefined;
 }
@@ -54,7 +55,7 @@ export function conversationUiUrl(uiUrl: string, namespace: string, conversation
 }
 
 /** The Web UI of the dev server at `address`, by Temporal's convention of gRPC port + 1000. */
-export function defaultUiUrl(address: string, env: NodeJS.ProcessEnv = process.env): string {
+export function defaultUiUrl(address: string, env: NodeJS.ProcessEnv = cliEnvironment()): string {
   if (env.YIEM_UI_URL) return env.YIEM_UI_URL;
   const [host = '127.0.0.1', port = '7233'] = address.split(':');
   return `http://${host}:${Number(port) + 1000}`;

@@ -4,6 +4,7 @@ import type { ToolArguments } from '../contract/types/base.ts';
 import type { AgentToolResult } from '../contract/types/tools.ts';
 import { type ScriptedModel, type ScriptedReply, startScriptedModel } from '../testing/index.ts';
 import type { ToolRegistry } from '../worker/index.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** The variables that name a model; with none of them set, `yiem dev` and `yiem worker` use the demo model. */
 export const MODEL_VARIABLES = 'OPENAI_BASE_URL, OPENAI_API_KEY, YIEM_MODEL';
@@ -12,7 +13,7 @@ export const MODEL_VARIABLES = 'OPENAI_BASE_URL, OPENAI_API_KEY, YIEM_MODEL';
 export const DEMO_MODEL_BANNER = `No model endpoint set (${MODEL_VARIABLES}): using the offline demo model, a rule-based stand-in that only shows the loop. Set OPENAI_BASE_URL (and OPENAI_API_KEY, YIEM_MODEL) for a real model.`;
 
 /** Whether nothing names a model endpoint, so that the demo model is used. */
-export function wantsDemoModel(env: NodeJS.ProcessEnv = process.env): boolean {
+export function wantsDemoModel(env: NodeJS.ProcessEnv = cliEnvironment()): boolean {
   return !env.OPENAI_BASE_URL && !env.OPENAI_API_KEY;
 }
 

@@ -16,6 +16,7 @@ import {
 } from '../infrastructure/taskQueuePollers.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 import { MODEL_VARIABLES, wantsDemoModel } from './demoModel.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** One cheap request to the model endpoint waits at most this long. */
 const MODEL_CHECK_MS = 5_000;
@@ -40,7 +41,7 @@ export async function doctorCommand(flags: ConnectionFlags): Promise<void> {
 
 async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
   const config = connectionConfig(flags);
-  const converter = dataConverterFromEnv(process.env);
+  const converter = dataConverterFromEnv(cliEnvironment());
   const own = await storeAnnouncementOf(converter);
   const checks: Check[] = [
     {
@@ -48,7 +49,7 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
       ok: true,
       detail: `payload store ${own.store ? describeStore(own.store) : 'none (payloads inline)'}, codec ${describeKeys(own)}`,
     },
-    await modelCheck(process.env),
+    await modelCheck(cliEnvironment()),
   ];
   const reachable = config.tls ? Promise.resolve() : waitForServer(config.address, 5_000);
   const client = new AgentClient({ ...config, ...(converter ? { dataConverter: converter } : {}) });

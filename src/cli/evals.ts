@@ -5,6 +5,7 @@ import { type RunEvalOptions, runEval } from '../client/evals/runEval.ts';
 import type { EvalExpectations, EvalJudge } from '../client/evals/scores.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** The flags of `yiem eval`. */
 export interface EvalFlags extends ConnectionFlags {
@@ -44,7 +45,8 @@ function count(text: string, flag: string): number {
 function judgeOf(flags: EvalFlags): EvalJudge | undefined {
   if (!flags.judgeUrl && !flags.judgeModel) return undefined;
   if (!flags.judgeUrl || !flags.judgeModel) throw new Error('--judge-url and --judge-model go together');
-  const apiKey = process.env.YIEM_JUDGE_API_KEY || process.env.OPENAI_API_KEY;
+  const env = cliEnvironment();
+  const apiKey = env.YIEM_JUDGE_API_KEY || env.OPENAI_API_KEY;
   return {
     baseURL: flags.judgeUrl,
     model: flags.judgeModel,

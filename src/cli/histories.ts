@@ -2,6 +2,7 @@ import { exportHistories } from '../client/exportHistories.ts';
 import { dataConverterFromEnv } from '../infrastructure/codec/dataConverter.ts';
 import { connectedClient } from './commands.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
+import { cliEnvironment } from './environment.ts';
 
 /** `yiem export-histories`: one JSON file per conversation run, for `yiem replay-check`. */
 export async function exportHistoriesCommand(
@@ -38,7 +39,7 @@ export async function replayCheckCommand(dir: string, flags: { workflows?: strin
     logger: new DefaultLogger('ERROR', () => undefined),
     telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } },
   });
-  const dataConverter = dataConverterFromEnv(process.env);
+  const dataConverter = dataConverterFromEnv(cliEnvironment());
   const report = await replayCheck(dir, {
     ...(flags.workflows ? { workflowsPath: flags.workflows } : {}),
     ...(dataConverter ? { dataConverter } : {}),

@@ -23,6 +23,7 @@ import {
   workerCommand,
 } from './commands.ts';
 import { doctorCommand } from './doctor.ts';
+import { cliEnvironment } from './environment.ts';
 import { evalCommand } from './evals.ts';
 import { forkCommand, rewindCommand } from './forkRewind.ts';
 import { exportHistoriesCommand, replayCheckCommand } from './histories.ts';
@@ -389,7 +390,8 @@ try {
 } catch (error) {
   const message = describeThrown(error);
   console.error(`yiem: ${message}`);
-  if (process.env.YIEM_DEBUG) console.error(error);
+  const env = cliEnvironment();
+  if (env.YIEM_DEBUG) console.error(error);
   process.exitCode = 1;
 }
 // A command is done when its promise settles: what it left open (a retrying call, an idle

@@ -64,6 +64,7 @@ import { type ServeCallbacksOptions, serveCallbacks } from './callbackClient.ts'
 import { type FollowEventsOptions, followEvents } from './conversationEvents.ts';
 import { defaultTitle } from './conversationTitle.ts';
 import { collectTurn, type DetachedTurn, listPromptTurns, type PromptTurn } from './detachedTurns.ts';
+import { clientEnvironment } from './environment.ts';
 import { inCallersWords, WorkerStoppedError } from './errors.ts';
 import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
@@ -170,7 +171,7 @@ export class AgentClient {
     } else {
       const { connectionOptions, namespace } = resolveTemporalConnection(options);
       this.#address = connectionOptions.address;
-      converter ??= dataConverterFromEnv(options.env ?? process.env);
+      converter ??= dataConverterFromEnv(clientEnvironment(options.env));
       this.client = newTemporalClient(converter, options, connectionOptions, namespace);
     }
     this.payloadStoreCheck = new PayloadStoreCheck(
@@ -179,7 +180,7 @@ export class AgentClient {
       this.client.options.namespace,
     );
     this.taskQueue =
-      options.taskQueue ?? ((options.env ?? process.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+      options.taskQueue ?? (clientEnvironment(options.env).YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
     this.workers =
       options.checkWorkers === false
         ? undefined

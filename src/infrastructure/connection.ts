@@ -1,5 +1,6 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
+import { processEnvironment } from './environment.ts';
 
 /** Default frontend: the embedded dev server (`yiem server`). */
 export const DEFAULT_TEMPORAL_ADDRESS = '127.0.0.1:7233';
@@ -54,7 +55,7 @@ export interface ResolvedTemporalConnection {
 export function resolveTemporalConnection(
   settings: TemporalConnectionSettings = {},
 ): ResolvedTemporalConnection {
-  const env = withoutEmptyValues(settings.env ?? process.env);
+  const env = withoutEmptyValues(settings.env ?? processEnvironment());
   const configFile = settings.configFile ?? env.TEMPORAL_CONFIG_FILE;
   const loaded = loadClientConnectConfig({
     overrideEnvVars: env,

@@ -7,6 +7,15 @@ export { ArgumentValidator } from '../../activities/registry/validation.ts';
 export { enableSelfWriting } from '../../activities/selfWriting/writeTool.ts';
 export type { WorkerDeploymentSettings } from './deployment.ts';
 export { loadMcpConfig } from './mcp/config.ts';
+export type {
+  CompactionOptions,
+  FlatWorkerOptions,
+  GroupedWorkerOptions,
+  HookOptions,
+  TemporalWorkerOptions,
+  ToolOptions,
+  WorkerConnectionOptions,
+} from './options.ts';
 export { AGENT_WORKFLOWS_PATH, AgentPlugin, type AgentPluginOptions } from './plugin.ts';
 export {
   formatReplayFailure,

@@ -12,7 +12,6 @@ import {
   toolSetHash,
 } from '../../activities/taskQueueNeighbours.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
-import type { McpServerConfig } from '../contract/types/mcp.ts';
 import {
   missingSearchAttributes,
   missingSearchAttributesMessage,
@@ -20,6 +19,7 @@ import {
 import { LiveChannel } from '../infrastructure/storage/liveChannel.ts';
 import { runWithSessionWorker, sessionQueueName } from './mcp/sessionWorker.ts';
 import { McpToolSource } from './mcp/source.ts';
+import type { TemporalWorkerOptions, ToolOptions } from './options.ts';
 
 /** `.ts` when running from the sources, `.js` from the built package. */
 const MODULE_EXTENSION = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -29,18 +29,13 @@ export const AGENT_WORKFLOWS_PATH = fileURLToPath(
   new URL(`../../workflows/index${MODULE_EXTENSION}`, import.meta.url),
 );
 
-/** What `AgentPlugin` adds besides the activities. */
-export interface AgentPluginOptions {
-  /** Whether it adds the conversation workflow (when the worker brings none). Default true. */
-  workflows?: boolean;
-  /**
-   * MCP servers whose tools this worker offers as `<server>__<tool>`, by server name. They are started
-   * when the worker runs (or by `startMcpServers()`), and stopped with it.
-   */
-  mcpServers?: Record<string, McpServerConfig>;
-  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
-  mcpSessionIdleMs?: number;
-}
+/**
+ * What `AgentPlugin` adds besides the activities: the conversation workflow unless `workflows` is
+ * false (when the worker brings none of its own), and the tools of MCP servers, started when the
+ * worker runs (or by `startMcpServers()`) and stopped with it. The same options as the worker's.
+ */
+export type AgentPluginOptions = Pick<ToolOptions, 'mcpServers' | 'mcpSessionIdleMs'> &
+  Pick<TemporalWorkerOptions, 'workflows'>;
 
 /**
  * Adds yiem's activities to any Temporal worker (`callModel`, which also runs PREPARE; `executeTool`,

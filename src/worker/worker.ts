@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { checkGuardrailRegistration } from '../../activities/guardrails.ts';
 import {
   describeModels,
@@ -12,136 +12,31 @@ import {
 import { ToolRegistry } from '../../activities/registry/registry.ts';
 import { enableSelfWriting } from '../../activities/selfWriting/writeTool.ts';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
-import type { CompactionFunction } from '../contract/types/compaction.ts';
-import type { AgentEventSink } from '../contract/types/events.ts';
-import type { WorkerGuardrails } from '../contract/types/guardrails.ts';
-import type { AgentHooks } from '../contract/types/hooks.ts';
-import type { McpServerConfig } from '../contract/types/mcp.ts';
-import type { ModelDefinition, ModelRoute, ModelSettings } from '../contract/types/models.ts';
-import type { SelfWritingOptions } from '../contract/types/sandbox.ts';
-import type { AgentTool } from '../contract/types/tools.ts';
 import { dataConverterFromEnv, storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { refusingUnencrypted } from '../infrastructure/codec/refusingCodec.ts';
-import {
-  resolveTemporalConnection,
-  type TemporalConnectionSettings,
-  unreachableServerMessage,
-} from '../infrastructure/connection.ts';
+import { resolveTemporalConnection, unreachableServerMessage } from '../infrastructure/connection.ts';
 import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import { startTracing, type TracingOptions } from '../infrastructure/tracing.ts';
-import { type WorkerDeploymentSettings, workerDeploymentOptions } from './deployment.ts';
+import { startTracing } from '../infrastructure/tracing.ts';
+import { workerDeploymentOptions } from './deployment.ts';
+import { workerEnvironment } from './environment.ts';
+import {
+  type AgentWorkerOptions,
+  type GroupedWorkerOptions,
+  groupWorkerOptions,
+  type TemporalWorkerOptions,
+  type ToolOptions,
+} from './options.ts';
 import { AgentPlugin } from './plugin.ts';
 import { installWorkerLog } from './workerLog.ts';
 
 export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
 export { installWorkerLog, workerLogFile } from './workerLog.ts';
+export type { AgentWorkerOptions };
 export { DEFAULT_TASK_QUEUE };
 
 /** The built-in tools shipped in this package (getWeather, getTime, listTools, and the callback tool readUserFile). */
 export const BUILTIN_TOOLS_DIR = fileURLToPath(new URL('../../tools/', import.meta.url));
-
-/**
- * How a worker connects (address, namespace, API key, TLS, profile: see
- * {@link TemporalConnectionSettings}), what it runs, and with which tools.
- */
-export interface AgentWorkerOptions extends TemporalConnectionSettings {
-  /** A connection to reuse; otherwise one is opened from the connection settings. */
-  connection?: NativeConnection;
-  /** Default: env `YIEM_TASK_QUEUE`, else `yiem-agent`. */
-  taskQueue?: string;
-  /**
-   * Whether this worker runs conversation workflows. Default true. A worker for a tool's dedicated
-   * task queue (`AgentTool.taskQueue`) sets it to false and runs only that queue's tool activities.
-   */
-  workflows?: boolean;
-  /**
-   * How payloads are converted, encoded and stored, e.g. `encryptedDataConverter` (from `yiem-agent`). Default:
-   * `dataConverterFromEnv`: the payload store of `YIEM_PAYLOADS_DIR` (default: the user's data folder, `defaultPayloadsDir`), encrypted
-   * when `YIEM_CODEC_KEYS` or `YIEM_CODEC_KEY_FILE` is set. Workers and clients of one namespace
-   * must use the same. Without `externalStorage` every message stays inline, and a conversation
-   * stops at Temporal's 2 MB payload limit.
-   */
-  dataConverter?: DataConverter;
-  /** OpenTelemetry spans for conversations, turns, model calls and tool calls. Default off. */
-  tracing?: TracingOptions;
-  /** Tools to register by hand (the seed's `registerTool`). */
-  tools?: AgentTool[];
-  /** Directories whose tool files are loaded in alphabetical order (the seed's `loadTools`). */
-  toolsDir?: string | string[];
-  /** Whether getWeather, getTime, listTools and readUserFile (run by `yiem chat`) are registered first. Default true. */
-  builtinTools?: boolean;
-  /** The worker's one model: where its calls go, with what key, settings and prices. Or `models`. */
-  model?: ModelSettings;
-  /**
-   * Several models by name, each with its own endpoint, key, settings, price and rate limit.
-   * Conversations pick one by name (`ConversationOptions.model`, `PromptOptions.model`), or `route`
-   * does. Names and keys stay on the worker: history only ever holds the names.
-   */
-  models?: Record<string, ModelDefinition>;
-  /** The model of calls that name none. Default: the first of `models`. */
-  defaultModel?: string;
-  /**
-   * Per model, the models tried in order when it cannot answer (connection refused, timeout, 5xx, a
-   * 429 asking for more than `maxRateLimitWaitMs`), within the same model call; each switch is a
-   * `modelFallback` event and is recorded on the reply (`AssistantMessage.fallbacks`).
-   */
-  fallbacks?: Record<string, string[]>;
-  /** Picks each model call's model (see `ModelRoute`); it runs in a `routeModel` activity before the call. */
-  route?: ModelRoute;
-  /** A 429 asking to wait longer than this (or not saying how long) moves to the next fallback. Default 10 000 ms. */
-  maxRateLimitWaitMs?: number;
-  /** `beforeToolCall` and `afterToolCall`, around every tool call this worker runs. Default: none. */
-  hooks?: AgentHooks;
-  /** Receives this worker's tool events as they happen (see `AgentEvent`). Default: none. */
-  eventSink?: AgentEventSink;
-  /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
-  maxToolResultBytes?: number;
-  /**
-   * Writes the summaries of conversations' compactions instead of a model call (in the
-   * `compactContext` activity). Default: the model, with the conversation's compaction prompt.
-   */
-  compact?: CompactionFunction;
-  /**
-   * Checks of the user's messages (`input`), the model's final replies (`output`) and tool results
-   * (`toolResult`) that conversations and agents name (`ConversationOptions.guardrails`). They run
-   * in the `runGuardrails` activity and may call the worker's model (`GuardrailContext.complete`).
-   * Every worker of a task queue should register the same. Default: none.
-   */
-  guardrails?: WorkerGuardrails;
-  /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
-  workflowBundle?: {
-    /** The bundle's JavaScript. */
-    code: string;
-  };
-  /**
-   * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
-   * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
-   * restart by every worker that watches the same directory.
-   */
-  selfWriting?: SelfWritingOptions;
-  /**
-   * MCP servers whose tools the worker offers beside its own, as `<server>__<tool>`, by server name
-   * (`yiem worker --mcp FILE` reads them from a file, see `loadMcpConfig`). They start with the worker,
-   * which fails to start when one does not.
-   */
-  mcpServers?: Record<string, McpServerConfig>;
-  /** Sessions of stateful MCP servers (`session: 'conversation'`) idle this long are closed. Default 15 minutes. */
-  mcpSessionIdleMs?: number;
-  /**
-   * How long a finished result (a tool's, a model reply) whose payload store cannot take it is tried
-   * again before the call fails, naming the store: a tool is not run again for it. Default: env
-   * `YIEM_PAYLOAD_STORE_RETRY_MS`, else 2 minutes.
-   */
-  payloadStoreRetryMs?: number;
-  /**
-   * Runs this worker as one build of a Temporal Worker Deployment (Worker Versioning). Default: env
-   * `YIEM_DEPLOYMENT_NAME` and `YIEM_BUILD_ID`, else unversioned. See docs/operations.md, "Safe deploys".
-   */
-  deployment?: WorkerDeploymentSettings;
-  /** Any other Temporal worker option, e.g. concurrency limits. */
-  workerOptions?: Partial<WorkerOptions>;
-}
 
 /** A running agent worker and the registry it serves tools from. */
 export interface AgentWorker {
@@ -166,16 +61,18 @@ export interface AgentWorker {
 }
 
 /** Loads the tools and creates a Temporal worker that runs conversations and their activities. */
-export async function createAgentWorker(options: AgentWorkerOptions = {}): Promise<AgentWorker> {
+export async function createAgentWorker(given: AgentWorkerOptions = {}): Promise<AgentWorker> {
   assertSupportedNode();
+  const options = groupWorkerOptions(given);
   const setup = await resolveWorkerSetup(options);
-  const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await connectWorker(setup.connectionOptions));
+  const reused = options.connection?.nativeConnection;
+  const ownsConnection = !reused;
+  const connection = reused ?? (await connectWorker(setup.connectionOptions));
   const plugin = createPlugin(options, setup);
   let workers: Worker[];
   try {
     await plugin.startMcpServers();
-    workers = await createWorkers(options, setup, plugin, connection);
+    workers = await createWorkers(options.worker ?? {}, setup, plugin, connection);
   } catch (error) {
     await plugin.closeMcpServers();
     if (ownsConnection) await connection.close();
@@ -222,21 +119,23 @@ interface WorkerSetup {
   deployment: ReturnType<typeof workerDeploymentOptions>;
 }
 
-async function resolveWorkerSetup(options: AgentWorkerOptions): Promise<WorkerSetup> {
-  const { connectionOptions, namespace } = resolveTemporalConnection(options);
-  const env = options.env ?? process.env;
-  const taskQueue = options.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+async function resolveWorkerSetup(options: GroupedWorkerOptions): Promise<WorkerSetup> {
+  const env = workerEnvironment(options.env);
+  const connectionSettings = options.connection ?? {};
+  const { connectionOptions, namespace } = resolveTemporalConnection({ ...connectionSettings, env });
+  const taskQueue = connectionSettings.taskQueue ?? (env.YIEM_TASK_QUEUE || DEFAULT_TASK_QUEUE);
   installWorkerLog(taskQueue, env);
-  const dataConverter = options.dataConverter ?? dataConverterFromEnv(env);
+  const dataConverter = connectionSettings.dataConverter ?? dataConverterFromEnv(env);
   // Checked before anything connects: a bad endpoint would otherwise fail every turn.
-  const models = resolveModelTable(options, env);
-  if (options.guardrails) checkGuardrailRegistration(options.guardrails);
+  const models = resolveModelTable(options.models ?? {}, env);
+  const guardrails = options.hooks?.guardrails;
+  if (guardrails) checkGuardrailRegistration(guardrails);
   const tracing = startTracing(options.tracing);
-  const registry = await buildRegistry(options);
+  const registry = await buildRegistry(options.tools ?? {});
   // Announced in the worker's identity so clients and `yiem doctor` can tell a split store or key set.
   const announcement = await storeAnnouncementOf(dataConverter);
   const identity = identityWithStore(
-    options.workerOptions?.identity ?? `${process.pid}@${os.hostname()}`,
+    options.worker?.options?.identity ?? `${process.pid}@${os.hostname()}`,
     announcement,
   );
   const deployment = workerDeploymentOptions(options.deployment, env);
@@ -255,30 +154,32 @@ async function resolveWorkerSetup(options: AgentWorkerOptions): Promise<WorkerSe
   };
 }
 
-function createPlugin(options: AgentWorkerOptions, setup: WorkerSetup): AgentPlugin {
+function createPlugin(options: GroupedWorkerOptions, setup: WorkerSetup): AgentPlugin {
+  const { hooks = {}, tools = {} } = options;
+  const compact = options.compaction?.compact;
   return new AgentPlugin(
     {
       registry: setup.registry,
       models: setup.models,
-      ...(options.hooks ? { hooks: options.hooks } : {}),
-      ...(options.eventSink ? { eventSink: options.eventSink } : {}),
-      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
-      ...payloadStoreRetry(options, setup.env),
-      ...(options.compact ? { compact: options.compact } : {}),
-      ...(options.guardrails ? { guardrails: options.guardrails } : {}),
+      ...(hooks.toolCalls ? { hooks: hooks.toolCalls } : {}),
+      ...(hooks.eventSink ? { eventSink: hooks.eventSink } : {}),
+      ...(tools.maxToolResultBytes ? { maxToolResultBytes: tools.maxToolResultBytes } : {}),
+      ...payloadStoreRetry(options.connection?.payloadStoreRetryMs, setup.env),
+      ...(compact ? { compact } : {}),
+      ...(hooks.guardrails ? { guardrails: hooks.guardrails } : {}),
       ...(setup.tracing ? { tracer: setup.tracing.tracer } : {}),
     },
     {
-      workflows: options.workflows ?? true,
-      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
-      ...(options.mcpSessionIdleMs ? { mcpSessionIdleMs: options.mcpSessionIdleMs } : {}),
+      workflows: options.worker?.workflows ?? true,
+      ...(tools.mcpServers ? { mcpServers: tools.mcpServers } : {}),
+      ...(tools.mcpSessionIdleMs ? { mcpSessionIdleMs: tools.mcpSessionIdleMs } : {}),
     },
   );
 }
 
 /** The agent's worker first, then one per rate-limited model's task queue. */
 async function createWorkers(
-  options: AgentWorkerOptions,
+  options: TemporalWorkerOptions,
   setup: WorkerSetup,
   plugin: AgentPlugin,
   connection: NativeConnection,
@@ -294,9 +195,9 @@ async function createWorkers(
       : {}),
     ...converter,
     ...(deployment ? { workerDeploymentOptions: deployment } : {}),
-    ...options.workerOptions,
+    ...options.options,
     identity: setup.identity,
-    plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.workerOptions?.plugins ?? [])],
+    plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.options?.plugins ?? [])],
   });
   const workers = [worker];
   if (options.workflows === false) return workers;
@@ -348,10 +249,10 @@ function runTogether(
 
 /** `payloadStoreRetryMs`, else `YIEM_PAYLOAD_STORE_RETRY_MS`; absent: the activities' default. */
 function payloadStoreRetry(
-  options: AgentWorkerOptions,
+  given: number | undefined,
   env: Record<string, string | undefined>,
 ): { payloadStoreRetryMs?: number } {
-  if (options.payloadStoreRetryMs !== undefined) return { payloadStoreRetryMs: options.payloadStoreRetryMs };
+  if (given !== undefined) return { payloadStoreRetryMs: given };
   const text = env.YIEM_PAYLOAD_STORE_RETRY_MS;
   if (!text) return {};
   if (!/^\d+$/.test(text))
@@ -365,7 +266,7 @@ function workerDataConverter(converter: DataConverter): DataConverter {
   return { ...converter, payloadCodecs: converter.payloadCodecs.map(refusingUnencrypted) };
 }
 
-async function buildRegistry(options: AgentWorkerOptions): Promise<ToolRegistry> {
+async function buildRegistry(options: ToolOptions): Promise<ToolRegistry> {
   const { selfWriting } = options;
   const registry = new ToolRegistry(selfWriting ? { sandbox: selfWriting } : {});
   if (options.builtinTools ?? true) await registry.loadTools(BUILTIN_TOOLS_DIR);

@@ -59,7 +59,7 @@ export const SCRIPTED: ScriptedExample[] = [
   },
   {
     page: 'docs/models.md',
-    line: "taskQueue: 'routed-agent',",
+    line: "connection: { taskQueue: 'routed-agent' },",
     replies: [text('The contract binds both parties for a year.'), text('You are welcome.')],
   },
   {

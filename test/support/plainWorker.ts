@@ -6,9 +6,8 @@ import { createInterface } from 'node:readline';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const agent = await createAgentWorker({
-  address: process.env.TEMPORAL_ADDRESS ?? '',
-  taskQueue: process.env.TASK_QUEUE ?? '',
-  model: { baseURL: 'http://127.0.0.1:1/v1', model: 'unused' },
+  connection: { address: process.env.TEMPORAL_ADDRESS ?? '', taskQueue: process.env.TASK_QUEUE ?? '' },
+  models: { model: { baseURL: 'http://127.0.0.1:1/v1', model: 'unused' } },
 });
 const running = agent.run();
 console.log('READY');

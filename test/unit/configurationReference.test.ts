@@ -44,23 +44,36 @@ it('names no YIEM_ variable the code does not read', () => {
   expect(stale).toEqual([]);
 });
 
-/** The options an interface of `file` declares (its own and those of the interfaces it extends there). */
+/** The options an interface of `source` declares (its own, not those of the interfaces it extends). */
 function optionsOf(source: string, name: string): string[] {
-  const body = new RegExp(`export interface ${name}(?: extends (\\w+))? \\{\\n([\\s\\S]*?)\\n\\}`).exec(
+  const body = new RegExp(`export interface ${name}(?: extends [^{]+)? \\{\\n([\\s\\S]*?)\\n\\}`).exec(
     source,
   );
   if (!body) throw new Error(`no interface ${name}`);
-  return [...(body[2] ?? '').matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1] ?? '');
+  return [...(body[1] ?? '').matchAll(/^ {2}(\w+)\??:/gm)].map((match) => match[1] ?? '');
 }
 
-it('names every option of createAgentWorker and AgentClient', () => {
+it('names every option of createAgentWorker, its groups, and AgentClient', () => {
   const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+  const workerOptions = read('src/worker/options.ts');
+  const groups = ['WorkerConnectionOptions', 'ToolOptions', 'HookOptions', 'CompactionOptions'];
   const options = [
     ...optionsOf(read('src/infrastructure/connection.ts'), 'TemporalConnectionSettings'),
-    ...optionsOf(read('src/worker/worker.ts'), 'AgentWorkerOptions'),
+    ...optionsOf(workerOptions, 'GroupedWorkerOptions'),
+    ...[...groups, 'TemporalWorkerOptions'].flatMap((group) => optionsOf(workerOptions, group)),
+    ...optionsOf(read('src/contract/types/models.ts'), 'ModelOptions'),
     ...optionsOf(read('src/client/client.ts'), 'AgentClientOptions'),
   ];
   expect(options.length).toBeGreaterThan(30);
   const section = REFERENCE.slice(REFERENCE.indexOf('\n## Options in code\n'));
-  expect(options.filter((option) => !section.includes(`\`${option}\``))).toEqual([]);
+  // `name` in a table of its own, `group.name` in the worker's.
+  const named = (option: string) => section.includes(`\`${option}\``) || section.includes(`.${option}\``);
+  expect(options.filter((option) => !named(option))).toEqual([]);
+});
+
+it('names the old flat name of every deprecated worker option', () => {
+  const flat = optionsOf(readFileSync(path.join(ROOT, 'src/worker/options.ts'), 'utf8'), 'FlatWorkerOptions');
+  expect(flat.length).toBeGreaterThan(20);
+  const places = readFileSync(path.join(ROOT, 'src/worker/options.ts'), 'utf8');
+  expect(flat.filter((name) => !new RegExp(`^  ${name}: \\['`, 'm').test(places))).toEqual([]);
 });

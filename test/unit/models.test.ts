@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { classifyModelError, worthAFallback } from '../../activities/models/errors.ts';
 import {
   describeModels,
-  type ModelOptions,
   modelNamed,
   modelQueueName,
   modelsToTry,
@@ -18,7 +17,7 @@ import {
 import { loadModelsConfig } from '../../activities/models/modelsFile.ts';
 import { signatureOf } from '../../activities/taskQueueNeighbours.ts';
 import { promptOptionsProblem } from '../../src/contract/settings.ts';
-import type { ModelRouteContext } from '../../src/contract/types/models.ts';
+import type { ModelOptions, ModelRouteContext } from '../../src/contract/types/models.ts';
 
 const NO_ENV = {};
 const table = (options: ModelOptions) => resolveModelTable(options, NO_ENV);

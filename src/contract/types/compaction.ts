@@ -49,7 +49,7 @@ export interface Compaction {
   timestamp: number;
 }
 
-/** What a worker's custom compaction function (`AgentWorkerOptions.compact`) is given besides the messages. */
+/** What a worker's custom compaction function (`AgentWorkerOptions.compaction.compact`) is given besides the messages. */
 export interface CompactionContext {
   /** The conversation being compacted. */
   conversationId: string;

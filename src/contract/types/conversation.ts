@@ -97,7 +97,7 @@ export interface ConversationOptions {
   /** `'parallel'` runs a batch's parallel-safe tool calls at once; `'sequential'` one by one. Default `'parallel'`. */
   toolExecution?: ToolExecutionMode;
   /**
-   * The model of this conversation's calls, by the worker's name for it (`AgentWorkerOptions.models`),
+   * The model of this conversation's calls, by the worker's name for it (`AgentWorkerOptions.models.models`),
    * or, on a worker with one model, the name sent to its endpoint. Default: the worker's default model.
    */
   model?: string;
@@ -132,7 +132,7 @@ export interface ConversationOptions {
   /** Limits on model calls, tool calls, tokens, cost and wall time (see `Budget`). Default: none. */
   budget?: Budget;
   /**
-   * The worker's guardrails (`AgentWorkerOptions.guardrails`) that check this conversation's
+   * The worker's guardrails (`AgentWorkerOptions.hooks.guardrails`) that check this conversation's
    * messages, by name, in the order they run. Default: none (a worker's guardrails apply only
    * where a conversation or an agent names them).
    */

@@ -18,7 +18,7 @@ import type { TurnResult, TurnStop } from './turns.ts';
  * The event vocabulary
  * ====================
  * Two streams, both described here and nowhere else:
- * - `AgentEvent`: what a worker reports to its `eventSink` (`AgentWorkerOptions.eventSink`), on the
+ * - `AgentEvent`: what a worker reports to its `eventSink` (`AgentWorkerOptions.hooks.eventSink`), on the
  *   worker that ran the tool, once per step of a tool call: the seed's and pi-agent-core's tool events.
  * - `ConversationEvent`: what a conversation publishes to its event log, which any client follows by
  *   offset (`Conversation.events()`): the whole turn, from any machine, after a disconnect too.

@@ -8,7 +8,7 @@ import type { Message } from './messages.ts';
 /*
  * Guardrails
  * ==========
- * Checks a worker registers (`AgentWorkerOptions.guardrails`) and conversations name
+ * Checks a worker registers (`AgentWorkerOptions.hooks.guardrails`) and conversations name
  * (`ConversationOptions.guardrails`): on the user's message before the model reads it (`input`),
  * on the model's final reply (`output`) and on each tool result before the model reads it
  * (`toolResult`). Each runs in the `runGuardrails` activity, so it may do I/O or call a model.
@@ -49,7 +49,7 @@ export interface GuardrailContext {
   signal: AbortSignal;
   /**
    * One call to one of the worker's models (`request.model`, by name as conversations name them;
-   * its endpoint, key and settings, and its `AgentWorkerOptions.fallbacks` when it cannot answer):
+   * its endpoint, key and settings, and its `AgentWorkerOptions.models.fallbacks` when it cannot answer):
    * a guardrail that asks a model to judge the text. Returns the reply's text.
    */
   complete(request: GuardrailModelRequest): Promise<string>;
@@ -62,7 +62,7 @@ export interface GuardrailModelRequest {
   /** The user message of the call, typically the text being checked. */
   input: string;
   /**
-   * A model the worker serves, by name (`AgentWorkerOptions.models`); another name fails the turn,
+   * A model the worker serves, by name (`AgentWorkerOptions.models.models`); another name fails the turn,
    * naming the ones it serves. Default: the worker's default model.
    */
   model?: string;
@@ -80,7 +80,7 @@ export interface Guardrail {
   execute(text: string, context: GuardrailContext): GuardrailVerdict | Promise<GuardrailVerdict>;
 }
 
-/** The guardrails a worker registers, by stage (`AgentWorkerOptions.guardrails`). */
+/** The guardrails a worker registers, by stage (`AgentWorkerOptions.hooks.guardrails`). */
 export interface WorkerGuardrails {
   /** Run on each user message before the model reads it. */
   input?: Guardrail[];

@@ -6,7 +6,7 @@ import type { ActivityPolicy } from './base.ts';
 
 /**
  * One MCP server whose tools a worker offers to the model beside its own, as `<server>__<tool>`
- * (see `AgentWorkerOptions.mcpServers` and `yiem worker --mcp FILE`). Give `command` for a server the
+ * (see `AgentWorkerOptions.tools.mcpServers` and `yiem worker --mcp FILE`). Give `command` for a server the
  * worker starts as a child process (stdio), or `url` for a streamable-HTTP server.
  */
 export interface McpServerConfig {

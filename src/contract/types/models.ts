@@ -26,7 +26,7 @@ export interface ModelCallPolicy extends ActivityPolicy {
   localActivity?: boolean;
 }
 
-/** A model call moved from one model to the next of its fallback list (`AgentWorkerOptions.fallbacks`). */
+/** A model call moved from one model to the next of its fallback list (`AgentWorkerOptions.models.fallbacks`). */
 export interface ModelFallback {
   /** The model that could not answer. */
   from: string;
@@ -66,7 +66,7 @@ export interface ModelSettings {
 }
 
 /**
- * One of a worker's models (`AgentWorkerOptions.models`): its endpoint, key and settings, what it
+ * One of a worker's models (`AgentWorkerOptions.models.models`): its endpoint, key and settings, what it
  * costs and how fast its provider lets it be called. Lives on the worker: conversations name it only.
  */
 export interface ModelDefinition extends ModelSettings {
@@ -120,7 +120,7 @@ export interface ModelRouteContext {
 }
 
 /**
- * Chooses each model call's model by name (`AgentWorkerOptions.route`); `undefined` keeps `requested`.
+ * Chooses each model call's model by name (`AgentWorkerOptions.models.route`); `undefined` keeps `requested`.
  * It runs in an activity (`routeModel`) before each model call, so it may be async and read anything.
  */
 export type ModelRoute = (context: ModelRouteContext) => string | undefined | Promise<string | undefined>;
@@ -131,4 +131,31 @@ export interface ModelPrice {
   inputPerMillion: number;
   /** What a million output tokens cost. */
   outputPerMillion: number;
+}
+
+/**
+ * How a worker is told its models (`AgentWorkerOptions.models`): one `model`, or several `models` by
+ * name with a default, fallbacks, a route and how long a 429 may make a call wait.
+ */
+export interface ModelOptions {
+  /** The worker's one model: where its calls go, with what key, settings and prices. Or `models`. */
+  model?: ModelSettings;
+  /**
+   * Several models by name, each with its own endpoint, key, settings, price and rate limit.
+   * Conversations pick one by name (`ConversationOptions.model`, `PromptOptions.model`), or `route`
+   * does. Names and keys stay on the worker: history only ever holds the names.
+   */
+  models?: Record<string, ModelDefinition>;
+  /** The model of calls that name none. Default: the first of `models`. */
+  defaultModel?: string;
+  /**
+   * Per model, the models tried in order when it cannot answer (connection refused, timeout, 5xx, a
+   * 429 asking for more than `maxRateLimitWaitMs`), within the same model call; each switch is a
+   * `modelFallback` event and is recorded on the reply (`AssistantMessage.fallbacks`).
+   */
+  fallbacks?: Record<string, string[]>;
+  /** Picks each model call's model (see `ModelRoute`); it runs in a `routeModel` activity before the call. */
+  route?: ModelRoute;
+  /** A 429 asking to wait longer than this (or not saying how long) moves to the next fallback. Default 10 000 ms. */
+  maxRateLimitWaitMs?: number;
 }

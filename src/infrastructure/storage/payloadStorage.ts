@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ExternalStorage, type StorageDriver } from '@temporalio/common';
 import { DEFAULT_PAYLOAD_THRESHOLD_BYTES } from '../../contract/limits.ts';
+import { processEnvironment } from '../environment.ts';
 import { FileStorageDriver } from './fileDriver.ts';
 import { fileStoreIdentity, type PayloadStoreIdentity } from './payloadStoreIdentity.ts';
 import { S3StorageDriver, s3DriverFromEnv } from './s3Driver.ts';
@@ -82,7 +83,7 @@ export function payloadStorageFromEnv(env: Record<string, string | undefined>): 
  * `~/.local/share/yiem-agent/payloads`). Never relative to the working directory: a worker started
  * in one project and a client in another must find the same store.
  */
-export function defaultPayloadsDir(env: Record<string, string | undefined> = process.env): string {
+export function defaultPayloadsDir(env: Record<string, string | undefined> = processEnvironment()): string {
   if (env.YIEM_DATA_DIR) return path.resolve(env.YIEM_DATA_DIR, 'payloads');
   const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), '.local', 'share');
   return path.resolve(dataHome, 'yiem-agent', 'payloads');

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { describeThrown } from '../../contract/thrown.ts';
+import { defaultProcessVariable } from '../environment.ts';
 import { requireOptional } from '../optionalDependency.ts';
 import type { LiveStore } from './liveStore.ts';
 import { type PayloadStoreIdentity, STORE_ID_PATTERN } from './payloadStoreIdentity.ts';
@@ -288,7 +289,7 @@ export class S3StorageDriver implements StorageDriver, SweepableStore {
     if (!this.#client) {
       // The SDK warns on every Node 20 process that *later* SDK releases will need Node 22: noise on
       // every `yiem` command, about versions this one is not.
-      process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+      defaultProcessVariable('AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED', 'true');
       const s3 = requireOptional<S3Module>(
         '@aws-sdk/client-s3',
         'The S3 payload store (YIEM_PAYLOAD_STORAGE=s3)',
