@@ -1,48 +1,23 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ActionCounts, actionsBetween, readActions, totalActions } from '../../bench/actions.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types/tools.ts';
-import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
-import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import type { DevServer } from '../../src/infrastructure/server/index.ts';
+import type { TestAgent } from '../support/agentHarness.ts';
 import { runYiem } from '../support/cli.ts';
+import { type MeteredAgent, startMeteredAgent } from '../support/meteredAgent.ts';
 
 /** The dev server's metrics publish their counters about once a second; two flushes later a step is in. */
 const METRICS_SETTLE_MS = 2_500;
 
-const echoTool: AgentTool = {
-  name: 'echo',
-  label: 'Echo',
-  description: 'Echoes its text back',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  parallelToolExecute: true,
-  execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
-};
-
 describe('the Action meter', () => {
-  let dataDir: string;
   let server: DevServer;
   let agent: TestAgent;
+  let metered: MeteredAgent | undefined;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-action-meter-'));
-    // A server of its own: its `action` metric counts this conversation's Actions and no other test's.
-    server = await startDevServer({
-      dataDir,
-      cliPath: await ensureTemporalCli(),
-      port: 0,
-      headless: true,
-      metricsPort: 0,
-    });
-    agent = await startTestAgent({ address: server.address, tools: [echoTool] });
+    metered = await startMeteredAgent();
+    ({ server, agent } = metered);
   });
-  afterAll(async () => {
-    await agent?.close();
-    await server?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => metered?.close());
 
   /** What the server billed for `step`, by action type, once its counters caught up. */
   async function billedDuring(step: () => Promise<unknown>): Promise<ActionCounts> {

@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,10 +6,9 @@ import { StoredMessages } from '../../activities/storedMessages.ts';
 import { readActions } from '../../bench/actions.ts';
 import type { Conversation } from '../../src/client/client.ts';
 import { MAX_CONTEXT_TAIL_BYTES } from '../../src/contract/limits.ts';
-import { textResult } from '../../src/contract/toolResult.ts';
-import type { AgentTool } from '../../src/contract/types/tools.ts';
-import { type DevServer, ensureTemporalCli, startDevServer } from '../../src/infrastructure/server/index.ts';
+import type { DevServer } from '../../src/infrastructure/server/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
+import { type MeteredAgent, startMeteredAgent } from '../support/meteredAgent.ts';
 
 /** The real client, recording the index every `modelContext` query starts from. */
 function recordingQueries(client: Client, fromIndices: number[]): () => Promise<Client> {
@@ -95,36 +91,15 @@ describe("the worker's context cache", () => {
   });
 });
 
-const echoTool: AgentTool = {
-  name: 'echo',
-  label: 'Echo',
-  description: 'Echoes its text back',
-  inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-  parallelToolExecute: true,
-  execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
-};
-
 describe('model calls on a warm worker', () => {
-  let dataDir: string;
   let server: DevServer;
   let agent: TestAgent;
+  let metered: MeteredAgent | undefined;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-context-tail-'));
-    // A server of its own: its `action` metric counts this conversation's queries and no other test's.
-    server = await startDevServer({
-      dataDir,
-      cliPath: await ensureTemporalCli(),
-      port: 0,
-      headless: true,
-      metricsPort: 0,
-    });
-    agent = await startTestAgent({ address: server.address, tools: [echoTool] });
+    metered = await startMeteredAgent();
+    ({ server, agent } = metered);
   });
-  afterAll(async () => {
-    await agent?.close();
-    await server?.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  afterAll(async () => metered?.close());
 
   /** The QueryWorkflow Actions the server counted (the frontend's gRPC calls). */
   const queries = async (): Promise<number> =>
