@@ -232,9 +232,10 @@ describe('the examples of docs/ that use a real model, with the scripted one', (
           `${title}: ${spec.replies.length} scripted repl(ies), ${expected.length} stated output(s) checked`,
         );
         expectPrinted(title, stdout, expected);
-        expect(answering.requestCount, `${title}: the model calls the script answers`).toBe(
-          spec.replies.length,
-        );
+        expect(
+          spec.modelCalls ?? [spec.replies.length],
+          `${title}: the model calls the script answers`,
+        ).toContain(answering.requestCount);
       } finally {
         for (const id of spec.schedules ?? []) await agent?.client.schedules.delete(id);
         await agent?.close();

@@ -23,6 +23,11 @@ export interface ScriptedExample {
   worker?: { taskQueue?: string };
   /** A conversation the block opens by id, made first on `worker` with this many finished turns. */
   conversation?: { id: string; turns: number };
+  /**
+   * The numbers of model calls the block may make, when it is not one per reply: messages that
+   * reach a conversation before its turn's first model call join that turn.
+   */
+  modelCalls?: number[];
   /** Schedules the block leaves behind on purpose, deleted after it. */
   schedules?: string[];
 }
@@ -35,6 +40,8 @@ export const SCRIPTED: ScriptedExample[] = [
     page: 'docs/conversations.md',
     line: "const result = await conversation.send('What is the weather in Oslo?');",
     replies: [text('Oslo: 4 °C, rain.'), text('Bergen: 6 °C, rain.'), text('Tromsø: -3 °C, snow.')],
+    // The posted and the submitted message join one turn when both arrive before its model call.
+    modelCalls: [2, 3],
   },
   {
     page: 'docs/control.md',
