@@ -82,7 +82,25 @@ export interface AgentActivityDependencies {
  * (finalize.ts) inside `executeTool`. Each activity's span carries what `ACTIVITY_SPAN_LABELS` says.
  */
 export function createAgentActivities(deps: AgentActivityDependencies): AgentActivities & EvalActivities {
+  return agentActivityParts(deps).activities;
+}
+
+/**
+ * The activities and the worker's cache of conversations' transcripts they read, which the workflows
+ * on the same worker feed by the `yiemModelContext` sink (`AgentPlugin`).
+ */
+export function agentActivityParts(deps: AgentActivityDependencies): {
+  activities: AgentActivities & EvalActivities;
+  contexts: ModelContextReader;
+} {
   const worker = workerParts(deps);
+  return { activities: workerActivities(worker, deps), contexts: worker.contexts };
+}
+
+function workerActivities(
+  worker: WorkerParts,
+  deps: AgentActivityDependencies,
+): AgentActivities & EvalActivities {
   const { models, validator } = worker;
   return {
     callModel: labelled('callModel', worker, (input) => modelCall(worker, input)),

@@ -127,6 +127,20 @@ export class ModelContextReader {
     return typeof message.content === 'string' ? message.content : '';
   }
 
+  /**
+   * Appends the entries a workflow on this worker handed over for its next model call (the
+   * `yiemModelContext` sink), when the cached transcript reaches their start. A transcript this
+   * worker has not read yet stays uncached: its first call reads it by query, whole.
+   */
+  feed(workflowId: string, transcriptId: string, tail: TranscriptTail): void {
+    const key = transcriptKey({ workflowId, runId: transcriptId, transcriptId });
+    const transcript = this.#cache.get(key);
+    if (!transcript) return;
+    appendTail(transcript, tail, tail.from + tail.entries.length);
+    // Set again so that the cache's bound counts the appended bytes.
+    this.#cache.set(key, transcript);
+  }
+
   /** Keeps a new compaction's summary for the model calls that follow it on this worker. */
   rememberSummary(request: TranscriptRequest, id: number, summary: string): void {
     this.#cache.get(transcriptKey(request))?.summaries.set(id, summary);
@@ -225,7 +239,7 @@ function notCached(lacking: string): never {
   });
 }
 
-function transcriptKey(request: TranscriptRequest): string {
+function transcriptKey(request: Pick<TranscriptRequest, 'workflowId' | 'runId' | 'transcriptId'>): string {
   return `${request.workflowId}/${request.transcriptId ?? request.runId}`;
 }
 

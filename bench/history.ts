@@ -132,7 +132,7 @@ export interface TurnContent {
 }
 
 /** `EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES` → `UpsertWorkflowSearchAttributes`. */
-const eventTypeName = (type: number): string =>
+export const eventTypeName = (type: number): string =>
   String(temporal.api.enums.v1.EventType[type] ?? type)
     .replace(/^EVENT_TYPE_/, '')
     .toLowerCase()

@@ -2,8 +2,9 @@ import type { RecordedRequest, ScriptedReply } from '../src/testing/index.ts';
 
 /**
  * The benchmarks' model: stateless, so any number of conversations (ours and the baselines) can share
- * one server. A user message `call TOOL xN [JSON args]` gets N calls of TOOL; anything else, and every
- * request that ends with tool results, gets the text "done".
+ * one server. A user message whose first line is `call TOOL xN [JSON args]` gets N calls of TOOL (the
+ * lines after it pad the message to a size); anything else, and every request that ends with tool
+ * results, gets the text "done".
  */
 export function benchReply(request: RecordedRequest): ScriptedReply {
   const messages = request.body.messages;
@@ -11,7 +12,8 @@ export function benchReply(request: RecordedRequest): ScriptedReply {
   if (large) return large;
   const last = messages.at(-1);
   if (last?.role !== 'user') return { kind: 'text', text: 'done' };
-  const directive = /^call (\w+) x(\d+)(?: (\{.*\}))?$/.exec(textOf(last.content).trim());
+  const [firstLine = ''] = textOf(last.content).trim().split('\n');
+  const directive = /^call (\w+) x(\d+)(?: (\{.*\}))?$/.exec(firstLine);
   if (!directive) return { kind: 'text', text: 'done' };
   const [, name = '', count = '0', args = '{}'] = directive;
   return {

@@ -12,6 +12,7 @@ import {
   largeInlineMessages,
   storedOutline,
   type TranscriptEntry,
+  type TranscriptTail,
   transcriptTail,
 } from '../src/contract/transcript.ts';
 import { runObservedTurn } from '../src/contract/turnObservers.ts';
@@ -22,6 +23,7 @@ import { activityFailureCause, failureMessage, workerLost } from './activityFail
 import { compactIfDue } from './compaction.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { answerMessages, drainMessages } from './delivery.ts';
+import { feedModelContext } from './eventSink.ts';
 import { checkReply, checkToolResults, checkUserMessages } from './guardrails.ts';
 import { afterModelCall, beforeModelCall, beforeToolBatch, turnEnded } from './safePoint.ts';
 import { type ConversationState, recordTurnStart } from './state.ts';
@@ -114,7 +116,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
     try {
       const model = await chooseModel(state);
       const storeIndices = largeInlineMessages(messages);
-      const tail = contextTail(state);
+      const { tail, fed } = contextTail(state);
       state.lastCallMessageCount = messages.length;
       const {
         events,
@@ -123,7 +125,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         storedMessages,
         contextWindow,
         ...reply
-      } = await callModel(state, {
+      } = await callModel(state, fed, {
         conversationId: state.conversationId,
         turn,
         messageCount: messages.length,
@@ -206,10 +208,15 @@ const LOCAL_MODEL_CALLS_PATCH = 'yiem-local-model-calls';
 /**
  * The model call, which also runs PREPARE of the reply's tool calls (activities/model.ts): named in
  * the Web UI by agent, model and turn. With `modelPolicy.localActivity` a call nobody follows, on the
- * conversation's own queue, with a context tail for the worker's cache, runs as a local activity;
- * when that worker lacks the context after all, the call runs again as an activity, which can ask.
+ * conversation's own queue, whose context tail went to the worker's cache (`fed`, or in its input
+ * before patch `yiem-context-sink`), runs as a local activity; when that worker lacks the context
+ * after all, the call runs again as an activity, which can ask.
  */
-async function callModel(state: ConversationState, input: CallModelInput): Promise<CallModelOutput> {
+async function callModel(
+  state: ConversationState,
+  fed: boolean,
+  input: CallModelInput,
+): Promise<CallModelOutput> {
   const { modelPolicy } = state.settings;
   const agent = input.agent ? `agent ${input.agent.name} · ` : '';
   const summary = `${agent}model ${input.model ?? state.workerModel ?? '(worker default)'} · turn ${state.turn}`;
@@ -218,7 +225,7 @@ async function callModel(state: ConversationState, input: CallModelInput): Promi
   const local =
     modelPolicy.localActivity === true &&
     input.followed === false &&
-    input.tail !== undefined &&
+    (fed || input.tail !== undefined) &&
     queue.taskQueue === undefined &&
     patched(LOCAL_MODEL_CALLS_PATCH);
   if (local) {
@@ -273,12 +280,27 @@ async function chooseModel(state: ConversationState): Promise<string | undefined
 /** Gives model calls the small entries added since the previous one (CallModelInput.tail). */
 const CONTEXT_TAIL_PATCH = 'yiem-context-tail';
 
-/** The entries since the previous model call, when small; its worker then needs no context query. */
-function contextTail(state: ConversationState): CallModelInput['tail'] {
-  // Asked from the run's first model call on: the patch's marker and `TemporalChangeVersion` upsert
-  // (two Actions, once a run) come with the first turn, and the turns after it query nothing.
-  if (!patched(CONTEXT_TAIL_PATCH) || state.lastCallMessageCount === undefined) return undefined;
-  return transcriptTail(state.messages, state.lastCallMessageCount);
+/**
+ * Since this patch those entries go to the worker's context cache by the `yiemModelContext` sink, not
+ * in the call's input: each is then recorded in history once, where it entered the conversation.
+ */
+const CONTEXT_SINK_PATCH = 'yiem-context-sink';
+
+/**
+ * The entries since the previous model call, when small, so that its worker needs no context query:
+ * handed to the worker's cache (`fed`), or before patch `yiem-context-sink` carried in the call's input.
+ */
+function contextTail(state: ConversationState): { tail?: TranscriptTail; fed: boolean } {
+  // Asked from the run's first model call on: the patches' markers and `TemporalChangeVersion`
+  // upserts come with the first turn, and the turns after it query nothing.
+  if (!patched(CONTEXT_TAIL_PATCH)) return { fed: false };
+  const bySink = patched(CONTEXT_SINK_PATCH);
+  if (state.lastCallMessageCount === undefined) return { fed: false };
+  const tail = transcriptTail(state.messages, state.lastCallMessageCount);
+  if (!tail) return { fed: false };
+  if (!bySink) return { tail, fed: false };
+  feedModelContext(state.transcriptId, tail);
+  return { fed: true };
 }
 
 /** The tools the model was offered: the active agent's, else the conversation's (absent: all). */

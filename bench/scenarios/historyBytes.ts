@@ -8,6 +8,11 @@ import { sendOk } from './overhead.ts';
 /** Size of each user message: the context grows by about this much per turn. */
 export const MESSAGE_BYTES = 2_000;
 
+/** A user message of `bytes` bytes: `head` on its first line (a bench directive, say), then padding. */
+export function paddedText(head: string, bytes = MESSAGE_BYTES): string {
+  return `${head}\n${'x'.repeat(bytes)}`.slice(0, bytes);
+}
+
 export interface HistoryBytesPoint {
   turn: number;
   /** Bytes of messages before this turn's model call (user texts and replies, as JSON). */

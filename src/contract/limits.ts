@@ -31,10 +31,12 @@ export const QUEUED_MESSAGE_TEXT_CHARS = 120;
 export const INLINE_MESSAGE_BYTES = 4 * 1024;
 
 /**
- * A model call carries the transcript entries added since the run's previous model call (the new
- * user messages, the previous reply, tool results) when they add up to at most this, as JSON: the
- * worker that ran the previous call appends them to its cached transcript instead of querying the
- * workflow (a billed Action). Each byte is recorded again in history, so larger tails are read by query.
+ * The workflow hands the transcript entries added since the run's previous model call (the new user
+ * messages, the previous reply, tool results) to its worker's context cache when they add up to at
+ * most this, as JSON: the model call then reads them there instead of querying the workflow (a billed
+ * Action). The bound keeps what one workflow task copies out of the workflow's sandbox small; larger
+ * tails are read by query. (Before patch `yiem-context-sink` the tail travelled in the model call's
+ * input, so each of its bytes was recorded in history a second time.)
  */
 export const MAX_CONTEXT_TAIL_BYTES = 16 * 1024;
 

@@ -116,8 +116,9 @@ export interface CompactionCarryOver {
 
 /**
  * A model call carries a reference to its context, not the context: the activity reads the first
- * `messageCount` messages from the workflow (by query, or from its worker's cache of them), so each
- * message enters history once, or twice when it is small and travels in `tail`.
+ * `messageCount` messages from its worker's cache of them, or by query what the cache lacks, so each
+ * message enters history once. (Runs from before patch `yiem-context-sink` also carried the small
+ * entries since the previous call in `tail`, recording them twice.)
  */
 export interface CallModelInput {
   conversationId: string;
@@ -128,9 +129,10 @@ export interface CallModelInput {
   /** Inline user messages too large to keep in the workflow: the call stores them and returns their references. */
   storeIndices?: number[];
   /**
-   * The entries added since the run's previous model call (ending at `messageCount`), when they are
-   * small (`MAX_CONTEXT_TAIL_BYTES`): a worker whose cached transcript reaches `tail.from` appends
-   * them instead of querying the workflow. Absent: the call reads what its cache lacks by query.
+   * Before patch `yiem-context-sink`: the entries added since the run's previous model call (ending
+   * at `messageCount`), when they are small (`MAX_CONTEXT_TAIL_BYTES`): a worker whose cached
+   * transcript reaches `tail.from` appends them instead of querying the workflow. Since that patch the
+   * workflow hands them to its worker's cache by the `yiemModelContext` sink instead, outside history.
    */
   tail?: TranscriptTail;
   model?: string;
@@ -411,6 +413,13 @@ export interface AgentEventSinks extends Sinks {
   yiemAgentEvents: { emit(event: AgentEvent): void };
   /** Copies what the event log just took to the live channel, for followers who read it there. */
   yiemLiveEvents: { append(entries: LiveEntry[]): void };
+  /**
+   * Hands the entries a model call is about to read to the worker's cache of transcript
+   * `transcriptId` (`CallModelInput.transcriptId`), outside history: each entry is already recorded
+   * once (the Update or Signal that brought a message, the activity result of a reply or a tool
+   * result), so the call needs neither a second copy in its input nor a context query.
+   */
+  yiemModelContext: { append(transcriptId: string, tail: TranscriptTail): void };
 }
 
 /**

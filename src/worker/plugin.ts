@@ -4,7 +4,7 @@ import { loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/
 import { SimplePlugin } from '@temporalio/plugin';
 import type { InjectedSinks, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { safeSink } from '../../activities/execute.ts';
-import { type AgentActivityDependencies, createAgentActivities } from '../../activities/index.ts';
+import { type AgentActivityDependencies, agentActivityParts } from '../../activities/index.ts';
 import { describeModels, modelTableOf } from '../../activities/models/models.ts';
 import {
   identityWithSignature,
@@ -60,7 +60,7 @@ export class AgentPlugin extends SimplePlugin {
   constructor(dependencies: AgentActivityDependencies, options: AgentPluginOptions = {}) {
     const neighbours = new TaskQueueNeighbours(dependencies.log ?? console.warn);
     const models = modelTableOf(dependencies);
-    const activities = createAgentActivities({ ...dependencies, models, neighbours });
+    const { activities, contexts } = agentActivityParts({ ...dependencies, models, neighbours });
     super({
       name: 'yiem-agent',
       activities,
@@ -92,6 +92,13 @@ export class AgentPlugin extends SimplePlugin {
         append: {
           fn: ({ namespace, workflowId }, entries) =>
             this.#liveChannel?.copy(namespace, workflowId, entries, warn),
+          callDuringReplay: false,
+        },
+      },
+      // The model calls this worker runs next read these entries from its cache, not by query.
+      yiemModelContext: {
+        append: {
+          fn: ({ workflowId }, transcriptId, tail) => contexts.feed(workflowId, transcriptId, tail),
           callDuringReplay: false,
         },
       },

@@ -52,6 +52,7 @@ export interface ReplayCheckReport {
 const REPLAY_SINKS: InjectedSinks<AgentEventSinks> = {
   yiemAgentEvents: { emit: { fn: () => undefined, callDuringReplay: false } },
   yiemLiveEvents: { append: { fn: () => undefined, callDuringReplay: false } },
+  yiemModelContext: { append: { fn: () => undefined, callDuringReplay: false } },
 };
 
 interface RecordedEvent {

@@ -342,6 +342,7 @@ export async function startLoopHarness(): Promise<LoopHarness> {
     sinks: {
       yiemAgentEvents: { emit: { fn() {} } },
       yiemLiveEvents: { append: { fn() {} } },
+      yiemModelContext: { append: { fn() {} } },
     } satisfies InjectedSinks<AgentEventSinks>,
   });
   const running = worker.run();
