@@ -275,7 +275,8 @@ async function reconcileInterrupted(
  * it back from there (workflows/toolBatch.ts) and the model gets the same error result. Any other
  * result completes it.
  */
-export function endToolActivity(output: ExecuteToolOutput): ExecuteToolOutput {
+export function endToolActivity(finished: ExecuteToolOutput): ExecuteToolOutput {
+  const output = toolEndOfResult(finished);
   if (!output.message.isError) return output;
   // Benign: an expected outcome the model handles, so the worker logs it at debug level, not as a warning.
   throw ApplicationFailure.create({
@@ -285,6 +286,23 @@ export function endToolActivity(output: ExecuteToolOutput): ExecuteToolOutput {
     details: [output],
     category: ApplicationFailureCategory.BENIGN,
   });
+}
+
+/**
+ * The closing `toolEnd` held back for the output loses its text when the output's message (inline,
+ * not an outline of a stored result) gives the same text: the workflow rebuilds it from the message.
+ */
+function toolEndOfResult(output: ExecuteToolOutput): ExecuteToolOutput {
+  const { message, events } = output;
+  if (!events || message.stored) return output;
+  const text = toolEndText(message.content);
+  const placed = events.map((event) => {
+    if (event.type !== 'toolEnd' || event.willRetry || event.toolCallId !== message.toolCallId) return event;
+    if (event.text !== text) return event;
+    const { text: _text, type: _type, ...end } = event;
+    return { ...end, type: 'toolEndOfResult' as const };
+  });
+  return { ...output, events: placed };
 }
 
 /**

@@ -21,7 +21,9 @@ import {
   type EventLogPage,
   type LiveEntry,
 } from '../src/contract/protocol.ts';
+import { toolEndText } from '../src/contract/toolResult.ts';
 import type { ConversationEvent } from '../src/contract/types/events.ts';
+import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import { metered } from './actionMeter.ts';
 import { appendLiveEntries } from './eventSink.ts';
 
@@ -151,17 +153,14 @@ export class ConversationEvents {
 
   /**
    * Publishes the events an activity attempt handed over with its result, with their own origin;
-   * `messageText` becomes the delta carrying the whole text of the attempt's message.
+   * `messageText` becomes the delta carrying the whole text of the attempt's message, and
+   * `toolEndOfResult` the `toolEnd` whose text is the first line of the result's `toolResult` content.
    */
-  publishFromResult(events: ActivityEvents, messageText = ''): void {
+  publishFromResult(events: ActivityEvents, from: ResultTexts = {}): void {
     const origin = events[0]?.origin;
     const entries: LiveEntry[] = [];
-    for (const { origin: _origin, ...carried } of events) {
-      const { turn, attempt, seq } = carried;
-      const event: ConversationEvent =
-        carried.type === 'messageText'
-          ? { type: 'textDelta', text: messageText, turn, attempt, seq }
-          : carried;
+    for (const carried of events) {
+      const event = rebuiltEvent(carried, from);
       entries.push({ kind: 'logged', offset: this.offset, event, ...(origin ? { origin } : {}) });
       this.#topic.publish(event);
     }
@@ -262,4 +261,24 @@ function firstWithin(log: readonly { data: { length: number } }[], maxBytes: num
     if (bytes > maxBytes) return index + 1;
   }
   return 0;
+}
+
+/** What a result's placeholder events are rebuilt from: the model's reply text, a tool's result. */
+export interface ResultTexts {
+  messageText?: string;
+  toolResult?: ToolResultMessage['content'];
+}
+
+/** An event as the activity handed it over, its placeholder (if it is one) filled in from the result. */
+function rebuiltEvent(handed: ActivityEvents[number], from: ResultTexts): ConversationEvent {
+  const { origin: _origin, ...carried } = handed;
+  if (carried.type === 'messageText') {
+    const { turn, attempt, seq } = carried;
+    return { type: 'textDelta', text: from.messageText ?? '', turn, attempt, seq };
+  }
+  if (carried.type === 'toolEndOfResult') {
+    const { type: _type, ...end } = carried;
+    return { ...end, type: 'toolEnd', text: toolEndText(from.toolResult ?? []) };
+  }
+  return carried;
 }

@@ -302,14 +302,14 @@ async function executeInActivity(
     });
     if (!local) countRetries(executed.events);
     const { events, ...outcome } = executed;
-    if (events) state.events.publishFromResult(events);
+    if (events) state.events.publishFromResult(events, { toolResult: outcome.message.content });
     return outcome;
   } catch (error) {
     const reported = reportedToolOutput(error);
     if (reported) {
       const { events, ...outcome } = reported;
       if (!local) countRetries(events);
-      if (events) state.events.publishFromResult(events);
+      if (events) state.events.publishFromResult(events, { toolResult: outcome.message.content });
       return outcome;
     }
     if (isCancellation(error))

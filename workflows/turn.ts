@@ -140,7 +140,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
         ...state.compaction.modelCallInput(),
       });
       state.compaction.noteWindow(contextWindow);
-      if (events) state.events.publishFromResult(events, reply.content);
+      if (events) state.events.publishFromResult(events, { messageText: reply.content });
       for (const { index, stored: reference } of storedMessages ?? []) {
         const message = messages[index];
         if (message) messages[index] = storedOutline(message, reference);

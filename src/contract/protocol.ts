@@ -196,12 +196,24 @@ export interface CompactContextInput {
 export type CompactContextOutput = CompactionSummary & { model: string; events?: ActivityEvents };
 
 /**
+ * A tool call's closing `toolEnd` without its text: the result message in the same output holds it,
+ * and the workflow rebuilds it from there (`toolEndText`), so that history keeps the result once.
+ */
+export type ToolEndOfResult = Omit<Extract<ConversationEvent, { type: 'toolEnd' }>, 'type' | 'text'> & {
+  type: 'toolEndOfResult';
+};
+
+/**
  * Events an activity attempt produced before it went live. A short attempt sends no signal: its
  * events travel in its result and the workflow publishes them, in order and with their origin, before
- * it acts on the result. `messageText` stands for the attempt's text deltas, which the workflow
- * rebuilds from the message so that the text is not recorded twice.
+ * it acts on the result. `messageText` stands for the attempt's text deltas and `toolEndOfResult` for
+ * its closing `toolEnd`, which the workflow rebuilds from the message so that no text is recorded twice.
  */
-export type ActivityEvents = ((ConversationEvent | (EventOrigin & { type: 'messageText' })) & {
+export type ActivityEvents = ((
+  | ConversationEvent
+  | (EventOrigin & { type: 'messageText' })
+  | ToolEndOfResult
+) & {
   /**
    * On the first event of an attempt that followers read live from the payload store's live channel
    * (a {@link LiveEntry} `preview`): the attempt's name there, so followers know these events again.
