@@ -16,7 +16,7 @@ import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenari
 import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
 import { FLOOD_BYSTANDER_GOAL_MS, type FloodResult } from './scenarios/flood.ts';
 import type { FloorResult } from './scenarios/floor.ts';
-import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
+import { HISTORY_GOAL_BYTES, type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
 import {
   LARGE_MESSAGE_BYTES,
@@ -344,6 +344,8 @@ function goalsSection(results: BenchResults): string {
         },
     ),
   );
+
+  rows.push(goalRow(HISTORY_GOAL, 'd', historyLast && historyGoalFigure(historyLast)));
 
   const levels = results.throughput?.levels;
   const cpuPerTurn = levels?.map((level) => ({
@@ -746,6 +748,20 @@ function latencySection(result: TurnLatencyResult): string {
   )}`;
 }
 
+const HISTORY_GOAL = `History per turn at turn 100 with ${MESSAGE_BYTES.toLocaleString('en')}-byte messages ≤ ${kb(HISTORY_GOAL_BYTES.textTurn)} (text turn) and ≤ ${kb(HISTORY_GOAL_BYTES.toolTurn)} (tool turn)`;
+
+/** Issue 49's history goal, judged at the last point of section (d) and the tool turn after it. */
+function historyGoalFigure(point: HistoryBytesPoint): GoalFigure | undefined {
+  const tool = point.oursToolTurnAdded;
+  if (tool === undefined) return undefined;
+  const over = [point.oursAdded - HISTORY_GOAL_BYTES.textTurn, tool - HISTORY_GOAL_BYTES.toolTurn];
+  return {
+    measured: `text turn ${kb(point.oursAdded)} at turn ${point.turn}, tool turn ${kb(tool)} after it`,
+    gap: `text ${kb(Math.max(0, over[0] ?? 0))} over, tool ${kb(Math.max(0, over[1] ?? 0))} over`,
+    met: over.every((bytes) => bytes <= 0),
+  };
+}
+
 function historySection(points: HistoryBytesPoint[]): string {
   return `## (d) History bytes per turn vs context size\n\nEach user message is ${MESSAGE_BYTES.toLocaleString('en')} bytes and the model answers "done"; bytes are the encoded size of the workflow history (as \`GetWorkflowExecutionHistory\` returns it) after the turn minus before it. The baseline (\`bench/baseline/\`, not part of the product) is a workflow that passes the whole context in every model-call activity input, as other Temporal integrations do. Byte counts are deterministic; one run.\n\n${table(
     [
@@ -764,7 +780,12 @@ function historySection(points: HistoryBytesPoint[]): string {
       kb(point.oursTotal),
       kb(point.baselineTotal),
     ]),
-  )}`;
+  )}${toolTurnNote(points.at(-1))}`;
+}
+
+function toolTurnNote(point: HistoryBytesPoint | undefined): string {
+  if (point?.oursToolTurnAdded === undefined) return '';
+  return `\n\nA tool turn right after turn ${point.turn} (a ${MESSAGE_BYTES.toLocaleString('en')}-byte message asking for two calls of a tool that answers at once, then "done") added ${kb(point.oursToolTurnAdded)} to ours. Each user message and each tool result is in history once (\`test/integration/historyGrowth.test.ts\`); \`npx tsx bench/historyBreakdown.ts\` shows where a turn's bytes go, by event and payload field.`;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { AgentClient } from '../../src/client/client.ts';
 import { baselinePromptUpdate } from '../baseline/workflow.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { historyBytes } from '../history.ts';
+import { callDirective } from '../scriptedReplies.ts';
 import { sendOk } from './overhead.ts';
 
 /** Size of each user message: the context grows by about this much per turn. */
@@ -21,7 +22,15 @@ export interface HistoryBytesPoint {
   baselineAdded: number;
   oursTotal: number;
   baselineTotal: number;
+  /**
+   * On the last point: what ours added for a tool turn right after it (a message of the same size
+   * asking for two calls of a tool that answers at once, then "done").
+   */
+  oursToolTurnAdded?: number;
 }
+
+/** The history goals of issue 49 at turn 100 with 2 KB messages, in bytes (1 KB = 1,024 bytes). */
+export const HISTORY_GOAL_BYTES = { textTurn: 4.5 * 1024, toolTurn: 9 * 1024 };
 
 /**
  * (d) History bytes added by one turn as the context grows, ours against a baseline workflow that
@@ -45,8 +54,8 @@ export async function measureHistoryBytes(
     await baseline.executeUpdate(baselinePromptUpdate, { args: [text(turn)] });
   };
   const points: HistoryBytesPoint[] = [];
-  const last = Math.max(...checkpoints);
-  for (let turn = 1; turn <= last; turn++) {
+  const lastTurn = Math.max(...checkpoints);
+  for (let turn = 1; turn <= lastTurn; turn++) {
     const measure = checkpoints.includes(turn);
     const before = measure ? await sizes(ours.handle, baseline) : undefined;
     await sendOk(ours, text(turn));
@@ -62,6 +71,12 @@ export async function measureHistoryBytes(
       oursTotal: after.ours,
       baselineTotal: after.baseline,
     });
+  }
+  const last = points.at(-1);
+  if (last) {
+    const before = await historyBytes(ours.handle);
+    await sendOk(ours, paddedText(callDirective('noop', 2)));
+    last.oursToolTurnAdded = (await historyBytes(ours.handle)) - before;
   }
   await ours.end();
   await baseline.terminate('benchmark done');
