@@ -1,9 +1,12 @@
 /**
  * Where one turn's history bytes go, per event type and per payload field: `npx tsx
- * bench/historyBreakdown.ts [turns]`. Runs `turns - 1` text turns of 2,000-byte messages on a fresh
- * dev server and worker, then measures text turn `turns` and a tool turn (a 2,000-byte message asking
- * for two `noop` calls). Prints Markdown tables; not part of `npm run bench`.
+ * bench/historyBreakdown.ts [--turns=100] [--local-model-calls]`. Runs `turns - 1` text turns of
+ * 2,000-byte messages on a fresh dev server and worker, then measures text turn `turns` and a tool
+ * turn (a 2,000-byte message asking for two `noop` calls); `--local-model-calls` starts the
+ * conversation with `modelPolicy: { localActivity: true }`. Prints Markdown tables; not part of
+ * `npm run bench`.
  */
+import { parseArgs } from 'node:util';
 import type { temporal as protoTypes } from '@temporalio/proto';
 import proto from '@temporalio/proto';
 import type { Conversation } from '../src/client/client.ts';
@@ -86,11 +89,20 @@ async function measuredTurn(conversation: Conversation, text: string, name: stri
   ].join('\n\n');
 }
 
-const turns = Number(process.argv[2] ?? 100);
+const { values } = parseArgs({
+  options: {
+    turns: { type: 'string', default: '100' },
+    'local-model-calls': { type: 'boolean', default: false },
+  },
+});
+const turns = Number(values.turns);
 const env = await startEnvironment();
 try {
   const { worker, agents } = await env.startWorker();
-  const conversation = await agents.startConversation({ systemPrompt: '' });
+  const conversation = await agents.startConversation({
+    systemPrompt: '',
+    ...(values['local-model-calls'] ? { modelPolicy: { localActivity: true } } : {}),
+  });
   for (let turn = 1; turn < turns; turn++) await conversation.send(paddedText(String(turn)));
   const text = await measuredTurn(conversation, paddedText(String(turns)), `text turn ${turns}`);
   const tool = await measuredTurn(
