@@ -69,7 +69,7 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
     await expect.poll(async () => (await listed(conversation.id))?.status, POLL).toBe('idle');
   });
 
-  it('records one marker per patch a run uses (deliveries, the model routing, the context tail, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
+  it('records one marker per patch a run uses (deliveries, the model routing, the context tail and its sink, the named waits of the Web UI) and upserts a search attribute only when it changes', async () => {
     agent.model.enqueue(
       { kind: 'text', text: 'Hi!' },
       { kind: 'toolCalls', toolCalls: [{ id: 'call_g', name: 'guarded', arguments: {} }] },
@@ -91,8 +91,14 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       return (defaultPayloadConverter.fromPayload(patch as never) as { id: string }).id;
     });
     // Deliveries from the first message on, the worker's models asked at the first turn, the model
-    // calls' context tail from the first model call on, the named waits at the first wait.
-    expect(patches).toEqual(['yiem-delivery', 'yiem-model-routing', 'yiem-context-tail', 'yiem-named-waits']);
+    // calls' context tail and its sink from the first model call on, the named waits at the first wait.
+    expect(patches).toEqual([
+      'yiem-delivery',
+      'yiem-model-routing',
+      'yiem-context-tail',
+      'yiem-context-sink',
+      'yiem-named-waits',
+    ]);
     const upserts = events.flatMap((event) => {
       const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
       if (!fields) return [];
@@ -107,10 +113,11 @@ describe('what the Web UI and `yiem list` show of a conversation', () => {
       'YiemStatus=running YiemTurns=1',
       'TemporalChangeVersion=yiem-delivery,yiem-model-routing',
       'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-model-routing',
+      'TemporalChangeVersion=yiem-context-sink,yiem-context-tail,yiem-delivery,yiem-model-routing',
       'YiemStatus=idle',
       'YiemStatus=running YiemTurns=2',
       'YiemStatus=awaitingApproval',
-      'TemporalChangeVersion=yiem-context-tail,yiem-delivery,yiem-model-routing,yiem-named-waits',
+      'TemporalChangeVersion=yiem-context-sink,yiem-context-tail,yiem-delivery,yiem-model-routing,yiem-named-waits',
       'YiemStatus=running',
       'YiemStatus=idle',
       'YiemStatus=ended',
