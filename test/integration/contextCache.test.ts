@@ -155,7 +155,7 @@ describe('model calls on a warm worker', () => {
       'three',
     ]);
 
-    // A message too large to travel with the model call is read by query, whole.
+    // A message too large to hand to the worker's cache is read by query, whole.
     const large = 'x'.repeat(MAX_CONTEXT_TAIL_BYTES + 1);
     expect(await queriesDuring(conversation, () => conversation.send(large))).toBe(1);
     expect(sentTexts().at(-1)).toBe(large);
