@@ -12,12 +12,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
 import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentEventSink } from '../../src/contract/types/events.ts';
 import type { ActivityTool, AgentTool, ReconcileAnswer } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
+import { installWorkerRuntime } from '../../src/worker/runtime.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const env = (name: string): string => {
@@ -147,7 +148,7 @@ const eventSink: AgentEventSink | undefined =
 // With `TOOLS_DIR` the worker also loads the tool files of that folder, as `yiem worker --tools-dir`.
 const toolsDir = process.env.TOOLS_DIR;
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+installWorkerRuntime({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
   address: env('TEMPORAL_ADDRESS'),
   taskQueue: env('YIEM_TASK_QUEUE'),
