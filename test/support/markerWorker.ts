@@ -4,7 +4,8 @@
  * knows where a tool is and can kill the whole process there (`localStep` the same as a local
  * activity). `pay` and `payBlind` are at-most-once
  * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
- * `askClient` is a callback tool. With `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
+ * `askClient` is a callback tool; `transfer` waits for a person's approval. With
+ * `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
  * the workflow starts a call of that tool (a sub-agent, handoff or callback tool): inside the
  * workflow task, before its completion reaches the server.
  */
@@ -124,6 +125,17 @@ const pay: ActivityTool = {
 const { reconcile: _reconcile, ...payWithoutReconcile } = pay;
 const payBlind: ActivityTool = { ...payWithoutReconcile, name: 'payBlind' };
 
+/** A tool a person approves first: a worker can be killed while a conversation waits for that approval. */
+const transfer: ActivityTool = {
+  name: 'transfer',
+  label: 'Transfer',
+  description: 'Sends money once a person approves',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: async () => textResult('sent'),
+};
+
 const askClient = callbackTool({
   name: 'askClient',
   label: 'Ask the client',
@@ -161,6 +173,7 @@ const agent = await createAgentWorker({
     pay,
     payBlind,
     askClient,
+    transfer,
   ],
   ...(eventSink ? { eventSink } : {}),
   ...(toolsDir ? { toolsDir } : {}),
