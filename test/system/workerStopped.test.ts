@@ -15,8 +15,9 @@ describe('a send whose worker is SIGKILLed while it answers', () => {
     await bench?.remove();
   });
 
-  // The server lists a killed worker for minutes; it counts as stopped once its last poll is older
-  // than a running worker's ever is (about a minute), hence the long timeout.
+  // The server lists a killed worker for minutes; it counts as stopped once it missed three worker
+  // heartbeats, or, killed before its second heartbeat told the server their interval, once its last
+  // poll is older than a running worker's ever is (about a minute): hence the long timeout.
   it('fails naming the queue and the turn to collect, instead of waiting for good', {
     timeout: 180_000,
   }, async () => {
