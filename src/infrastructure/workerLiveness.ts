@@ -16,7 +16,8 @@ export const WORKER_HEARTBEAT_INTERVAL_MS = 5_000;
 const MISSED_HEARTBEATS = 3;
 /** The SDK's default interval: a worker's first heartbeat does not say its own. */
 const SDK_HEARTBEAT_INTERVAL_MS = 60_000;
-const WORKER_STATUS_RUNNING = 1;
+/** `WORKER_STATUS_SHUTTING_DOWN` and `WORKER_STATUS_SHUTDOWN`: a worker sends its last heartbeat with one of them. */
+const WORKER_STATUS_STOPPING = new Set([2, 3]);
 const LIST_PAGE_SIZE = 100;
 
 /** What the server keeps of one worker's heartbeats (ListWorkers). */
@@ -73,7 +74,7 @@ export async function workerBeats(
     if (!heartbeat?.workerIdentity) continue;
     const interval = protoTimeMs(heartbeat.elapsedSinceLastHeartbeat);
     const beat: WorkerBeat = {
-      stopped: heartbeat.status !== WORKER_STATUS_RUNNING,
+      stopped: WORKER_STATUS_STOPPING.has(heartbeat.status ?? 0),
       beatMs: protoTimeMs(heartbeat.heartbeatTime),
       intervalMs: interval > 0 ? interval : SDK_HEARTBEAT_INTERVAL_MS,
     };
