@@ -6,13 +6,13 @@ import {
   recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
 } from '../../src/infrastructure/taskQueuePollers.ts';
-import { workerBeats } from '../../src/infrastructure/workerLiveness.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import {
   type CrashBench,
   createCrashBench,
   startWorkerProcess,
+  untilHeartbeatsKnown,
   type WorkerProcess,
 } from '../support/workerProcess.ts';
 
@@ -56,13 +56,7 @@ describe('a worker restarted with another model on the same task queue', () => {
       taskQueue,
       modelBaseURL: mistyped.baseURL,
     });
-    const service = connection.workflowService;
-    // Its first heartbeat does not say the interval: a worker killed before its second one is judged by the SDK's minute.
-    const knowsInterval = async () =>
-      [...((await workerBeats(service, 'default', taskQueue))?.values() ?? [])].some(
-        (beat) => !beat.stopped && beat.intervalMs < 60_000,
-      );
-    await expect.poll(knowsInterval, { timeout: 30_000, interval: 500 }).toBe(true);
+    await untilHeartbeatsKnown(address, taskQueue);
     return { worker, taskQueue };
   }
 
