@@ -181,3 +181,38 @@ describe('a model call whose worker dies on every attempt', () => {
     expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
   });
 });
+
+/**
+ * A model call with 10 attempts on workers that give a call up after 2 worker deaths
+ * (`worker.maxWorkerDeaths`): the third attempt fails the turn for good, saying so, without calling
+ * the model again.
+ */
+describe('the worker deaths a model call may cost', () => {
+  const scene = useCrashScene('poison-model-count');
+
+  it('fails the turn after maxWorkerDeaths deaths, with attempts left, as status().lastTurn says', async () => {
+    const conversation = await scene.startConversation('poison-model-count', {
+      systemPrompt: 'Answer.',
+      modelAttempts: 10,
+    });
+    scene.model.enqueue({ kind: 'hang', ms: 120_000 }, { kind: 'hang', ms: 120_000 });
+    scene.model.enqueue({ kind: 'text', text: 'Still here.' });
+    const env = { MAX_WORKER_DEATHS: '2' };
+    const reply = conversation.send('answer me');
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const worker = await scene.startWorker(`w${attempt}`, { env });
+      await expect.poll(() => scene.model.requestCount, { timeout: 60_000 }).toBe(attempt);
+      await worker.kill();
+    }
+    await scene.startWorker('last', { env });
+    const result = await reply;
+    expect(result).toMatchObject({
+      status: 'failed',
+      error:
+        'The model call failed: the worker died 2 times running this model call (killed, out of memory or crashed), so it is not tried again; a call that crashes its worker each time needs fixing',
+    });
+    expect(scene.model.requestCount).toBe(2);
+    expect((await conversation.status()).lastTurn).toMatchObject({ status: 'failed', error: result.error });
+    expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+});
