@@ -52,6 +52,8 @@ export interface FollowedChannel {
  * (each a billed Query), before it gives up with an error naming the store.
  */
 const STORE_OUTAGE_FOLLOW_MS = 120_000;
+/** While the store is down, each read is a query of the log: one a second. */
+const STORE_DOWN_READ_MS = 1_000;
 
 /** Why a follower stopped: its channel's payload store, and what went wrong there. */
 function liveStoreError(store: string, cause: unknown, since?: number): Error {
@@ -120,7 +122,11 @@ export async function* followLiveChannel(
         }
       }
       yield* order.take();
-      const interval = now - lastEntryAt > intervals.idleAfter ? intervals.idle : intervals.active;
+      const interval = reader.storeDown
+        ? STORE_DOWN_READ_MS
+        : now - lastEntryAt > intervals.idleAfter
+          ? intervals.idle
+          : intervals.active;
       await delay(interval, undefined, signal ? { signal } : {}).catch(() => undefined);
     }
   } finally {
@@ -180,6 +186,11 @@ class ChannelReading {
 
   async close(): Promise<void> {
     await this.#reader?.close();
+  }
+
+  /** Whether the store could not be reached at the last attach or read. */
+  get storeDown(): boolean {
+    return this.#downSince !== undefined;
   }
 
   #storeDown(error: unknown): void {
