@@ -218,7 +218,8 @@ function sealedCall(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInpu
   if (tool.atMostOnce) {
     run.outcome = 'unknown';
     const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, why, attempt);
-    return { result: { content, details, usage: null, terminate: false }, isError: true };
+    const result = { content, details: { ...details, workerDeaths }, usage: null, terminate: false };
+    return { result, isError: true };
   }
   const content = [textContent(`Tool "${toolName}" failed: ${why}.`)];
   return {

@@ -124,10 +124,14 @@ describe('the worker deaths a tool call may cost', () => {
       const died = once(worker.process, 'exit').then(() => true);
       if (await Promise.race([died, reply.then(() => false)])) deaths++;
     }
-    expect(await reply).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
+    const turn = await reply;
+    expect(turn).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
     // The fourth attempt's worker lives: it gives the call up instead of running the tool.
     expect(deaths).toBe(3);
     const result = (await conversation.messages())[2] as ToolResultMessage;
+    // The turn's result and the conversation's status name the call given up.
+    expect(turn.givenUp).toEqual([result.content[0]?.text]);
+    expect((await conversation.status()).lastTurn?.givenUp).toEqual(turn.givenUp);
     expect(result).toMatchObject({ isError: true, details: { workerDeaths: 3, attempt: 4 } });
     expect(result.content[0]?.text).toBe(
       'Tool "poisonMany" failed: the worker died 3 times running this tool (killed, out of memory or crashed), so it is not tried again; a call that crashes its worker each time needs fixing.',
@@ -147,7 +151,9 @@ describe('the worker deaths a tool call may cost', () => {
       { kind: 'text', text: 'It worked.' },
     );
     await scene.startWorker('only', { env: { TOOLS_DIR: project.toolsDir }, cwd: project.dir });
-    expect(await conversation.send('try it')).toMatchObject({ status: 'completed', reply: 'It worked.' });
+    const turn = await conversation.send('try it');
+    expect(turn).toMatchObject({ status: 'completed', reply: 'It worked.' });
+    expect(turn.givenUp).toBeUndefined();
     const result = (await conversation.messages())[2] as ToolResultMessage;
     expect(result).toMatchObject({ isError: false, content: [{ type: 'text', text: 'worked on call 4' }] });
   });
