@@ -146,7 +146,7 @@ describe('tools declared batched', () => {
   async function runReply(
     mode: ToolExecutionMode,
     batch: Array<[id: string, tool: string, ms: number]>,
-  ): Promise<{ conversation: Conversation; results: ToolResultMessage[] }> {
+  ): Promise<{ conversation: Conversation; results: ToolResultMessage[]; actions: number | undefined }> {
     agent.model.enqueue(
       { kind: 'toolCalls', toolCalls: batch.map(([id, name, ms]) => ({ id, name, arguments: { ms } })) },
       { kind: 'text', text: 'done' },
@@ -154,11 +154,11 @@ describe('tools declared batched', () => {
     const conversation = await agent.client.startConversation({ systemPrompt: '', toolExecution: mode });
     const turn = await conversation.send('run them');
     expect(turn).toMatchObject({ status: 'completed', reply: 'done' });
-    return { conversation, results: await toolResults(conversation) };
+    return { conversation, results: await toolResults(conversation), actions: turn.spend?.actions };
   }
 
   it('runs a sequential reply’s calls one after another in one activity named after them, with hooks, progress, events and a thrown error', async () => {
-    const { conversation, results } = await runReply('sequential', [
+    const { conversation, results, actions } = await runReply('sequential', [
       ['first', 'nap', 100],
       ['checked', 'nap', 20],
       ['failing', 'broken', 0],
@@ -178,6 +178,10 @@ describe('tools declared batched', () => {
       ...['first', 'checked', 'failing', 'last'].map((id) => `before:${id}`),
       ...['first', 'checked', 'failing', 'last'].map((id) => `after:${id}`),
     ]);
+    // The Action meter counts the batch as one activity: the run's start, its look-up of the worker's
+    // models, the prompt Update, two model calls, two status upserts and the batch (11 with an
+    // activity per call).
+    expect(actions).toBe(8);
     // One activity for the four calls, its row naming them in order.
     expect(await toolActivities(conversation)).toEqual([
       'executeTools 4 calls in order: nap(ms: 100); nap(ms: 20); broken(ms: 0); nap(ms: 50)',
