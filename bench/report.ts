@@ -683,32 +683,33 @@ function overheadSection(result: OverheadResult): string {
       ? `**${(result.ours.perToolMs.median / piPerTool).toFixed(1)} ×**`
       : 'not meaningful (baseline below 0.5 ms)';
   return `## (a) Overhead per tool call\n\nOne turn in which the model asks for ${OVERHEAD_TOOL_CALLS} calls of a tool that returns at once, in sequential mode, against a turn without tools in the same conversation; per tool call = (tool turn − plain turn) / ${OVERHEAD_TOOL_CALLS}. ${result.runs} runs after 2 warm-up runs, ours and the baseline alternating. The baseline is \`@mariozechner/pi-agent-core\`'s \`Agent\` (in-process loop) with pi-ai's OpenAI-compatible provider pointed at the same scripted model server (it streams; ours does not), and the same tools.\n\n${table(
-    ['', 'per tool call', `turn with ${OVERHEAD_TOOL_CALLS} tools`, 'turn without tools'],
     [
-      [
-        'yiem-agent (durable)',
-        ms(result.ours.perToolMs, 2),
-        ms(result.ours.toolTurnMs),
-        ms(result.ours.plainTurnMs),
-      ],
-      ...(result.oursLocalActivity
-        ? [
-            [
-              'yiem-agent, the tool a `localActivity`',
-              ms(result.oursLocalActivity.perToolMs, 2),
-              ms(result.oursLocalActivity.toolTurnMs),
-              ms(result.oursLocalActivity.plainTurnMs),
-            ],
-          ]
-        : []),
-      [
-        'pi-agent-core (in-process)',
-        ms(result.pi.perToolMs, 2),
-        ms(result.pi.toolTurnMs),
-        ms(result.pi.plainTurnMs),
-      ],
+      '',
+      'per tool call',
+      `turn with ${OVERHEAD_TOOL_CALLS} tools`,
+      'turn without tools',
+      'Actions of the tool turn',
     ],
-  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversation and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}`;
+    [
+      overheadRow('yiem-agent (durable)', result.ours),
+      ...(result.oursLocalActivity
+        ? [overheadRow('yiem-agent, the tool a `localActivity`', result.oursLocalActivity)]
+        : []),
+      ...(result.oursBatched ? [overheadRow('yiem-agent, the tool `batched`', result.oursBatched)] : []),
+      overheadRow('pi-agent-core (in-process)', result.pi),
+    ],
+  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversation and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}${result.oursBatched ? " The `batched` row is the same tool declared `batched: true`, in the same conversation and runs: the 20 calls in one `executeTools` activity, checkpointed by heartbeat after each. Actions are the turn's meter (its result's `spend.actions`), which leaves out heartbeats (a batch's first checkpoint reaches the server as one)." : ''}`;
+}
+
+/** A row of section (a): per call, the two turns, and the tool turn's Actions when counted. */
+function overheadRow(name: string, figures: OverheadResult['ours']): string[] {
+  return [
+    name,
+    ms(figures.perToolMs, 2),
+    ms(figures.toolTurnMs),
+    ms(figures.plainTurnMs),
+    figures.toolTurnActions ? String(figures.toolTurnActions.median) : 'n/a',
+  ];
 }
 
 function parallelSection(result: ParallelResult): string {

@@ -139,6 +139,12 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     const parallel = run.results.parallel;
     if (!overhead || !parallel) throw new Error('the recorded run has sections (a) and (b)');
     const local = { perToolMs: summary(2.4), toolTurnMs: summary(80), plainTurnMs: summary(32) };
+    const batched = {
+      perToolMs: summary(0.7),
+      toolTurnMs: summary(46),
+      plainTurnMs: summary(32),
+      toolTurnActions: summary(6),
+    };
     const localBatch = { batchMs: summary(208), turnMs: summary(260) };
     const peer = peerResult({
       oursLocalActivity: {
@@ -149,7 +155,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     });
     const report = render(run, {
       ...run.results,
-      overhead: { ...overhead, oursLocalActivity: local },
+      overhead: { ...overhead, oursLocalActivity: local, oursBatched: batched },
       parallel: { ...parallel, ours: { ...parallel.ours, parallelLocalActivity: localBatch } },
       peer,
     });
@@ -166,7 +172,11 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     const sectionRows: Array<[row: string, cells: string[]]> = [
       [
         'yiem-agent, the tool a `localActivity`',
-        ['2.40 ms (2.40–2.40)', '80.0 ms (80.0–80.0)', '32.0 ms (32.0–32.0)'],
+        ['2.40 ms (2.40–2.40)', '80.0 ms (80.0–80.0)', '32.0 ms (32.0–32.0)', 'n/a'],
+      ],
+      [
+        'yiem-agent, the tool `batched`',
+        ['0.70 ms (0.70–0.70)', '46.0 ms (46.0–46.0)', '32.0 ms (32.0–32.0)', '6'],
       ],
       [
         'yiem-agent, parallel, `localActivity` tools',
