@@ -85,7 +85,7 @@ const tools: ActivityTool[] = [
       }),
   }),
   napTool('approvedNap', { requiresApproval: true }),
-  napTool('pay', { atMostOnce: true }),
+  napTool('pay', { atMostOnce: true, batched: false }),
 ];
 
 const overlaps = (a: Call, b: Call): boolean => a.start < b.end && b.start < a.end;
