@@ -320,6 +320,37 @@ describe('tools declared batched', () => {
     });
   });
 
+  it('interrupts the batch for a message sent with delivery interrupt: its calls say so, the running one is stopped, and the turn goes on', async () => {
+    agent.model.enqueue(
+      {
+        kind: 'toolCalls',
+        toolCalls: [
+          { id: 'quick', name: 'nap', arguments: { ms: 0 } },
+          { id: 'hung', name: 'hang', arguments: { ms: 0 } },
+        ],
+      },
+      { kind: 'text', text: 'Stopped.' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: '',
+      toolExecution: 'sequential',
+    });
+    const reply = conversation.send('hang');
+    await expect.poll(() => calls.map((call) => call.toolCallId), { timeout: 30_000 }).toContain('hung');
+    const interrupt = conversation.send('stop', { delivery: 'interrupt' });
+    expect(await interrupt).toMatchObject({ turn: 1, status: 'completed', reply: 'Stopped.' });
+    expect(await reply).toMatchObject({ turn: 1, status: 'completed', reply: 'Stopped.' });
+    await expect.poll(() => aborted, { timeout: 30_000 }).toEqual(['hung']);
+    // The workflow receives a batch's results together: the call that had finished inside it reads
+    // that it was interrupted too (docs/tools.md, "Cancelling").
+    expect(
+      (await toolResults(conversation)).map((result) => [result.toolCallId, result.content[0]?.text]),
+    ).toEqual([
+      ['quick', 'Tool "nap" was interrupted by a new message before it finished; the message follows.'],
+      ['hung', 'Tool "hang" was interrupted by a new message before it finished; the message follows.'],
+    ]);
+  });
+
   it('keeps an activity each for a call that needs approval and an at-most-once call, in their places in a sequential reply', async () => {
     agent.model.enqueue(
       {
