@@ -283,6 +283,27 @@ describe('tools declared batched', () => {
     ]);
   });
 
+  it('lets a parallel batch’s other calls finish when one throws, and runs only that one again', async () => {
+    const { results } = await runReply('parallel', [
+      ['early', 'nap', 100],
+      ['late', 'nap', 300],
+      ['retried', 'flaky', 0],
+    ]);
+    expect(results.map((result) => result.content[0]?.text)).toEqual([
+      'early slept',
+      'late slept',
+      'retried worked on attempt 2',
+    ]);
+    // "late" ended after the attempt's first heartbeat, within its throttle: the failing attempt's
+    // last checkpoint still reached the server, with its failure.
+    expect(calls.map((call) => `${call.toolCallId}#${call.attempt}`)).toEqual([
+      'retried#1',
+      'early#1',
+      'late#1',
+      'retried#2',
+    ]);
+  });
+
   it('cancels the batch’s running call when the turn is cancelled; its calls say so and the next turn runs', async () => {
     agent.model.enqueue(
       {
