@@ -22,7 +22,8 @@ import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrast
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
 import { runEvalCase } from './evalCase.ts';
-import { endToolActivity, executeTool, safeSink } from './execute.ts';
+import { endToolActivity, executeBatchedCall, executeTool, type SharedAttempt, safeSink } from './execute.ts';
+import { executeTools } from './executeBatch.ts';
 import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
@@ -77,6 +78,8 @@ export interface AgentActivityDependencies {
   tracer?: Tracer;
   /** The guardrails conversations may name (`AgentWorkerOptions.hooks.guardrails`). */
   guardrails?: WorkerGuardrails;
+  /** Whether a tool that does not declare `batched` runs batched (`AgentWorkerOptions.tools.batchedTools`). */
+  batchedTools?: boolean;
 }
 
 /**
@@ -93,6 +96,16 @@ export function createAgentActivities(deps: AgentActivityDependencies): AgentAct
       compactContext({ ...worker, compact: deps.compact }, input),
     ),
     executeTool: labelled('executeTool', worker, (input) => toolCall(worker, input)),
+    executeTools: labelled('executeTools', worker, (input) =>
+      executeTools(
+        {
+          refresh: () => deps.registry.refresh(),
+          warn: worker.warn,
+          runCall: (call, shared) => batchedToolCall(worker, call, shared),
+        },
+        input,
+      ),
+    ),
     keepToolResult: labelled('keepToolResult', worker, ({ message }) => {
       const { content, details } = limitToolResult(
         { content: message.content, details: message.details, usage: null, terminate: false },
@@ -143,7 +156,13 @@ function workerParts(deps: AgentActivityDependencies): WorkerParts {
   const endpointMissing = async (name: string) => nexusEndpointMissing(await getClient(), name);
   const prepare = (input: PrepareToolCallsInput) =>
     prepareToolCalls(
-      { registry: deps.registry, validator, hooks, nexusEndpointMissing: endpointMissing },
+      {
+        registry: deps.registry,
+        validator,
+        hooks,
+        nexusEndpointMissing: endpointMissing,
+        batchedByDefault: deps.batchedTools === true,
+      },
       input,
     );
   return {
@@ -175,7 +194,13 @@ function openAIClients(): (model: WorkerModel) => OpenAI {
   };
 }
 
-type LabelledActivity = 'callModel' | 'compactContext' | 'executeTool' | 'keepToolResult' | 'runGuardrails';
+type LabelledActivity =
+  | 'callModel'
+  | 'compactContext'
+  | 'executeTool'
+  | 'executeTools'
+  | 'keepToolResult'
+  | 'runGuardrails';
 type InputOf<K extends LabelledActivity> = Parameters<AgentActivities[K]>[0];
 
 /**
@@ -197,6 +222,11 @@ const ACTIVITY_SPAN_LABELS: {
     [YIEM.turn]: input.turn,
     [YIEM.toolName]: input.toolName,
     [YIEM.toolCallId]: input.toolCallId,
+  }),
+  executeTools: (input) => ({
+    [YIEM.turn]: input.turn,
+    [YIEM.toolName]: [...new Set(input.calls.map((call) => call.toolName))].join(','),
+    [YIEM.toolCallId]: input.calls.map((call) => call.toolCallId).join(','),
   }),
   keepToolResult: ({ turn, message }) => ({
     [YIEM.turn]: turn,
@@ -257,9 +287,45 @@ async function modelCall(worker: WorkerParts, input: CallModelInput): Promise<Ca
 
 /** `executeTool` in its `execute_tool <tool>` span; a large result is kept in the payload store. */
 async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<ExecuteToolOutput> {
-  const { deps, storedMessages } = worker;
+  const output = await inToolSpan(worker, input, () =>
+    executeTool(
+      { ...worker, registry: worker.deps.registry, workerIdentity: worker.deps.neighbours?.identity },
+      input,
+    ),
+  );
+  // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
+  if (output.terminate) return endToolActivity(output);
+  return endToolActivity(await keepToolOutput(worker.storedMessages, output));
+}
+
+/**
+ * One call of an `executeTools` batch, in its own `execute_tool <tool>` span; a large result is kept
+ * in the payload store before the batch checkpoints it, so the checkpoint carries its reference.
+ */
+async function batchedToolCall(
+  worker: WorkerParts,
+  input: ExecuteToolInput,
+  shared: SharedAttempt,
+): Promise<ExecuteToolOutput> {
+  const { deps } = worker;
+  const output = await inToolSpan(worker, input, () =>
+    executeBatchedCall(
+      { ...worker, registry: deps.registry, workerIdentity: deps.neighbours?.identity },
+      input,
+      shared,
+    ),
+  );
+  return output.terminate ? output : keepToolOutput(worker.storedMessages, output);
+}
+
+/** `run` in the call's `execute_tool <tool>` span, marked failed when its result is an error. */
+async function inToolSpan(
+  worker: WorkerParts,
+  input: ExecuteToolInput,
+  run: () => Promise<ExecuteToolOutput>,
+): Promise<ExecuteToolOutput> {
   const span = {
-    tracer: deps.tracer,
+    tracer: worker.deps.tracer,
     name: genAiSpanName('execute_tool', input.toolName),
     attributes: {
       [GEN_AI.operationName]: 'execute_tool',
@@ -269,17 +335,11 @@ async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<E
       [YIEM.turn]: input.turn,
     },
   };
-  const output = await inGenAiSpan(span, async (opened) => {
-    const executed = await executeTool(
-      { ...worker, registry: deps.registry, workerIdentity: deps.neighbours?.identity },
-      input,
-    );
+  return inGenAiSpan(span, async (opened) => {
+    const executed = await run();
     if (executed.message.isError) markSpanFailed(opened, resultText(executed.message.content));
     return executed;
   });
-  // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
-  if (output.terminate) return endToolActivity(output);
-  return endToolActivity(await keepToolOutput(storedMessages, output));
 }
 
 async function workerClient(): Promise<Client> {

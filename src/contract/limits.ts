@@ -161,6 +161,9 @@ export const TOOL_END_TEXT_CHARS = 200;
 /** A tool call's activity summary in the Temporal UI, e.g. `getWeather(city: "Tokyo")`. */
 export const TOOL_CALL_SUMMARY_CHARS = 120;
 
+/** A batch's activity summary in the Temporal UI: how many calls, their mode, then the calls. */
+export const TOOL_BATCH_SUMMARY_CHARS = 400;
+
 /** A sub-agent's child workflow summary in the Temporal UI (`sub-agent researcher: the task`). */
 export const SUB_AGENT_SUMMARY_CHARS = 80;
 

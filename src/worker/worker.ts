@@ -167,6 +167,7 @@ function createPlugin(options: GroupedWorkerOptions, setup: WorkerSetup): AgentP
       ...(hooks.toolCalls ? { hooks: hooks.toolCalls } : {}),
       ...(hooks.eventSink ? { eventSink: hooks.eventSink } : {}),
       ...(tools.maxToolResultBytes ? { maxToolResultBytes: tools.maxToolResultBytes } : {}),
+      ...(tools.batchedTools ? { batchedTools: true } : {}),
       ...payloadStoreRetry(options.connection?.payloadStoreRetryMs, setup.env),
       ...(options.worker?.maxWorkerDeaths === undefined
         ? {}

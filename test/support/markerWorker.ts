@@ -2,7 +2,7 @@
  * A worker process for crash tests, started by workerProcess.ts: it runs an agent worker whose
  * `step` tool leaves a marker file per attempt and waits until the test releases it, so the test
  * knows where a tool is and can kill the whole process there (`localStep` the same as a local
- * activity). `pay` and `payBlind` are at-most-once
+ * activity, `batchedStep` batched). `pay` and `payBlind` are at-most-once
  * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
  * `askClient` is a callback tool; `transfer` waits for a person's approval. With
  * `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
@@ -92,6 +92,25 @@ const localStep: ActivityTool = {
   },
 };
 
+/**
+ * {@link step} declared `batched`: a reply's calls share one `executeTools` activity. A call with
+ * `wait: true` waits for the release; the others end at once.
+ */
+const batchedStep: ActivityTool = {
+  name: 'batchedStep',
+  label: 'Batched step',
+  description: 'Does one step in a batch; with wait, waits until the test releases it',
+  inputSchema: { type: 'object', properties: { wait: { type: 'boolean' } } },
+  parallelToolExecute: true,
+  batched: true,
+  policy: step.policy,
+  execute: async (toolCallId, args, signal) => {
+    const call = await leaveMarker(toolCallId);
+    if (args.wait === true) await untilReleased(signal);
+    return textResult(`batched step ${toolCallId} done by ${workerName} on attempt ${call.attempt}`);
+  },
+};
+
 /** The payment service's ledger: one file per idempotency key, `ledger/<key>.json`. */
 const ledgerEntry = (idempotencyKey: string): string =>
   path.join(ledgerDir, `${encodeURIComponent(idempotencyKey)}.json`);
@@ -171,6 +190,7 @@ const agent = await createAgentWorker({
   tools: [
     step,
     localStep,
+    batchedStep,
     agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
     pay,
     payBlind,
