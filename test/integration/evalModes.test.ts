@@ -172,6 +172,8 @@ describe('eval modes, sources and the candidate rate limit', () => {
       expect(each.new.actions).toBeGreaterThan(1);
       expect(each.turns[0]?.new.actions).toBe(each.new.actions);
       expect(each.new.latencyMs).toBeGreaterThan(0);
+      expect(each.old.workMs).toBeGreaterThan(0);
+      expect(each.new.workMs).toBeGreaterThan(0);
       expect(each.turns[0]?.latencyMs).toBe(each.new.latencyMs);
     }
     const limited = report.cases.find((each) => each.caseId === keptIds[0]);
@@ -244,7 +246,7 @@ describe('eval modes, sources and the candidate rate limit', () => {
     );
     expect(byQuery.code, byQuery.stderr).toBe(0);
     expect(byQuery.stdout).toMatch(/: 3\/3 passed \(100\.0%\)/);
-    expect(byQuery.stdout).toMatch(/Actions \d+ → \d+ {3}latency \d+ ms/);
+    expect(byQuery.stdout).toMatch(/Actions \d+ → \d+ {3}turn time \d+ → \d+ ms {3}latency \d+ ms/);
     const queried = JSON.parse(await readFile(fromQuery, 'utf8')) as EvalReport;
     expect(queried.cases.map((each) => each.caseId).toSorted()).toEqual(keptIds.toSorted());
 

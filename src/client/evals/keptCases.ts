@@ -51,6 +51,11 @@ export interface EvalTurn {
    * readable: a turn only posted messages started, or one of a run from before the meter.
    */
   actions: number;
+  /**
+   * Milliseconds the turn worked (its result's `spend.wallTimeSeconds`, without time stopped at a
+   * safe point); 0 when its result is not readable.
+   */
+  workMs: number;
   /** The conversation's number of the turn, when its messages carry it. */
   turn?: number;
 }
@@ -91,6 +96,7 @@ export function transcriptTurns(messages: readonly Message[]): EvalTurn[] {
           outputTokens: 0,
           cost: 0,
           actions: 0,
+          workMs: 0,
         };
         if (number !== undefined) current.turn = number;
         turns.push(current);
@@ -135,14 +141,14 @@ function recordedCalls(messages: readonly Message[]): RecordedToolCall[] {
   );
 }
 
-/** Sets each turn's Actions from the turns' results, matched by turn number. */
+/** Sets each turn's Actions and work time from the turns' results, matched by turn number. */
 export function withActions(turns: EvalTurn[], results: readonly (TurnResult | null | undefined)[]): void {
-  const byTurn = new Map(
-    results.flatMap((result) => (result ? [[result.turn, result.spend?.actions ?? 0]] : [])),
-  );
+  const byTurn = new Map(results.flatMap((result) => (result ? [[result.turn, result.spend]] : [])));
   // Without numbers on the messages (a transcript read from history), turns count from 1.
   turns.forEach((turn, index) => {
-    turn.actions = byTurn.get(turn.turn ?? index + 1) ?? 0;
+    const spend = byTurn.get(turn.turn ?? index + 1);
+    turn.actions = spend?.actions ?? 0;
+    turn.workMs = Math.round((spend?.wallTimeSeconds ?? 0) * 1000);
   });
 }
 

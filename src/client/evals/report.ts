@@ -31,6 +31,8 @@ export interface EvalFigures {
    * and end, outside any turn, are left out on both sides.
    */
   actions: number;
+  /** Milliseconds the turns worked, summed (their results' `spend.wallTimeSeconds`). */
+  workMs: number;
 }
 
 /** Milliseconds the replay's turns took, summed. */
@@ -136,6 +138,7 @@ function figures(turns: readonly EvalTurn[]): EvalFigures {
     tokens: turns.reduce((sum, turn) => sum + turn.inputTokens + turn.outputTokens, 0),
     cost: turns.reduce((sum, turn) => sum + turn.cost, 0),
     actions: turns.reduce((sum, turn) => sum + turn.actions, 0),
+    workMs: turns.reduce((sum, turn) => sum + turn.workMs, 0),
   };
 }
 
@@ -198,11 +201,13 @@ export function reportOf(run: EvalRunFacts, scored: ScoredCase[]): EvalReport {
         tokens: sum((each) => each.old.tokens),
         cost: sum((each) => each.old.cost),
         actions: sum((each) => each.old.actions),
+        workMs: sum((each) => each.old.workMs),
       },
       new: {
         tokens: sum((each) => each.new.tokens),
         cost: sum((each) => each.new.cost),
         actions: sum((each) => each.new.actions),
+        workMs: sum((each) => each.new.workMs),
         latencyMs: sum((each) => each.new.latencyMs),
       },
     },
@@ -221,7 +226,7 @@ export function terminalSummary(report: EvalReport): string {
   const lines = [
     `eval ${report.runId} on ${report.candidate} (${report.mode}): ${summary.passed}/${summary.cases} passed (${percent}%)` +
       (report.baseline ? `, ${summary.regressions} regressions against ${report.baseline}` : ''),
-    `tokens ${summary.old.tokens} → ${summary.new.tokens}   cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)}   Actions ${summary.old.actions} → ${summary.new.actions}   latency ${summary.new.latencyMs} ms   diverged calls ${summary.diverged}`,
+    `tokens ${summary.old.tokens} → ${summary.new.tokens}   cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)}   Actions ${summary.old.actions} → ${summary.new.actions}   turn time ${summary.old.workMs} → ${summary.new.workMs} ms   latency ${summary.new.latencyMs} ms   diverged calls ${summary.diverged}`,
   ];
   for (const each of report.cases.filter((item) => !item.passed || item.diverged.length > 0)) {
     const mark = each.regression ? 'REGRESSION' : each.passed ? 'diverged' : 'FAIL';
