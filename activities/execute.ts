@@ -1,7 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { toolErrorMessage, toolOutcomeUnknownMessage, toolResultMessage } from '../src/contract/messages.ts';
+import {
+  toolErrorMessage,
+  toolOutcomeUnknownMessage,
+  toolResultMessage,
+  workerDeathsText,
+} from '../src/contract/messages.ts';
 import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
@@ -18,6 +23,7 @@ import { heartbeatWhileRunning } from './heartbeat.ts';
 import { limitProgress } from './progress.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 import { summarizeToolCall } from './summary.ts';
+import { keepWorkerDeaths, markedDetails, sealedByWorkerDeaths, workerDeathsBefore } from './workerDeaths.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;
@@ -28,6 +34,8 @@ export interface ExecuteDependencies {
   maxResultBytes: number;
   /** This worker's Temporal identity, for a call it cannot serve. */
   workerIdentity?: string | undefined;
+  /** A call whose worker died this many times fails for good, unless its tool's policy says otherwise (0: never). */
+  maxWorkerDeaths: number;
 }
 
 /**
@@ -45,7 +53,46 @@ export async function executeTool(
   await deps.registry.refresh();
   const found = activityToolOf(deps, input, context.info.taskQueue);
   if ('refusal' in found) return found.refusal;
-  const run = startToolCall(deps, input, context);
+  const deaths = await workerDeathsBefore(context, deps.warn);
+  const run = startToolCall(deps, input, context, deaths);
+  const limit = found.tool.policy?.maxWorkerDeaths ?? deps.maxWorkerDeaths;
+  let executed: ExecutedCall;
+  if (sealedByWorkerDeaths(deaths, limit)) executed = sealedCall(found.tool, run, input);
+  else {
+    await keepWorkerDeaths(context, deaths, deps.warn);
+    executed = await runTool(found.tool, run, input);
+  }
+  return finishToolCall(deps, run, input, executed);
+}
+
+/**
+ * What a call run inside an `executeTools` attempt (executeBatch.ts) shares with the batch's other
+ * calls: the attempt's one event publisher and heartbeat, which the batch starts and ends.
+ */
+export interface SharedAttempt {
+  published: ActivityEventPublisher;
+  /** The call's own signal: aborts when the batch is cancelled or the call outlives its timeout. */
+  signal: AbortSignal;
+  /** A progress report of the call, for the batch's next heartbeat. */
+  onProgress: (toolCallId: string, partialResult: Record<string, unknown>) => void;
+}
+
+/**
+ * EXECUTE and FINALIZE of one call of an `executeTools` batch: as `executeTool`, but its events go
+ * to the batch's publisher and its heartbeats are the batch's. Throws when the attempt ends without
+ * a result for the model (a retryable error, an abort), as `executeTool` does.
+ */
+export async function executeBatchedCall(
+  deps: ExecuteDependencies,
+  input: ExecuteToolInput,
+  shared: SharedAttempt,
+): Promise<ExecuteToolOutput> {
+  const context = Context.current();
+  const found = activityToolOf(deps, input, context.info.taskQueue);
+  if ('refusal' in found) return found.refusal;
+  // The batch's heartbeats carry its checkpoints, not a count of worker deaths: a batched call is
+  // tried as often as the batch's retry policy allows.
+  const run = startToolCall(deps, input, context, 0, shared);
   const executed = await runTool(found.tool, run, input);
   return finishToolCall(deps, run, input, executed);
 }
@@ -54,7 +101,13 @@ export async function executeTool(
 interface ToolCallRun {
   context: Context;
   attempt: number;
+  /** How many earlier attempts ended with their worker gone (workerDeaths.ts). */
+  workerDeaths: number;
   published: ActivityEventPublisher;
+  /** What the tool's `execute` watches: the activity's cancellation, or in a batch the call's own. */
+  signal: AbortSignal;
+  /** Set when the call runs in a batch, whose attempt owns the publisher and the heartbeats. */
+  shared: boolean;
   /** The latest progress rides on the next heartbeat (the Web UI shows it as the activity's details). */
   latestProgress: unknown;
   /** Set when an earlier attempt was interrupted: what became of it, told on `toolExecutionEnd`. */
@@ -98,12 +151,18 @@ function activityToolOf(
 }
 
 /** Emits the attempt's start and sets up its progress and end events. */
-function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, context: Context): ToolCallRun {
+function startToolCall(
+  deps: ExecuteDependencies,
+  input: ExecuteToolInput,
+  context: Context,
+  workerDeaths: number,
+  shared?: SharedAttempt,
+): ToolCallRun {
   const { attempt } = context.info;
   const { conversationId, toolCallId, toolName, args } = input;
   const event = { conversationId, toolCallId, toolName, attempt };
   const localCallKey = context.info.isLocal ? input.callKey : undefined;
-  const published = activityEventPublisher(input.turn, deps.warn, input, localCallKey);
+  const published = shared?.published ?? activityEventPublisher(input.turn, deps.warn, input, localCallKey);
   deps.emit({ type: 'toolExecutionStart', ...event, args });
   published.publish(
     { type: 'toolStart', toolCallId, toolName, summary: summarizeToolCall(toolName, args) },
@@ -112,12 +171,16 @@ function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, conte
   const run: ToolCallRun = {
     context,
     attempt,
+    workerDeaths,
     published,
+    signal: shared?.signal ?? context.cancellationSignal,
+    shared: shared !== undefined,
     latestProgress: undefined,
     outcome: undefined,
     onPartialResult: (reported) => {
       const partialResult = limitProgress(reported);
       run.latestProgress = partialResult;
+      shared?.onProgress(toolCallId, partialResult);
       deps.emit({ type: 'toolExecutionUpdate', ...event, partialResult });
       published.publish({ type: 'toolProgress', toolCallId, toolName, partialResult });
     },
@@ -135,7 +198,11 @@ function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, conte
 
 /** EXECUTE, heartbeating meanwhile; throws when the attempt ends without a result for the model. */
 async function runTool(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInput): Promise<ExecutedCall> {
-  const stopHeartbeats = heartbeatWhileRunning(run.context, () => run.latestProgress);
+  const stopHeartbeats = run.shared
+    ? () => {}
+    : heartbeatWhileRunning(run.context, () =>
+        markedDetails(run.context, run.workerDeaths, run.latestProgress),
+      );
   try {
     return await executeOrReconcile(tool, run, input);
   } catch (error) {
@@ -168,9 +235,11 @@ async function executeOrReconcile(
       : undefined;
   if (earlier === undefined || earlier === 'notDone') {
     if (earlier) run.outcome = 'rerun';
-    const result = await runWithToolCall(call, () =>
-      tool.execute(toolCallId, args, context.cancellationSignal, run.onPartialResult),
+    const executing = runWithToolCall(call, () =>
+      tool.execute(toolCallId, args, run.signal, run.onPartialResult),
     );
+    // In a batch nothing else ends a call that ignores its aborted signal: the attempt goes on.
+    const result = await (run.shared ? untilAborted(executing, run.signal) : executing);
     return { result: normalizeResult(result), isError: false };
   }
   if ('done' in earlier) {
@@ -180,6 +249,27 @@ async function executeOrReconcile(
   run.outcome = 'unknown';
   const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, earlier.unknown, attempt);
   return { result: { content, details, usage: null, terminate: false }, isError: true };
+}
+
+/**
+ * The error result of a call given up because its worker died too often: the tool is not run again
+ * (an at-most-once tool's earlier attempts may have taken effect, so its outcome is unknown).
+ */
+function sealedCall(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInput): ExecutedCall {
+  const { toolCallId, toolName } = input;
+  const { attempt, workerDeaths } = run;
+  const why = workerDeathsText('this tool', workerDeaths);
+  if (tool.atMostOnce) {
+    run.outcome = 'unknown';
+    const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, why, attempt);
+    const result = { content, details: { ...details, workerDeaths }, usage: null, terminate: false };
+    return { result, isError: true };
+  }
+  const content = [textContent(`Tool "${toolName}" failed: ${why}.`)];
+  return {
+    result: { content, details: { workerDeaths, attempt }, usage: null, terminate: false },
+    isError: true,
+  };
 }
 
 /**
@@ -194,7 +284,7 @@ async function failedAttempt(
 ): Promise<ExecutedCall> {
   const { context, attempt } = run;
   const { toolName, maximumAttempts } = input;
-  const { aborted, reason } = context.cancellationSignal;
+  const { aborted, reason } = run.signal;
   // An at-most-once tool that threw has ended its call: running it again could take effect twice.
   if (!aborted && (tool.atMostOnce || givesUp(error, attempt, maximumAttempts))) {
     return { result: failureResult(toolName, error, attempt), isError: true };
@@ -207,7 +297,7 @@ async function failedAttempt(
   const cancelled = cancelledByWorkflow(context);
   const willRetry = aborted ? !cancelled && !lastAttempt(attempt, maximumAttempts) : true;
   run.end(failureResult(toolName, error, attempt, why), true, willRetry);
-  await run.published.abandon({ retrying: willRetry });
+  if (!run.shared) await run.published.abandon({ retrying: willRetry });
   // Whatever the tool threw on abort, the workflow cancelled the call: report it as cancelled,
   // so that its row in the Web UI says so.
   throw cancelled ?? error;
@@ -229,13 +319,26 @@ async function finishToolCall(
     if (result !== after.result) await setImmediate();
     run.end(result, after.isError, false, run.outcome);
     const message = toolResultMessage(toolCallId, toolName, result, after.isError);
-    const heldBack = await run.published.finish();
+    const heldBack = run.shared ? [] : await run.published.finish();
     return { message, terminate: result.terminate, ...(heldBack.length > 0 ? { events: heldBack } : {}) };
   } catch (error) {
     // FINALIZE failed: the attempt's events still reach followers, and its publisher stops.
-    await run.published.abandon({ retrying: !lastAttempt(run.attempt, input.maximumAttempts) });
+    if (!run.shared)
+      await run.published.abandon({ retrying: !lastAttempt(run.attempt, input.maximumAttempts) });
     throw error;
   }
+}
+
+/** `work`, or a rejection with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: T | Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    Promise.resolve(work)
+      .then(resolve, reject)
+      .finally(() => signal.removeEventListener('abort', abort));
+  });
 }
 
 /**

@@ -22,7 +22,8 @@ import { chatReplyAttributes, GEN_AI, genAiSpanName, YIEM } from '../src/infrast
 import { checkCallbackOutput } from './callbackOutput.ts';
 import { compactContext } from './compaction.ts';
 import { runEvalCase } from './evalCase.ts';
-import { endToolActivity, executeTool, safeSink } from './execute.ts';
+import { endToolActivity, executeBatchedCall, executeTool, type SharedAttempt, safeSink } from './execute.ts';
+import { executeTools } from './executeBatch.ts';
 import { runGuardrails } from './guardrails.ts';
 import { callModel, createOpenAIClient } from './model.ts';
 import { ModelContextReader } from './modelContext.ts';
@@ -41,6 +42,7 @@ import { ArgumentValidator } from './registry/validation.ts';
 import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
 import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
+import { DEFAULT_MAX_WORKER_DEATHS } from './workerDeaths.ts';
 
 /** What the activities of `createAgentActivities` run with: the worker's tools, models, hooks and stores. */
 export interface AgentActivityDependencies {
@@ -64,6 +66,8 @@ export interface AgentActivityDependencies {
   maxToolResultBytes?: number;
   /** How long a finished result's write to an unreachable payload store is retried. Default 2 minutes. */
   payloadStoreRetryMs?: number;
+  /** A model or tool call whose worker died this many times fails for good (0: never). Default 5. */
+  maxWorkerDeaths?: number;
   /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compaction.compact`). */
@@ -74,6 +78,8 @@ export interface AgentActivityDependencies {
   tracer?: Tracer;
   /** The guardrails conversations may name (`AgentWorkerOptions.hooks.guardrails`). */
   guardrails?: WorkerGuardrails;
+  /** Whether a tool that does not declare `batched` runs batched (`AgentWorkerOptions.tools.batchedTools`). */
+  batchedTools?: boolean;
 }
 
 /**
@@ -108,6 +114,16 @@ function workerActivities(
       compactContext({ ...worker, compact: deps.compact }, input),
     ),
     executeTool: labelled('executeTool', worker, (input) => toolCall(worker, input)),
+    executeTools: labelled('executeTools', worker, (input) =>
+      executeTools(
+        {
+          refresh: () => deps.registry.refresh(),
+          warn: worker.warn,
+          runCall: (call, shared) => batchedToolCall(worker, call, shared),
+        },
+        input,
+      ),
+    ),
     keepToolResult: labelled('keepToolResult', worker, ({ message }) => {
       const { content, details } = limitToolResult(
         { content: message.content, details: message.details, usage: null, terminate: false },
@@ -140,6 +156,7 @@ interface WorkerParts {
   emit: AgentEventSink;
   warn: (message: string) => void;
   maxResultBytes: number;
+  maxWorkerDeaths: number;
   prepare: (input: PrepareToolCallsInput) => ReturnType<typeof prepareToolCalls>;
 }
 
@@ -157,7 +174,13 @@ function workerParts(deps: AgentActivityDependencies): WorkerParts {
   const endpointMissing = async (name: string) => nexusEndpointMissing(await getClient(), name);
   const prepare = (input: PrepareToolCallsInput) =>
     prepareToolCalls(
-      { registry: deps.registry, validator, hooks, nexusEndpointMissing: endpointMissing },
+      {
+        registry: deps.registry,
+        validator,
+        hooks,
+        nexusEndpointMissing: endpointMissing,
+        batchedByDefault: deps.batchedTools === true,
+      },
       input,
     );
   return {
@@ -172,6 +195,7 @@ function workerParts(deps: AgentActivityDependencies): WorkerParts {
     emit: safeSink(deps.eventSink, warn),
     warn,
     maxResultBytes: deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES,
+    maxWorkerDeaths: deps.maxWorkerDeaths ?? DEFAULT_MAX_WORKER_DEATHS,
     prepare,
   };
 }
@@ -188,7 +212,13 @@ function openAIClients(): (model: WorkerModel) => OpenAI {
   };
 }
 
-type LabelledActivity = 'callModel' | 'compactContext' | 'executeTool' | 'keepToolResult' | 'runGuardrails';
+type LabelledActivity =
+  | 'callModel'
+  | 'compactContext'
+  | 'executeTool'
+  | 'executeTools'
+  | 'keepToolResult'
+  | 'runGuardrails';
 type InputOf<K extends LabelledActivity> = Parameters<AgentActivities[K]>[0];
 
 /**
@@ -210,6 +240,11 @@ const ACTIVITY_SPAN_LABELS: {
     [YIEM.turn]: input.turn,
     [YIEM.toolName]: input.toolName,
     [YIEM.toolCallId]: input.toolCallId,
+  }),
+  executeTools: (input) => ({
+    [YIEM.turn]: input.turn,
+    [YIEM.toolName]: [...new Set(input.calls.map((call) => call.toolName))].join(','),
+    [YIEM.toolCallId]: input.calls.map((call) => call.toolCallId).join(','),
   }),
   keepToolResult: ({ turn, message }) => ({
     [YIEM.turn]: turn,
@@ -270,9 +305,45 @@ async function modelCall(worker: WorkerParts, input: CallModelInput): Promise<Ca
 
 /** `executeTool` in its `execute_tool <tool>` span; a large result is kept in the payload store. */
 async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<ExecuteToolOutput> {
-  const { deps, storedMessages } = worker;
+  const output = await inToolSpan(worker, input, () =>
+    executeTool(
+      { ...worker, registry: worker.deps.registry, workerIdentity: worker.deps.neighbours?.identity },
+      input,
+    ),
+  );
+  // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
+  if (output.terminate) return endToolActivity(output);
+  return endToolActivity(await keepToolOutput(worker.storedMessages, output));
+}
+
+/**
+ * One call of an `executeTools` batch, in its own `execute_tool <tool>` span; a large result is kept
+ * in the payload store before the batch checkpoints it, so the checkpoint carries its reference.
+ */
+async function batchedToolCall(
+  worker: WorkerParts,
+  input: ExecuteToolInput,
+  shared: SharedAttempt,
+): Promise<ExecuteToolOutput> {
+  const { deps } = worker;
+  const output = await inToolSpan(worker, input, () =>
+    executeBatchedCall(
+      { ...worker, registry: deps.registry, workerIdentity: deps.neighbours?.identity },
+      input,
+      shared,
+    ),
+  );
+  return output.terminate ? output : keepToolOutput(worker.storedMessages, output);
+}
+
+/** `run` in the call's `execute_tool <tool>` span, marked failed when its result is an error. */
+async function inToolSpan(
+  worker: WorkerParts,
+  input: ExecuteToolInput,
+  run: () => Promise<ExecuteToolOutput>,
+): Promise<ExecuteToolOutput> {
   const span = {
-    tracer: deps.tracer,
+    tracer: worker.deps.tracer,
     name: genAiSpanName('execute_tool', input.toolName),
     attributes: {
       [GEN_AI.operationName]: 'execute_tool',
@@ -282,17 +353,11 @@ async function toolCall(worker: WorkerParts, input: ExecuteToolInput): Promise<E
       [YIEM.turn]: input.turn,
     },
   };
-  const output = await inGenAiSpan(span, async (opened) => {
-    const executed = await executeTool(
-      { ...worker, registry: deps.registry, workerIdentity: deps.neighbours?.identity },
-      input,
-    );
+  return inGenAiSpan(span, async (opened) => {
+    const executed = await run();
     if (executed.message.isError) markSpanFailed(opened, resultText(executed.message.content));
     return executed;
   });
-  // A terminating result's text becomes the turn's reply, which the workflow reads from the message.
-  if (output.terminate) return endToolActivity(output);
-  return endToolActivity(await keepToolOutput(storedMessages, output));
 }
 
 async function workerClient(): Promise<Client> {

@@ -17,6 +17,8 @@ export interface PrepareDependencies {
   hooks: AgentHooks;
   /** Whether the server says it has no Nexus endpoint of this name (activities/nexusEndpoints.ts). */
   nexusEndpointMissing: (name: string) => Promise<boolean>;
+  /** The worker's `tools.batchedTools`: whether a tool that does not say runs its calls batched. */
+  batchedByDefault?: boolean;
 }
 
 /**
@@ -120,7 +122,21 @@ async function prepareToolCall(
     ...(tool.runner ? { runner: tool.runner } : {}),
     ...(tool.atMostOnce ? { atMostOnce: true as const } : {}),
     ...(tool.localActivity ? { localActivity: true as const } : {}),
+    ...(batchableCall(tool, approvalReason !== undefined, deps.batchedByDefault)
+      ? { batched: true as const }
+      : {}),
   };
+}
+
+/**
+ * Whether a call may share an `executeTools` activity: its tool is batched (or says nothing and the
+ * worker batches by default), and it runs `execute` in an activity that may run it again. A call
+ * waiting for approval, an at-most-once call (its reconcile needs an attempt of its own) and a
+ * local activity run alone; a tool the workflow runs has no activity to share.
+ */
+function batchableCall(tool: AgentTool, needsApproval: boolean, byDefault = false): boolean {
+  if (tool.runner || tool.atMostOnce || tool.localActivity || needsApproval) return false;
+  return tool.batched ?? byDefault;
 }
 
 /** A call of a registered tool the active agent was not given. */

@@ -692,38 +692,30 @@ function overheadSection(result: OverheadResult): string {
       `turn with ${OVERHEAD_TOOL_CALLS} tools`,
       'turn with one tool',
       'turn without tools',
+      `Actions of the turn with ${OVERHEAD_TOOL_CALLS} tools`,
     ],
     [
-      [
-        'yiem-agent (durable)',
-        ms(result.ours.perToolMs, 2),
-        result.ours.cpuPerToolMs ? ms(result.ours.cpuPerToolMs) : 'n/a',
-        ms(result.ours.toolTurnMs),
-        result.ours.oneCallTurnMs ? ms(result.ours.oneCallTurnMs) : 'n/a',
-        ms(result.ours.plainTurnMs),
-      ],
+      overheadRow('yiem-agent (durable)', result.ours),
       ...(result.oursLocalActivity
-        ? [
-            [
-              'yiem-agent, the tool a `localActivity`',
-              ms(result.oursLocalActivity.perToolMs, 2),
-              result.oursLocalActivity.cpuPerToolMs ? ms(result.oursLocalActivity.cpuPerToolMs) : 'n/a',
-              ms(result.oursLocalActivity.toolTurnMs),
-              result.oursLocalActivity.oneCallTurnMs ? ms(result.oursLocalActivity.oneCallTurnMs) : 'n/a',
-              ms(result.oursLocalActivity.plainTurnMs),
-            ],
-          ]
+        ? [overheadRow('yiem-agent, the tool a `localActivity`', result.oursLocalActivity)]
         : []),
-      [
-        'pi-agent-core (in-process)',
-        ms(result.pi.perToolMs, 2),
-        result.pi.cpuPerToolMs ? ms(result.pi.cpuPerToolMs) : 'n/a',
-        ms(result.pi.toolTurnMs),
-        result.pi.oneCallTurnMs ? ms(result.pi.oneCallTurnMs) : 'n/a',
-        ms(result.pi.plainTurnMs),
-      ],
+      ...(result.oursBatched ? [overheadRow('yiem-agent, the tool `batched`', result.oursBatched)] : []),
+      overheadRow('pi-agent-core (in-process)', result.pi),
     ],
-  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversations and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}`;
+  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversations and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}${result.oursBatched ? " The `batched` row is the same tool declared `batched: true`, in the same conversations and runs: a turn's calls in one `executeTools` activity, checkpointed by heartbeat after each. Actions are the turn's meter (its result's `spend.actions`), which leaves out heartbeats (a batch of fast calls sends one, its first checkpoint)." : ''}`;
+}
+
+/** A row of section (a): per call, its CPU, the three turns, and the Actions of the turn with the calls when counted. */
+function overheadRow(name: string, figures: OverheadResult['ours']): string[] {
+  return [
+    name,
+    ms(figures.perToolMs, 2),
+    figures.cpuPerToolMs ? ms(figures.cpuPerToolMs) : 'n/a',
+    ms(figures.toolTurnMs),
+    figures.oneCallTurnMs ? ms(figures.oneCallTurnMs) : 'n/a',
+    ms(figures.plainTurnMs),
+    figures.toolTurnActions ? String(figures.toolTurnActions.median) : 'n/a',
+  ];
 }
 
 function parallelSection(result: ParallelResult): string {

@@ -29,6 +29,14 @@ export const noopLocalTool: ActivityTool = {
   localActivity: true,
 };
 
+/** {@link noopTool} declared `batched`: a reply's calls share one `executeTools` activity (section a). */
+export const noopBatchedTool: ActivityTool = {
+  ...noopTool,
+  name: 'noopBatched',
+  label: 'No-op, batched',
+  batched: true,
+};
+
 /** {@link noopTool} declared at most once: what that declaration costs a turn (scenario k). */
 export const noopOnceTool: AgentTool = {
   ...noopTool,

@@ -10,6 +10,7 @@ import { createBaselineActivities } from './baseline/activities.ts';
 import {
   crashTool,
   largeResultTool,
+  noopBatchedTool,
   noopLocalTool,
   noopOnceTool,
   noopTool,
@@ -58,6 +59,7 @@ async function main(): Promise<void> {
     tools: [
       noopTool,
       noopLocalTool,
+      noopBatchedTool,
       noopOnceTool,
       waitTool,
       slowTool,

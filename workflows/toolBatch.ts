@@ -23,6 +23,7 @@ import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/t
 import { countRetries, meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
+import { executeBatched, joinBatches } from './batchedCalls.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
@@ -95,19 +96,19 @@ export async function runToolBatch(
   if (interruptWaiting(state)) interruptToolBatch(state);
   try {
     await batch.scope.run(async () => {
-      for (const group of planExecutionGroups(prepared, state.settings.toolExecution)) {
+      const mode = state.settings.toolExecution;
+      const groups = planExecutionGroups(prepared, mode);
+      for (const step of joinBatches(groups, prepared, mode, state.settings.recordedTools !== undefined)) {
         if (batch.scope.consideredCancelled) break;
         await Promise.all(
-          group.map(async (index) => {
-            const call = prepared[index];
-            if (call?.kind !== 'ready') return;
-            const outcome = await runToolCall(
-              state,
-              call,
-              uniqueActivityId(activityIds, state.turn, call.toolCallId),
-            );
-            results[index] = outcome.message;
-            terminated[index] = outcome.terminate;
+          step.map(async (unit) => {
+            const outcomes = await runUnit(state, prepared, unit, activityIds, mode === 'parallel');
+            unit.forEach((index, at) => {
+              const outcome = outcomes[at];
+              if (!outcome) return;
+              results[index] = outcome.message;
+              terminated[index] = outcome.terminate;
+            });
           }),
         );
       }
@@ -160,6 +161,31 @@ export function planExecutionGroups(
   });
   closeConcurrent();
   return groups;
+}
+
+/**
+ * One unit of the plan (`joinBatches`): a call alone, or the batched calls of one `executeTools`
+ * activity. One outcome per index of `unit`, none for a call answered in PREPARE.
+ */
+async function runUnit(
+  state: ConversationState,
+  prepared: readonly PreparedToolCall[],
+  unit: number[],
+  activityIds: Set<string>,
+  concurrent: boolean,
+): Promise<(ToolOutcome | undefined)[]> {
+  const calls = unit
+    .map((index) => prepared[index])
+    .filter((call): call is ReadyCall => call?.kind === 'ready');
+  const keyOf = (call: ReadyCall) => uniqueActivityId(activityIds, state.turn, call.toolCallId);
+  if (calls.length !== unit.length || calls.length === 1) {
+    const call = calls.length === unit.length ? calls[0] : undefined;
+    return call ? [await runToolCall(state, call, keyOf(call))] : [];
+  }
+  const callKeys = calls.map(keyOf);
+  const [first] = calls;
+  const activityId = uniqueActivityId(activityIds, state.turn, `batch-${first?.toolCallId ?? ''}`);
+  return executeBatched(state, calls, { activityId, callKeys }, concurrent);
 }
 
 /** One call: the approval gate, then where it runs. `callKey` is its activity id (and approval id). */
@@ -310,6 +336,8 @@ async function executeInActivity(
       const { events, ...outcome } = reported;
       if (!local) countRetries(events);
       if (events) state.events.publishFromResult(events, { toolResult: outcome.message.content });
+      if (givenUpForWorkerDeaths(outcome.message))
+        state.turnGivenUp.push(toolEndText(outcome.message.content));
       return outcome;
     }
     if (isCancellation(error))
@@ -348,6 +376,11 @@ const WORKER_LOST_PATCH = 'yiem-tool-worker-lost';
  * an activity's is; before it, its failure (which arrives unwrapped) became a second error text.
  */
 const LOCAL_TOOL_ERROR_RESULT_PATCH = 'yiem-local-tool-error-result';
+
+/** A result saying its call was given up because its worker died too often (activities/execute.ts). */
+function givenUpForWorkerDeaths(message: ToolResultMessage): boolean {
+  return typeof (message.details as { workerDeaths?: unknown } | undefined)?.workerDeaths === 'number';
+}
 
 /** The output of a call whose result is an error, which its activity reports as a failure. */
 function reportedToolOutput(error: unknown): ExecuteToolOutput | undefined {

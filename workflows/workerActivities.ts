@@ -1,4 +1,5 @@
 import type { ActivityOptions } from '@temporalio/workflow';
+import { fairnessKeyOf } from '../src/contract/fairnessKey.ts';
 import type { AgentActivities, ModelRoutingInfo, RouteModelInput } from '../src/contract/protocol.ts';
 import type { ConversationSettings } from '../src/contract/settings.ts';
 import type { ToolInfo } from '../src/contract/types/tools.ts';
@@ -68,5 +69,5 @@ export function modelCallQueue(
   conversationId: string,
 ): Pick<ActivityOptions, 'taskQueue' | 'priority'> {
   const taskQueue = model === undefined ? undefined : routing?.queues[model];
-  return taskQueue ? { taskQueue, priority: { fairnessKey: conversationId } } : {};
+  return taskQueue ? { taskQueue, priority: { fairnessKey: fairnessKeyOf(conversationId) } } : {};
 }

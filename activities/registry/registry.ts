@@ -227,6 +227,30 @@ function assertToolShape(tool: AgentTool, source: string): void {
   }
   assertAtMostOnceShape(tool, source);
   assertLocalActivityShape(tool, source);
+  assertBatchedShape(tool, source);
+}
+
+/** A `batched` tool's calls share an activity: not a tool the workflow runs, nor one that needs an activity per call. */
+function assertBatchedShape(tool: AgentTool, source: string): void {
+  const { name, runner, atMostOnce, localActivity, batched } = tool as {
+    name: string;
+    runner?: unknown;
+    atMostOnce?: unknown;
+    localActivity?: unknown;
+    batched?: unknown;
+  };
+  if (batched === undefined || batched === false) return;
+  const problem =
+    batched !== true
+      ? 'has a batched that is not true or false'
+      : runner !== undefined
+        ? 'runs in the workflow, not in an activity: leave batched out'
+        : atMostOnce === true
+          ? 'is atMostOnce and batched: an at-most-once call needs an activity of its own, whose attempts tell whether it may have taken effect; drop one of the two'
+          : localActivity === true
+            ? 'is a localActivity and batched: a local call runs inside the workflow task, not in a shared activity; drop one of the two'
+            : undefined;
+  if (problem) throw new Error(`Tool "${name}" from ${source} ${problem}`);
 }
 
 /** `atMostOnce` and `reconcile` belong to tools run in an activity, and `reconcile` to `atMostOnce` ones. */

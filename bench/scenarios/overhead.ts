@@ -1,10 +1,11 @@
 import type { AgentClient, Conversation } from '../../src/client/client.ts';
+import type { TurnResult } from '../../src/contract/types/turns.ts';
 import type { BenchEnvironment } from '../environment.ts';
 import { processCpuMs } from '../machine.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
-import { noopLocalTool } from '../tools.ts';
+import { noopBatchedTool, noopLocalTool } from '../tools.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
 
 export const OVERHEAD_TOOL_CALLS = 20;
@@ -28,6 +29,8 @@ interface OverheadFigures {
   /** The turn with one tool call that the per-call figure subtracts (absent in runs before it). */
   oneCallTurnMs?: Summary;
   plainTurnMs: Summary;
+  /** The Actions of the turn with the calls, as its result's meter counts them (ours, since batched tools). */
+  toolTurnActions?: Summary;
 }
 
 /** One run's turns: with the calls, with one call, without tools. */
@@ -37,6 +40,8 @@ export type RunTimes = [many: number, one: number, plain: number];
 interface RunReading {
   times: RunTimes;
   cpuMs: [many: number, one: number];
+  /** The Actions of the turn with the calls (ours). */
+  actions?: number;
 }
 
 export interface OverheadResult {
@@ -44,22 +49,32 @@ export interface OverheadResult {
   ours: OverheadFigures;
   /** Ours with the tool declared `localActivity`, in the same conversation and runs (absent before it). */
   oursLocalActivity?: OverheadFigures;
+  /** Ours with the tool declared `batched`: a turn's calls in one `executeTools` activity (absent before it). */
+  oursBatched?: OverheadFigures;
   pi: OverheadFigures;
 }
 
 /** Sends a prompt and fails unless the turn completed. */
 export async function sendOk(conversation: Conversation, text: string): Promise<void> {
+  await completedTurn(conversation, text);
+}
+
+/** Sends a prompt and returns its turn's result; fails unless the turn completed. */
+async function completedTurn(conversation: Conversation, text: string): Promise<TurnResult> {
   const result = await conversation.send(text);
   if (result.status !== 'completed')
     throw new Error(`Turn ${result.turn} ended ${result.status}: ${result.error}`);
+  return result;
 }
 
 /** The figures of runs' turn times (and CPU, when read). */
 export function overheadFigures(
   runs: readonly RunTimes[],
   cpuMs?: readonly RunReading['cpuMs'][],
+  actions?: readonly number[],
 ): OverheadFigures {
   return {
+    ...(actions && actions.length > 0 ? { toolTurnActions: summarize(actions) } : {}),
     perToolMs: summarize(runs.map(([many, one]) => perCallMs(many, one))),
     ...(cpuMs ? { cpuPerToolMs: summarize(cpuMs.map(([many, one]) => perCallMs(many, one))) } : {}),
     toolTurnMs: summarize(runs.map(([many]) => many)),
@@ -79,7 +94,12 @@ export async function measureOverhead(
   ours: { agents: AgentClient; worker: WorkerHandle },
   runs: number,
 ): Promise<OverheadResult> {
-  const samples = { ours: [] as RunReading[], local: [] as RunReading[], pi: [] as RunTimes[] };
+  const samples = {
+    ours: [] as RunReading[],
+    local: [] as RunReading[],
+    batched: [] as RunReading[],
+    pi: [] as RunTimes[],
+  };
   const pids = [env.server.pid, ours.worker.child.pid as number];
   const cpu = () => pids.reduce((total, pid) => total + processCpuMs(pid), 0);
   const reading = async (send: (text: string) => Promise<unknown>, tool: string): Promise<RunReading> => {
@@ -89,7 +109,12 @@ export async function measureOverhead(
     const one = await timed(() => send(callDirective(tool, 1)));
     const after = cpu();
     const plain = await timed(() => send('hello'));
-    return { times: [many.ms, one.ms, plain.ms], cpuMs: [between - before, after - between] };
+    const actions = (many.value as Partial<TurnResult> | undefined)?.spend?.actions;
+    return {
+      times: [many.ms, one.ms, plain.ms],
+      cpuMs: [between - before, after - between],
+      ...(actions === undefined ? {} : { actions }),
+    };
   };
   for (let run = -2; run < runs; run++) {
     const conversation = await ours.agents.startConversation({
@@ -97,26 +122,30 @@ export async function measureOverhead(
       toolExecution: 'sequential',
       maxModelCallsPerTurn: 50,
     });
-    const send = (text: string) => sendOk(conversation, text);
+    const send = (text: string) => completedTurn(conversation, text);
     const activity = await reading(send, 'noop');
     const local = await reading(send, noopLocalTool.name);
+    const batched = await reading(send, noopBatchedTool.name);
     await conversation.end();
     const pi = createPiAgent(env.model.baseURL, 'sequential');
     const piTimes = (await reading((text) => pi.prompt(text), 'noop')).times;
     if (run < 0) continue; // warm-up
     samples.ours.push(activity);
     samples.local.push(local);
+    samples.batched.push(batched);
     samples.pi.push(piTimes);
   }
   const figures = (readings: RunReading[]) =>
     overheadFigures(
       readings.map(({ times }) => times),
       readings.map(({ cpuMs }) => cpuMs),
+      readings.flatMap(({ actions }) => (actions === undefined ? [] : [actions])),
     );
   return {
     runs,
     ours: figures(samples.ours),
     oursLocalActivity: figures(samples.local),
+    oursBatched: figures(samples.batched),
     pi: overheadFigures(samples.pi),
   };
 }

@@ -10,6 +10,7 @@ import { cliEnvironment } from './environment.ts';
 /** The flags of `yiem eval`. */
 export interface EvalFlags extends ConnectionFlags {
   query?: string;
+  histories?: string[];
   mode: string;
   expectations?: string;
   standIns?: string;
@@ -62,6 +63,7 @@ async function evalOptions(ids: string[], flags: EvalFlags, taskQueue: string): 
   return {
     conversations: ids,
     ...(flags.query ? { query: flags.query } : {}),
+    ...(flags.histories ? { histories: flags.histories } : {}),
     candidate: {
       taskQueue,
       ...(flags.system !== undefined ? { systemPrompt: flags.system } : {}),

@@ -311,6 +311,10 @@ connectionOptions(
   .argument('[conversationIds...]', 'the kept conversations')
   .option('--query <query>', 'or the ones a visibility query finds, e.g. "YiemAgent = \'support\'"')
   .option(
+    '--histories <paths...>',
+    'or the ones in exported history files (yiem export-histories): folders or files',
+  )
+  .option(
     '--mode <mode>',
     'recorded (no tool runs) or live (tools run, at-most-once ones only if allowed)',
     'recorded',

@@ -1,11 +1,10 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
-import { optionalTsToDate } from '@temporalio/common/lib/time.js';
+import type { LoadedDataConverter, Payload } from '@temporalio/common';
 import { promptUpdate } from '../contract/definitions.ts';
 import { describeThrown } from '../contract/thrown.ts';
 import type { TurnResult } from '../contract/types/turns.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
-import { type HistoryEvent, runHistories } from './runHistories.ts';
+import { eventTimeMs, type HistoryEvent, runHistories } from './runHistories.ts';
 
 /** A message sent with `Conversation.sendDetached`: what to collect its turn by. */
 export interface DetachedTurn {
@@ -53,15 +52,15 @@ export async function listPromptTurns(
 /** The prompt turns of each run of the conversation, its latest run first, back along continue-as-new. */
 async function* promptTurnsByRun(handle: WorkflowHandle): AsyncGenerator<PromptTurn[]> {
   for await (const { runId, events } of runHistories(handle))
-    yield await promptTurnsOf(handle, events, runId);
+    yield await promptTurnsOf(handle.client.options.loadedDataConverter, events, runId);
 }
 
-async function promptTurnsOf(
-  handle: WorkflowHandle,
-  events: HistoryEvent[],
+/** The messages one run's history shows taken by `prompt`, with their turns' results once answered. */
+export async function promptTurnsOf(
+  converter: LoadedDataConverter,
+  events: readonly HistoryEvent[],
   runId: string,
 ): Promise<PromptTurn[]> {
-  const converter = handle.client.options.loadedDataConverter;
   const byId = new Map<string, PromptTurn>();
   for (const event of events) {
     const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
@@ -75,7 +74,7 @@ async function promptTurnsOf(
         turnId: accepted.meta.updateId,
         runId,
         text: typeof text === 'string' ? text : undefined,
-        sentAt: optionalTsToDate(event.eventTime),
+        sentAt: event.eventTime ? new Date(eventTimeMs(event)) : undefined,
         state: 'waiting',
       });
     }

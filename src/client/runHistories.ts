@@ -22,3 +22,12 @@ export async function* runHistories(handle: WorkflowHandle): AsyncGenerator<RunH
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
   }
 }
+
+/**
+ * When the event happened, in milliseconds since 1970. `Number`, not the SDK's `Long` arithmetic: an
+ * exported history parsed by `historyFromJSON` carries its seconds as plain numbers.
+ */
+export function eventTimeMs(event: HistoryEvent): number {
+  const time = event.eventTime;
+  return time ? Number(time.seconds ?? 0) * 1000 + Math.floor((time.nanos ?? 0) / 1e6) : 0;
+}

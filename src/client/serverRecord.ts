@@ -1,6 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
-import { optionalTsToMs } from '@temporalio/common/lib/time.js';
+import type { LoadedDataConverter, Payload } from '@temporalio/common';
 import { postSignal, promptUpdate } from '../contract/definitions.ts';
 import type { CallModelOutput, ConversationCarryOver, ExecuteToolOutput } from '../contract/protocol.ts';
 import { YIEM_COST, YIEM_STATUS, YIEM_TURNS } from '../contract/searchAttributes.ts';
@@ -10,7 +9,7 @@ import { ContentStore } from '../infrastructure/storage/contentStore.ts';
 import { lastPoll, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 import { decodeFromPayloadsAtIndex } from './historyPayloads.ts';
 import { approvalsFromHistory, type KeptApproval } from './keptApprovals.ts';
-import type { HistoryEvent } from './runHistories.ts';
+import { eventTimeMs, type HistoryEvent } from './runHistories.ts';
 import { resolveEntry } from './transcriptReader.ts';
 
 /**
@@ -92,13 +91,25 @@ export async function transcriptFromHistory(handle: WorkflowHandle): Promise<Mes
   const runId = (await handle.describe()).runId;
   const events = (await handle.client.getHandle(handle.workflowId, runId).fetchHistory()).events ?? [];
   const converter = handle.client.options.loadedDataConverter;
+  const entries = await historyEntries(events, converter);
+  const store = ContentStore.of(converter);
+  return Promise.all(entries.map((entry, index) => resolveEntry(entry, store, handle.workflowId, index)));
+}
+
+/**
+ * The transcript entries one run's history records (see `transcriptFromHistory`), large messages
+ * left as their outlines with the reference: a history read from a server or from an exported file.
+ */
+export async function historyEntries(
+  events: readonly HistoryEvent[],
+  converter: LoadedDataConverter,
+): Promise<TranscriptEntry[]> {
   const decode = <T>(payloads: unknown, index = 0): Promise<T | undefined> =>
     decodeFromPayloadsAtIndex<T>(converter, index, payloads as Payload[] | undefined).catch(() => undefined);
   const entries: TranscriptEntry[] = [];
   const activities = new Map<string, string>();
   for (const event of events) entries.push(...(await entriesOf(event, activities, decode)));
-  const store = ContentStore.of(converter);
-  return Promise.all(entries.map((entry, index) => resolveEntry(entry, store, handle.workflowId, index)));
+  return entries;
 }
 
 /** The marker the Temporal SDK's core records a local activity's outcome in. */
@@ -111,7 +122,7 @@ async function entriesOf(
   activities: Map<string, string>,
   decode: Decode,
 ): Promise<TranscriptEntry[]> {
-  const timestamp = optionalTsToMs(event.eventTime) ?? 0;
+  const timestamp = eventTimeMs(event);
   const started = event.workflowExecutionStartedEventAttributes;
   if (started) return (await decode<ConversationCarryOver>(started.input?.payloads, 1))?.messages ?? [];
   const accepted = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;

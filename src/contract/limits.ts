@@ -146,6 +146,14 @@ export const DEFAULT_MESSAGE_CACHE_BYTES = 32 * 1024 * 1024;
 /** Transcript entries (outlines and small messages) a worker keeps, across conversations. */
 export const DEFAULT_TRANSCRIPT_CACHE_BYTES = 16 * 1024 * 1024;
 
+// --- Temporal's own limits ------------------------------------------------------------------
+
+/**
+ * The longest fairness key (UTF-8 bytes) the Temporal server takes on a scheduled activity; a longer
+ * one fails the workflow task that schedules it, again and again (`fairness key length exceeds limit`).
+ */
+export const MAX_FAIRNESS_KEY_BYTES = 64;
+
 // --- Texts shown in one line (characters, cut by `truncate`) -----------------------------------
 
 /** A thrown non-Error value described as JSON, so a huge object cannot flood a tool result. */
@@ -162,6 +170,9 @@ export const TOOL_END_TEXT_CHARS = 200;
 
 /** A tool call's activity summary in the Temporal UI, e.g. `getWeather(city: "Tokyo")`. */
 export const TOOL_CALL_SUMMARY_CHARS = 120;
+
+/** A batch's activity summary in the Temporal UI: how many calls, their mode, then the calls. */
+export const TOOL_BATCH_SUMMARY_CHARS = 400;
 
 /** A sub-agent's child workflow summary in the Temporal UI (`sub-agent researcher: the task`). */
 export const SUB_AGENT_SUMMARY_CHARS = 80;

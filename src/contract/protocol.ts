@@ -270,6 +270,12 @@ export type PreparedToolCall =
       atMostOnce?: true;
       /** The call runs as a local activity (`ActivityTool.localActivity`). */
       localActivity?: true;
+      /**
+       * The call may share an `executeTools` activity with the reply's other batched calls of the
+       * same task queue and policy (`ActivityTool.batched`): set only for a re-runnable activity
+       * call that needs no approval (`batchableCall`, activities/prepare.ts).
+       */
+      batched?: true;
     }
   | { kind: 'immediate'; message: ToolResultMessage };
 
@@ -315,6 +321,39 @@ export interface ExecuteToolInput {
    * `idempotencyKey` is made from it, and a failed attempt hands its events to the next by it.
    */
   callKey?: string;
+}
+
+/** The calls of one model reply that run in one `executeTools` activity (`ActivityTool.batched`). */
+export interface ExecuteToolsInput {
+  conversationId: string;
+  turn: number;
+  /** The calls, in the order the model asked for them; `callKey` is each one's `tool-<turn>-<id>`. */
+  calls: { toolCallId: string; toolName: string; args: ToolArguments; callKey: string }[];
+  /** Parallel mode: the calls run concurrently; else one after another, in order. */
+  concurrent: boolean;
+  /** Each call's own start-to-close timeout (the calls' shared policy), a Temporal duration. */
+  callTimeout: string;
+  /** As `ExecuteToolInput`: the attempt on which a thrown error becomes an error result. */
+  maximumAttempts: number;
+  followed?: boolean;
+  eventOffset?: number;
+  remainingBudget?: SpendLimits;
+}
+
+/** One result per call of `ExecuteToolsInput.calls`, in its order, and the attempt's events. */
+export interface ExecuteToolsOutput {
+  results: Omit<ExecuteToolOutput, 'events'>[];
+  events?: ActivityEvents;
+}
+
+/**
+ * The heartbeat details of an `executeTools` attempt: the calls it finished (by index, with their
+ * results, a large one by reference to the payload store), so that a retried attempt resumes after
+ * them, and the latest progress report, which the Web UI shows.
+ */
+export interface ToolBatchCheckpoint {
+  done: { index: number; toolCallId: string; output: Omit<ExecuteToolOutput, 'events'> }[];
+  progress?: { toolCallId: string; partialResult: unknown };
 }
 
 /**
@@ -372,6 +411,8 @@ export interface AgentActivities {
   compactContext(input: CompactContextInput): Promise<CompactContextOutput>;
   /** One tool call: EXECUTE and FINALIZE. */
   executeTool(input: ExecuteToolInput): Promise<ExecuteToolOutput>;
+  /** Several batched calls of one reply, each with EXECUTE and FINALIZE, checkpointed one by one. */
+  executeTools(input: ExecuteToolsInput): Promise<ExecuteToolsOutput>;
   /** A result the workflow received, cut and stored as `executeTool` keeps its own (its outline when stored). */
   keepToolResult(input: KeepToolResultInput): Promise<
     ToolResultMessage & {

@@ -45,6 +45,12 @@ export interface ToolOptions {
   /** Tool results above this many bytes (text or details) are cut with a note to the model. Default 4 MB. */
   maxToolResultBytes?: number;
   /**
+   * Whether a tool that does not declare `batched` runs batched: the re-runnable calls of one model
+   * reply that share a task queue and policy run in one `executeTools` activity (see
+   * `ActivityTool.batched`). Default false.
+   */
+  batchedTools?: boolean;
+  /**
    * Turns on writeTool (off by default: a model calling it is told this worker does not allow it).
    * Written tools go to `toolsDir`, run in a sandbox with these limits, and are picked up without a
    * restart by every worker that watches the same directory.
@@ -99,6 +105,12 @@ export interface TemporalWorkerOptions {
   workflows?: boolean;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: WorkflowBundle;
+  /**
+   * A model or tool call whose worker died this many times (attempts ended by a missed heartbeat:
+   * killed, out of memory, crashed) fails for good, however many attempts its retry policy has
+   * left; 0: never. A tool's `policy.maxWorkerDeaths` overrides it for that tool. Default 5.
+   */
+  maxWorkerDeaths?: number;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   options?: Partial<WorkerOptions>;
 }

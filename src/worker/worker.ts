@@ -167,7 +167,11 @@ function createPlugin(options: GroupedWorkerOptions, setup: WorkerSetup): AgentP
       ...(hooks.toolCalls ? { hooks: hooks.toolCalls } : {}),
       ...(hooks.eventSink ? { eventSink: hooks.eventSink } : {}),
       ...(tools.maxToolResultBytes ? { maxToolResultBytes: tools.maxToolResultBytes } : {}),
+      ...(tools.batchedTools ? { batchedTools: true } : {}),
       ...payloadStoreRetry(options.connection?.payloadStoreRetryMs, setup.env),
+      ...(options.worker?.maxWorkerDeaths === undefined
+        ? {}
+        : { maxWorkerDeaths: options.worker.maxWorkerDeaths }),
       ...(compact ? { compact } : {}),
       ...(hooks.guardrails ? { guardrails: hooks.guardrails } : {}),
       ...(setup.tracing ? { tracer: setup.tracing.tracer } : {}),

@@ -86,6 +86,42 @@ describe('the Action meter', () => {
     await conversation.end();
   });
 
+  it('counts a batch of 20 calls as one activity; the server bills its heartbeats besides', async () => {
+    const calls = Array.from({ length: 20 }, (_, index) => ({
+      id: `call_${index}`,
+      name: 'batchedEcho',
+      arguments: { text: String(index) },
+    }));
+    agent.model.respond((request) =>
+      String(request.body.messages.at(-1)?.content).startsWith('echo all')
+        ? { kind: 'toolCalls', toolCalls: calls }
+        : { kind: 'text', text: 'all echoed' },
+    );
+    const conversation = await agent.client.startConversation({
+      systemPrompt: 'Be brief.',
+      toolExecution: 'sequential',
+    });
+    await conversation.send('warm up');
+    let batched: Awaited<ReturnType<typeof conversation.send>> | undefined;
+    const billed = await billedDuring(async () => {
+      batched = await conversation.send('echo all twenty');
+    });
+    expect(batched?.reply).toBe('all echoed');
+    // The prompt Update, two model calls, two status upserts and one activity for the 20 calls.
+    expect(batched?.spend?.actions).toBe(6);
+    // The server bills besides the batch's heartbeats (its first checkpoint at least), and, once per
+    // run, the patch's marker and its TemporalChangeVersion upsert, which the meter leaves out.
+    const { grpc_RecordActivityTaskHeartbeat: heartbeats = 0, ...rest } = billed;
+    expect(heartbeats).toBeGreaterThanOrEqual(1);
+    expect(rest).toEqual({
+      message_UpdateWorkflowExecution_Acceptance: 1,
+      command_ScheduleActivityTask: 3,
+      command_UpsertWorkflowSearchAttributes: 2 + 1,
+      command_BatchMarkers: 1,
+    });
+    await conversation.end();
+  });
+
   it('prints the Actions with their price beside the tokens in `yiem send` and `yiem status`', async () => {
     agent.model.respond(() => ({ kind: 'text', text: 'hello there' }));
     // The CLI runs with this process's environment.

@@ -298,6 +298,10 @@ export async function startLoopHarness(): Promise<LoopHarness> {
   const activities: AgentActivities = {
     callModel: (input) => scriptedModelCall(client, scriptOf(input.conversationId), input),
     executeTool: (input) => scriptedToolCall(scriptOf(input.conversationId), input),
+    // The loop tests' doubles declare no batched tool, so the workflow never schedules a batch.
+    executeTools: async () => {
+      throw ApplicationFailure.nonRetryable('the loop harness runs no batched tools');
+    },
     compactContext: async (input) => {
       const script = scriptOf(input.conversationId);
       script.compactions.push(input);

@@ -2,7 +2,7 @@
  * A worker process for crash tests, started by workerProcess.ts: it runs an agent worker whose
  * `step` tool leaves a marker file per attempt and waits until the test releases it, so the test
  * knows where a tool is and can kill the whole process there (`localStep` the same as a local
- * activity). `pay` and `payBlind` are at-most-once
+ * activity, `batchedStep` batched). `pay` and `payBlind` are at-most-once
  * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
  * `askClient` is a callback tool; `transfer` waits for a person's approval. With
  * `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
@@ -29,6 +29,8 @@ const env = (name: string): string => {
 };
 const markerDir = env('MARKER_DIR');
 const workerName = env('WORKER_NAME');
+/** `worker.maxWorkerDeaths`, when a test sets `MAX_WORKER_DEATHS`. */
+const maxWorkerDeaths = process.env.MAX_WORKER_DEATHS;
 const ledgerDir = path.join(markerDir, 'ledger');
 await mkdir(ledgerDir, { recursive: true });
 
@@ -87,6 +89,25 @@ const localStep: ActivityTool = {
     const call = await leaveMarker(toolCallId);
     await untilReleased(signal);
     return textResult(`local step ${toolCallId} done by ${workerName} on attempt ${call.attempt}`);
+  },
+};
+
+/**
+ * {@link step} declared `batched`: a reply's calls share one `executeTools` activity. A call with
+ * `wait: true` waits for the release; the others end at once.
+ */
+const batchedStep: ActivityTool = {
+  name: 'batchedStep',
+  label: 'Batched step',
+  description: 'Does one step in a batch; with wait, waits until the test releases it',
+  inputSchema: { type: 'object', properties: { wait: { type: 'boolean' } } },
+  parallelToolExecute: true,
+  batched: true,
+  policy: step.policy,
+  execute: async (toolCallId, args, signal) => {
+    const call = await leaveMarker(toolCallId);
+    if (args.wait === true) await untilReleased(signal);
+    return textResult(`batched step ${toolCallId} done by ${workerName} on attempt ${call.attempt}`);
   },
 };
 
@@ -169,6 +190,7 @@ const agent = await createAgentWorker({
   tools: [
     step,
     localStep,
+    batchedStep,
     agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
     pay,
     payBlind,
@@ -181,6 +203,7 @@ const agent = await createAgentWorker({
   workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
   // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
   workerOptions: { stickyQueueScheduleToStartTimeout: '1 second' },
+  ...(maxWorkerDeaths ? { worker: { maxWorkerDeaths: Number(maxWorkerDeaths) } } : {}),
 });
 const running = agent.run();
 process.stdout.write('ready\n');

@@ -15,6 +15,9 @@ export const echoTool: AgentTool = {
   execute: (_id, args) => textResult(`echo: ${String(args.text)}`),
 };
 
+/** {@link echoTool} declared `batched`: a reply's calls share one `executeTools` activity. */
+export const batchedEchoTool: AgentTool = { ...echoTool, name: 'batchedEcho', batched: true };
+
 export interface MeteredAgent {
   server: DevServer;
   agent: TestAgent;
@@ -23,7 +26,7 @@ export interface MeteredAgent {
 
 /**
  * A dev server of the test's own, with its metrics endpoint, so its counters (`action`,
- * `grpc_QueryWorkflow`…) count this test's work and no other test's; and an agent on it with `echo`.
+ * `grpc_QueryWorkflow`…) count this test's work and no other test's; and an agent on it with `echo` and `batchedEcho`.
  */
 export async function startMeteredAgent(): Promise<MeteredAgent> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-metered-'));
@@ -34,7 +37,7 @@ export async function startMeteredAgent(): Promise<MeteredAgent> {
     headless: true,
     metricsPort: 0,
   });
-  const agent = await startTestAgent({ address: server.address, tools: [echoTool] });
+  const agent = await startTestAgent({ address: server.address, tools: [echoTool, batchedEchoTool] });
   return {
     server,
     agent,

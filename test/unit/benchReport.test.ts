@@ -140,6 +140,12 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     const parallel = run.results.parallel;
     if (!overhead || !parallel) throw new Error('the recorded run has sections (a) and (b)');
     const local = { perToolMs: summary(2.4), toolTurnMs: summary(80), plainTurnMs: summary(32) };
+    const batched = {
+      perToolMs: summary(0.7),
+      toolTurnMs: summary(46),
+      plainTurnMs: summary(32),
+      toolTurnActions: summary(6),
+    };
     const localBatch = { batchMs: summary(208), turnMs: summary(260) };
     const peer = peerResult({
       oursLocalActivity: {
@@ -150,7 +156,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     });
     const report = render(run, {
       ...run.results,
-      overhead: { ...overhead, oursLocalActivity: local },
+      overhead: { ...overhead, oursLocalActivity: local, oursBatched: batched },
       parallel: { ...parallel, ours: { ...parallel.ours, parallelLocalActivity: localBatch } },
       peer,
     });
@@ -167,7 +173,11 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     const sectionRows: Array<[row: string, cells: string[]]> = [
       [
         'yiem-agent, the tool a `localActivity`',
-        ['2.40 ms (2.40–2.40)', 'n/a', '80.0 ms (80.0–80.0)', 'n/a', '32.0 ms (32.0–32.0)'],
+        ['2.40 ms (2.40–2.40)', 'n/a', '80.0 ms (80.0–80.0)', 'n/a', '32.0 ms (32.0–32.0)', 'n/a'],
+      ],
+      [
+        'yiem-agent, the tool `batched`',
+        ['0.70 ms (0.70–0.70)', 'n/a', '46.0 ms (46.0–46.0)', 'n/a', '32.0 ms (32.0–32.0)', '6'],
       ],
       [
         'yiem-agent, parallel, `localActivity` tools',
@@ -194,7 +204,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     expect(overheadFigures(runs, [[190, 0]]).perToolMs.median).toBe(15);
     const report = render(run, {
       ...run.results,
-      overhead: { ...overhead, ours: overheadFigures(runs, [[190, 0]]) },
+      overhead: { ...overhead, ours: overheadFigures(runs, [[190, 0]], [25]) },
     });
     expect(tableRow(report, 'yiem-agent (durable)').slice(1)).toEqual([
       '15.00 ms (15.00–15.00)',
@@ -202,6 +212,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       '400.0 ms (400.0–400.0)',
       '115.0 ms (115.0–115.0)',
       '60.0 ms (60.0–60.0)',
+      '25',
     ]);
     expect(report).toContain('per tool call = (tool turn − one-call turn) / 19');
   });

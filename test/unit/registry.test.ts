@@ -329,6 +329,29 @@ describe('registerTool', () => {
     );
   });
 
+  it('registers a batched tool, and refuses the flag on tools whose calls need a run of their own', () => {
+    const registry = new ToolRegistry();
+    registry.registerTool(tool('many', { batched: true }));
+    expect(registry.get('many')?.batched).toBe(true);
+    const refusals: Array<[Partial<ActivityTool>, string]> = [
+      [{ batched: 'yes' as unknown as boolean }, 'has a batched that is not true or false'],
+      [{ batched: true, atMostOnce: true }, 'is atMostOnce and batched'],
+      [{ batched: true, localActivity: true }, 'is a localActivity and batched'],
+    ];
+    for (const [overrides, problem] of refusals) {
+      expect(() => registry.registerTool(tool('t', overrides))).toThrow(
+        `Tool "t" from registerTool() ${problem}`,
+      );
+    }
+    const inWorkflow = {
+      ...handoffTool({ name: 'billing', description: 'Bills', systemPrompt: 'Bill.' }),
+      batched: true,
+    } as unknown as AgentTool;
+    expect(() => registry.registerTool(inWorkflow)).toThrow(
+      'Tool "transfer_to_billing" from registerTool() runs in the workflow, not in an activity: leave batched out',
+    );
+  });
+
   it('registers a localActivity tool, and refuses the flag beside what needs an activity of its own', () => {
     const registry = new ToolRegistry();
     registry.registerTool(

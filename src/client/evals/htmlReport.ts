@@ -58,7 +58,7 @@ function caseSection(each: EvalCaseReport): string {
   return `<section class="case ${verdict}" id="case-${escaped(each.caseId)}">
 <h2><span class="verdict">${verdict}</span> ${escaped(each.caseId)}</h2>
 ${failures ? `<ul class="failures">${failures}</ul>` : ''}
-<p class="figures">tokens ${each.old.tokens} → ${each.new.tokens} · cost ${each.old.cost.toFixed(4)} → ${each.new.cost.toFixed(4)} · latency ${each.new.latencyMs} ms</p>
+<p class="figures">tokens ${each.old.tokens} → ${each.new.tokens} · cost ${each.old.cost.toFixed(4)} → ${each.new.cost.toFixed(4)} · Actions ${each.old.actions} → ${each.new.actions} · turn time ${each.old.workMs} → ${each.new.workMs} ms · latency ${each.new.latencyMs} ms</p>
 <table><thead><tr><th>user</th><th>old</th><th>new</th></tr></thead><tbody>
 ${each.turns.map(turnRow).join('\n')}
 </tbody></table></section>`;
@@ -77,7 +77,7 @@ export function htmlReport(report: EvalReport): string {
 <body><h1>eval ${escaped(report.runId)} on ${escaped(report.candidate)}</h1>
 <p id="summary">${summary.passed}/${summary.cases} passed (${(summary.passRate * 100).toFixed(1)}%) · ${summary.regressions} regressions${
     report.baseline ? ` against ${escaped(report.baseline)}` : ''
-  } · ${summary.diverged} diverged calls · tokens ${summary.old.tokens} → ${summary.new.tokens} · cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)}</p>
+  } · ${summary.diverged} diverged calls · tokens ${summary.old.tokens} → ${summary.new.tokens} · cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)} · Actions ${summary.old.actions} → ${summary.new.actions} · turn time ${summary.old.workMs} → ${summary.new.workMs} ms · latency ${summary.new.latencyMs} ms</p>
 ${report.cases.map(caseSection).join('\n')}
 </body></html>`;
 }

@@ -20,12 +20,19 @@ export interface EvalRunFacts {
   durationMs: number;
 }
 
-/** Tokens, cost and latency of one side of the comparison. */
+/** Tokens, cost and Actions of one side of the comparison. */
 export interface EvalFigures {
   /** Input and output tokens. */
   tokens: number;
   /** Cost, in the workers' price table's currency. */
   cost: number;
+  /**
+   * Temporal Cloud Actions of the turns (their results' `spend.actions`); the conversation's start
+   * and end, outside any turn, are left out on both sides.
+   */
+  actions: number;
+  /** Milliseconds the turns worked, summed (their results' `spend.wallTimeSeconds`). */
+  workMs: number;
 }
 
 /** Milliseconds the replay's turns took, summed. */
@@ -34,12 +41,14 @@ export interface EvalLatency {
   latencyMs: number;
 }
 
-/** One side of a turn: its last reply and its tool calls. */
+/** One side of a turn: its last reply, its tool calls and its Actions. */
 export interface EvalSide {
   /** The turn's last reply. */
   reply: string;
   /** Its tool calls with their results. */
   toolCalls: EvalToolCall[];
+  /** Temporal Cloud Actions the turn used (0 when its result was not readable). */
+  actions: number;
 }
 
 /** The totals of a report. */
@@ -54,9 +63,9 @@ export interface EvalSummary {
   regressions: number;
   /** Replayed calls that matched no kept call and had no stand-in. */
   diverged: number;
-  /** The kept conversations' tokens and cost. */
+  /** The kept conversations' tokens, cost and Actions. */
   old: EvalFigures;
-  /** The replays' tokens, cost and latency. */
+  /** The replays' tokens, cost, Actions and latency. */
   new: EvalFigures & EvalLatency;
 }
 
@@ -98,9 +107,9 @@ export interface EvalCaseReport {
   judge?: JudgeVerdict;
   /** Calls of the replay that matched no kept call and had no stand-in. */
   diverged: EvalToolCall[];
-  /** The kept conversation's tokens and cost. */
+  /** The kept conversation's tokens, cost and Actions. */
   old: EvalFigures;
-  /** The replay's tokens, cost and latency. */
+  /** The replay's tokens, cost, Actions and latency. */
   new: EvalFigures & EvalLatency;
   /** Each turn, old beside new. */
   turns: EvalTurnReport[];
@@ -128,6 +137,8 @@ function figures(turns: readonly EvalTurn[]): EvalFigures {
   return {
     tokens: turns.reduce((sum, turn) => sum + turn.inputTokens + turn.outputTokens, 0),
     cost: turns.reduce((sum, turn) => sum + turn.cost, 0),
+    actions: turns.reduce((sum, turn) => sum + turn.actions, 0),
+    workMs: turns.reduce((sum, turn) => sum + turn.workMs, 0),
   };
 }
 
@@ -152,10 +163,11 @@ function caseReport(scored: ScoredCase, baseline: EvalReport | undefined): EvalC
       return {
         turn: index + 1,
         user: oldTurn.user,
-        old: { reply: oldTurn.reply, toolCalls: oldTurn.toolCalls },
+        old: { reply: oldTurn.reply, toolCalls: oldTurn.toolCalls, actions: oldTurn.actions },
         new: {
           reply: newTurn?.reply ?? '',
           toolCalls: newTurn?.toolCalls ?? [],
+          actions: newTurn?.actions ?? 0,
           status: result?.status ?? null,
           ...(result?.error ? { error: result.error } : {}),
         },
@@ -185,10 +197,17 @@ export function reportOf(run: EvalRunFacts, scored: ScoredCase[]): EvalReport {
       passRate: cases.length === 0 ? 0 : passed / cases.length,
       regressions: cases.filter((each) => each.regression).length,
       diverged: sum((each) => each.diverged.length),
-      old: { tokens: sum((each) => each.old.tokens), cost: sum((each) => each.old.cost) },
+      old: {
+        tokens: sum((each) => each.old.tokens),
+        cost: sum((each) => each.old.cost),
+        actions: sum((each) => each.old.actions),
+        workMs: sum((each) => each.old.workMs),
+      },
       new: {
         tokens: sum((each) => each.new.tokens),
         cost: sum((each) => each.new.cost),
+        actions: sum((each) => each.new.actions),
+        workMs: sum((each) => each.new.workMs),
         latencyMs: sum((each) => each.new.latencyMs),
       },
     },
@@ -207,7 +226,7 @@ export function terminalSummary(report: EvalReport): string {
   const lines = [
     `eval ${report.runId} on ${report.candidate} (${report.mode}): ${summary.passed}/${summary.cases} passed (${percent}%)` +
       (report.baseline ? `, ${summary.regressions} regressions against ${report.baseline}` : ''),
-    `tokens ${summary.old.tokens} → ${summary.new.tokens}   cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)}   latency ${summary.new.latencyMs} ms   diverged calls ${summary.diverged}`,
+    `tokens ${summary.old.tokens} → ${summary.new.tokens}   cost ${summary.old.cost.toFixed(4)} → ${summary.new.cost.toFixed(4)}   Actions ${summary.old.actions} → ${summary.new.actions}   turn time ${summary.old.workMs} → ${summary.new.workMs} ms   latency ${summary.new.latencyMs} ms   diverged calls ${summary.diverged}`,
   ];
   for (const each of report.cases.filter((item) => !item.passed || item.diverged.length > 0)) {
     const mark = each.regression ? 'REGRESSION' : each.passed ? 'diverged' : 'FAIL';

@@ -4,7 +4,14 @@ import { WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temp
 import { type EvalRunWorkflow, evalProgressQuery } from '../../contract/definitions.ts';
 import type { EvalCaseInput, EvalCaseRun, EvalProgress } from '../../contract/evals.ts';
 import type { AgentClient } from '../client.ts';
-import { conversationsOf, type KeptCase, readKeptCase, transcriptTurns } from './keptCases.ts';
+import {
+  conversationsOf,
+  type KeptCase,
+  readExportedCases,
+  readKeptCase,
+  transcriptTurns,
+  withActions,
+} from './keptCases.ts';
 import { type EvalReport, reportOf, type ScoredCase } from './report.ts';
 import { type EvalExpectations, type EvalJudge, expectationOf, failedExpectations, judge } from './scores.ts';
 
@@ -26,6 +33,11 @@ export interface RunEvalOptions {
   conversations?: string[];
   /** Or the ones a visibility query finds, e.g. `YiemAgent = 'support' AND StartTime > '2026-11-30T00:00:00Z'`. */
   query?: string;
+  /**
+   * Or the ones in exported history files (`yiem export-histories`): folders of them, or files. Read
+   * here, from the files alone; their large messages from the payload store of this client.
+   */
+  histories?: string[];
   /** The agent the kept conversations are replayed on. */
   candidate: EvalCandidate;
   /** `'recorded'` (the default): no tool runs. `'live'`: tools run, at-most-once ones only if allowed. */
@@ -117,6 +129,20 @@ async function followRun(handle: WorkflowHandle<EvalRunWorkflow>, onProgress?: R
   return runs;
 }
 
+/** The kept conversations of the ids, the query and the exported files, each once. */
+async function keptCases(agents: AgentClient, options: RunEvalOptions): Promise<KeptCase[]> {
+  const exported = options.histories?.length
+    ? await readExportedCases(agents.client.options.loadedDataConverter, options.histories)
+    : [];
+  const ids = [...(options.conversations ?? [])];
+  if (options.query) ids.push(...(await conversationsOf(agents.client, options.query)));
+  const fromServer = [...new Set(ids)].filter((id) => !exported.some((each) => each.caseId === id));
+  const kept = [...exported, ...(await Promise.all(fromServer.map((id) => readKeptCase(agents, id))))];
+  if (kept.length === 0)
+    throw new Error('An eval needs kept conversations: give their ids, a query or exported history files');
+  return kept;
+}
+
 async function scoreCase(
   agents: AgentClient,
   kept: KeptCase,
@@ -127,6 +153,10 @@ async function scoreCase(
   // answered from the record, which ran no activity.
   const messages = await agents.getConversation(run.conversationId).messages();
   const turns = transcriptTurns(messages);
+  withActions(
+    turns,
+    run.turns.map((turn) => turn.result),
+  );
   const expectation = expectationOf(options.expectations, kept.caseId);
   const failures = failedExpectations(turns, expectation);
   const rubric = expectation.rubric ?? options.judge?.rubric;
@@ -141,11 +171,8 @@ async function scoreCase(
  * the judge and the kept conversation.
  */
 export async function runEval(agents: AgentClient, options: RunEvalOptions): Promise<EvalReport> {
-  const ids = [...(options.conversations ?? [])];
-  if (options.query) ids.push(...(await conversationsOf(agents.client, options.query)));
-  if (ids.length === 0) throw new Error('An eval needs kept conversations: give their ids or a query');
+  const kept = await keptCases(agents, options);
   const runId = options.runId ?? randomUUID().slice(0, 8);
-  const kept = await Promise.all([...new Set(ids)].map((id) => readKeptCase(agents, id)));
   const cases = kept.map((each) => caseInput(each, options, runId));
   const started = Date.now();
   const runs = await followRun(await startRun(agents, runId, cases, options), options.onProgress);

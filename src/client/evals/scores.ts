@@ -27,6 +27,8 @@ export interface EvalExpectation {
   maxTokens?: number;
   /** At most this cost over the case (the workers' price table). */
   maxCost?: number;
+  /** At most this many Temporal Cloud Actions over the case's turns (their results' `spend.actions`). */
+  maxActions?: number;
   /** The judge's rubric for this case (the judge must be given). */
   rubric?: string;
 }
@@ -77,7 +79,7 @@ function shownCall(expected: ExpectedToolCall): string {
 export function failedExpectations(turns: readonly EvalTurn[], expectation: EvalExpectation): string[] {
   const failures: string[] = [];
   const reply = turns.at(-1)?.reply ?? '';
-  const { replyContains, replyMatches, maxTurns, maxTokens, maxCost } = expectation;
+  const { replyContains, replyMatches, maxTurns, maxTokens, maxCost, maxActions } = expectation;
   if (replyContains !== undefined && !reply.includes(replyContains))
     failures.push(`the reply does not contain ${JSON.stringify(replyContains)}`);
   if (replyMatches !== undefined && !new RegExp(replyMatches).test(reply))
@@ -93,6 +95,9 @@ export function failedExpectations(turns: readonly EvalTurn[], expectation: Eval
     failures.push(`${tokens} tokens, more than ${maxTokens}`);
   const cost = turns.reduce((sum, turn) => sum + turn.cost, 0);
   if (maxCost !== undefined && cost > maxCost) failures.push(`cost ${cost}, more than ${maxCost}`);
+  const actions = turns.reduce((sum, turn) => sum + turn.actions, 0);
+  if (maxActions !== undefined && actions > maxActions)
+    failures.push(`${actions} Actions, more than ${maxActions}`);
   return failures;
 }
 

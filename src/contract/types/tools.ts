@@ -117,6 +117,16 @@ export interface ActivityTool<TArgs extends ToolArguments = ToolArguments> exten
    */
   localActivity?: boolean;
   /**
+   * `true`: the calls of one model reply to this tool and to other batched tools that share its
+   * task queue and policy run together in one `executeTools` activity (in order in sequential mode,
+   * concurrently in parallel mode): one activity task and one billed Action for the lot instead of
+   * one each. The activity checkpoints after each finished call, so a retried attempt resumes after
+   * the last checkpoint that reached the server; the calls after it may run again (at least once, as
+   * an activity). Calls that need approval and `atMostOnce` or `localActivity` tools still run one
+   * activity each. Default: the worker's `tools.batchedTools` (itself default `false`).
+   */
+  batched?: boolean;
+  /**
    * Only for `atMostOnce` tools: finds out whether an interrupted call took effect, typically by
    * looking up `idempotencyKey` (the key `currentToolCall()` gave the first attempt) in the service
    * the tool calls. See `ReconcileAnswer`.
@@ -169,6 +179,8 @@ export interface WorkflowTool extends ToolDeclaration {
   reconcile?: undefined;
   /** Never set: no activity runs the call. */
   localActivity?: undefined;
+  /** Never set: the workflow runs each call itself. */
+  batched?: undefined;
 }
 
 /** What every tool declares, wherever its calls run. */
