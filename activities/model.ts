@@ -163,7 +163,7 @@ async function streamModelCall(
   const text = new TextDeltaBatcher(
     (delta, streaming) => {
       announce();
-      events.publish({ type: 'textDelta', text: delta }, { live: streaming });
+      events.publish({ type: 'textDelta', text: delta }, { live: streaming, inReply: true });
     },
     () => events.onLiveChannel,
   );
