@@ -14,7 +14,13 @@ import {
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
-import { FLOOD_BYSTANDER_GOAL_MS, type FloodResult } from './scenarios/flood.ts';
+import {
+  ALONE_TURNS,
+  type BystanderRun,
+  CONSOLE_FLOOD_LINES,
+  FLOOD_BYSTANDER_GOAL_MS,
+  type FloodResult,
+} from './scenarios/flood.ts';
 import type { FloorResult } from './scenarios/floor.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
@@ -1060,25 +1066,42 @@ function largeResultsSection(points: LargeResultPoint[]): string {
 
 function floodSection(result: FloodResult): string {
   const megabytes = result.floodChars / 1e6;
-  return `## (m) A ${megabytes} MB reply streamed in ${result.deltaChars}-character deltas beside a bystander conversation\n\nOn one fresh worker process, the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas (about ${Math.round(result.floodChars / result.deltaChars).toLocaleString('en')}) to one conversation, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. The worker gathers the deltas into \`textDelta\` events by time and size. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run.\n\n${table(
+  const row = (flood: string, run: BystanderRun): string[] => [
+    flood,
+    `${run.floodTurnMs.toFixed(0)} ms`,
+    `${run.aloneMedianMs.toFixed(0)} / ${run.aloneLongestMs.toFixed(0)} ms`,
+    String(run.bystanderTurns),
+    `${run.bystanderMedianMs.toFixed(0)} ms`,
+    `${run.bystanderLongestMs.toFixed(0)} ms`,
+    `${run.eventLoopMaxMs.toFixed(0)} ms`,
+    `${run.rssBeforeMb.toFixed(0)} → ${run.rssAfterMb.toFixed(0)} MB`,
+  ];
+  const rows = [
+    row(
+      `${megabytes} MB reply in ${result.deltaChars}-character deltas (about ${Math.round(result.floodChars / result.deltaChars).toLocaleString('en')})`,
+      result,
+    ),
+    ...(result.console
+      ? [
+          row(
+            `a written tool's ${result.console.lines.toLocaleString('en')} console.log calls`,
+            result.console,
+          ),
+        ]
+      : []),
+  ];
+  return `## (m) Floods beside a bystander conversation\n\nOn a fresh worker process each: the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas to one conversation, or a written tool logs ${CONSOLE_FLOOD_LINES.toLocaleString('en')} lines in one call, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. Before the flood the bystander takes ${ALONE_TURNS} turns alone: what the machine gives a turn without it. The worker gathers the deltas into \`textDelta\` events by time and size and caps the sandbox's console. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run each.\n\n${table(
     [
+      'flood',
       'flood turn',
-      "bystander's turns",
+      'bystander alone: median / longest',
+      "bystander's turns beside it",
       'median',
       'longest',
       'event loop max delay',
       'worker RSS before → after',
     ],
-    [
-      [
-        `${result.floodTurnMs.toFixed(0)} ms`,
-        String(result.bystanderTurns),
-        `${result.bystanderMedianMs.toFixed(0)} ms`,
-        `${result.bystanderLongestMs.toFixed(0)} ms`,
-        `${result.eventLoopMaxMs.toFixed(0)} ms`,
-        `${result.rssBeforeMb.toFixed(0)} → ${result.rssAfterMb.toFixed(0)} MB`,
-      ],
-    ],
+    rows,
   )}`;
 }
 
