@@ -20,6 +20,7 @@ import {
   CONSOLE_FLOOD_LINES,
   FLOOD_BYSTANDER_GOAL_MS,
   type FloodResult,
+  type TurnTimes,
 } from './scenarios/flood.ts';
 import type { FloorResult } from './scenarios/floor.ts';
 import { type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
@@ -1066,13 +1067,14 @@ function largeResultsSection(points: LargeResultPoint[]): string {
 
 function floodSection(result: FloodResult): string {
   const megabytes = result.floodChars / 1e6;
+  const times = ({ medianMs, longestMs }: TurnTimes) => `${medianMs.toFixed(0)} / ${longestMs.toFixed(0)} ms`;
   const row = (flood: string, run: BystanderRun): string[] => [
     flood,
     `${run.floodTurnMs.toFixed(0)} ms`,
-    `${run.aloneMedianMs.toFixed(0)} / ${run.aloneLongestMs.toFixed(0)} ms`,
-    String(run.bystanderTurns),
-    `${run.bystanderMedianMs.toFixed(0)} ms`,
-    `${run.bystanderLongestMs.toFixed(0)} ms`,
+    times(run.alone),
+    String(run.beside.turns),
+    times(run.beside),
+    `${run.elsewhere.turns}: ${times(run.elsewhere)}`,
     `${run.eventLoopMaxMs.toFixed(0)} ms`,
     `${run.rssBeforeMb.toFixed(0)} → ${run.rssAfterMb.toFixed(0)} MB`,
   ];
@@ -1090,14 +1092,14 @@ function floodSection(result: FloodResult): string {
         ]
       : []),
   ];
-  return `## (m) Floods beside a bystander conversation\n\nOn a fresh worker process each: the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas to one conversation, or a written tool logs ${CONSOLE_FLOOD_LINES.toLocaleString('en')} lines in one call, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. Before the flood the bystander takes ${ALONE_TURNS} turns alone: what the machine gives a turn without it. The worker gathers the deltas into \`textDelta\` events by time and size and caps the sandbox's console. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run each.\n\n${table(
+  return `## (m) Floods beside a bystander conversation\n\nOn a fresh worker process each: the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas to one conversation, or a written tool logs ${CONSOLE_FLOOD_LINES.toLocaleString('en')} lines in one call, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. Before the flood the bystander takes ${ALONE_TURNS} turns alone: what the machine gives a turn without it; during the flood a second bystander talks to another worker process, which tells what the flood costs a turn through the machine (its CPU, the server) from what it costs through the worker it runs on. The worker gathers the deltas into \`textDelta\` events by time and size and caps the sandbox's console. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run each.\n\n${table(
     [
       'flood',
       'flood turn',
       'bystander alone: median / longest',
       "bystander's turns beside it",
-      'median',
-      'longest',
+      'beside it: median / longest',
+      'on another worker meanwhile: turns, median / longest',
       'event loop max delay',
       'worker RSS before → after',
     ],

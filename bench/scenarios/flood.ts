@@ -26,20 +26,26 @@ export const FLOOD_BYSTANDER_GOAL_MS = 1_000;
 /** The tests' scripted model in a process of its own: its streaming must not slow the bench's process. */
 const MODEL_PROCESS = fileURLToPath(new URL('../../test/support/scriptedModelProcess.ts', import.meta.url));
 
+/** A bystander's turns: how many, the median and the longest. */
+export interface TurnTimes {
+  turns: number;
+  medianMs: number;
+  longestMs: number;
+}
+
 /** How a bystander conversation fared beside one flood, on a fresh worker process. */
 export interface BystanderRun {
   /** The flood's turn, prompt to answer. */
   floodTurnMs: number;
+  /** The bystander's turns just before the flood: what the busy machine gives a turn without it. */
+  alone: TurnTimes;
+  /** Its turns on the flood's worker while the flood ran. */
+  beside: TurnTimes;
   /**
-   * The bystander's turns just before the flood, as many as `ALONE_TURNS`: the median and the longest,
-   * what the busy machine gives a turn without any flood.
+   * A second bystander's turns at the same time on another worker process: what the flood costs a
+   * turn through the machine (CPU, the server) rather than through the worker it runs on.
    */
-  aloneMedianMs: number;
-  aloneLongestMs: number;
-  /** The bystander's turns while the flood ran: how many, the median and the longest. */
-  bystanderTurns: number;
-  bystanderMedianMs: number;
-  bystanderLongestMs: number;
+  elsewhere: TurnTimes;
   /** The worker's longest event-loop block over the run (perf_hooks.monitorEventLoopDelay). */
   eventLoopMaxMs: number;
   rssBeforeMb: number;
@@ -88,8 +94,9 @@ async function measureStreamFlood(env: BenchEnvironment): Promise<FloodResult> {
       'line',
     )) as [string];
     const { worker, agents } = await env.startWorker({ modelBaseURL: baseURL, modelTimeoutMs: 300_000 });
+    const control = await env.startWorker({ modelBaseURL: baseURL });
     try {
-      const run = await besideFlood(worker, agents, async (flood) => {
+      const run = await besideFlood(worker, agents, control.agents, async (flood) => {
         const result = await flood.send(`flood ${FLOOD_CHARS}`);
         if (result.reply?.length !== FLOOD_CHARS)
           throw new Error(
@@ -98,7 +105,7 @@ async function measureStreamFlood(env: BenchEnvironment): Promise<FloodResult> {
       });
       return { floodChars: FLOOD_CHARS, deltaChars: FLOOD_DELTA_CHARS, ...run };
     } finally {
-      await worker.stop();
+      await Promise.all([worker.stop(), control.worker.stop()]);
     }
   } finally {
     model.kill('SIGTERM');
@@ -109,11 +116,12 @@ async function measureStreamFlood(env: BenchEnvironment): Promise<FloodResult> {
 async function measureConsoleFlood(env: BenchEnvironment): Promise<BystanderRun & { lines: number }> {
   const toolsDir = await mkdtemp(path.join(os.tmpdir(), 'yiem-bench-chatty-'));
   const { worker, agents } = await env.startWorker({ selfWritingDir: toolsDir });
+  const control = await env.startWorker();
   try {
     const writer = await agents.startConversation({ systemPrompt: '' });
     await writer.send(callDirective('writeTool', 1, CHATTY_TOOL));
     await writer.end();
-    const run = await besideFlood(worker, agents, async (flood) => {
+    const run = await besideFlood(worker, agents, control.agents, async (flood) => {
       await flood.send(callDirective(CHATTY_TOOL.name, 1, {}));
       const result = (await flood.messages()).find(
         (message): message is ToolResultMessage => message.role === 'toolResult',
@@ -123,22 +131,25 @@ async function measureConsoleFlood(env: BenchEnvironment): Promise<BystanderRun 
     });
     return { lines: CONSOLE_FLOOD_LINES, ...run };
   } finally {
-    await worker.stop();
+    await Promise.all([worker.stop(), control.worker.stop()]);
     await rm(toolsDir, { recursive: true, force: true });
   }
 }
 
 /**
  * A bystander's turns alone, then while `flood` runs its turn on another conversation of the same
- * worker (until that turn has answered).
+ * worker (until that turn has answered), and meanwhile a second bystander's on another worker
+ * (`control`).
  */
 async function besideFlood(
   worker: WorkerHandle,
   agents: AgentClient,
+  control: AgentClient,
   flood: (conversation: Conversation) => Promise<void>,
 ): Promise<BystanderRun> {
   const bystander = await agents.startConversation({ systemPrompt: '' });
-  await bystander.send('ping 0');
+  const elsewhere = await control.startConversation({ systemPrompt: '' });
+  await Promise.all([bystander.send('ping 0'), elsewhere.send('ping 0')]);
   const alone: number[] = [];
   while (alone.length < ALONE_TURNS) alone.push(await timedTurn(bystander, alone.length + 1));
   const before = await worker.memory();
@@ -148,19 +159,23 @@ async function besideFlood(
   const floodTurn = flood(conversation).finally(() => {
     floodDone = true;
   });
-  const beside: number[] = [];
-  while (!floodDone) beside.push(await timedTurn(bystander, ALONE_TURNS + beside.length + 1));
+  const turnsUntilDone = async (talker: Conversation, first: number) => {
+    const times: number[] = [];
+    while (!floodDone) times.push(await timedTurn(talker, first + times.length));
+    return times;
+  };
+  const [beside, controlTimes] = await Promise.all([
+    turnsUntilDone(bystander, ALONE_TURNS + 1),
+    turnsUntilDone(elsewhere, 1),
+  ]);
   await floodTurn;
   const floodTurnMs = performance.now() - started;
   const after = await worker.memory();
-  const [aloneSorted, besideSorted] = [alone, beside].map((times) => [...times].sort((a, b) => a - b));
   return {
     floodTurnMs,
-    aloneMedianMs: median(aloneSorted ?? []),
-    aloneLongestMs: aloneSorted?.at(-1) ?? Number.NaN,
-    bystanderTurns: beside.length,
-    bystanderMedianMs: median(besideSorted ?? []),
-    bystanderLongestMs: besideSorted?.at(-1) ?? Number.NaN,
+    alone: turnTimes(alone),
+    beside: turnTimes(beside),
+    elsewhere: turnTimes(controlTimes),
     eventLoopMaxMs: after.eventLoopMaxMs,
     rssBeforeMb: before.rss / 1e6,
     rssAfterMb: after.rss / 1e6,
@@ -173,6 +188,11 @@ async function timedTurn(bystander: Conversation, turn: number): Promise<number>
   return performance.now() - started;
 }
 
-function median(sorted: number[]): number {
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+function turnTimes(times: number[]): TurnTimes {
+  const sorted = [...times].sort((a, b) => a - b);
+  return {
+    turns: sorted.length,
+    medianMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+    longestMs: sorted.at(-1) ?? Number.NaN,
+  };
 }
