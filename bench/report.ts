@@ -689,13 +689,22 @@ function overheadSection(result: OverheadResult): string {
     piPerTool >= 0.5
       ? `**${(result.ours.perToolMs.median / piPerTool).toFixed(1)} ×**`
       : 'not meaningful (baseline below 0.5 ms)';
-  return `## (a) Overhead per tool call\n\nOne turn in which the model asks for ${OVERHEAD_TOOL_CALLS} calls of a tool that returns at once, in sequential mode, against a turn without tools in the same conversation; per tool call = (tool turn − plain turn) / ${OVERHEAD_TOOL_CALLS}. ${result.runs} runs after 2 warm-up runs, ours and the baseline alternating. The baseline is \`@mariozechner/pi-agent-core\`'s \`Agent\` (in-process loop) with pi-ai's OpenAI-compatible provider pointed at the same scripted model server (it streams; ours does not), and the same tools.\n\n${table(
-    ['', 'per tool call', `turn with ${OVERHEAD_TOOL_CALLS} tools`, 'turn without tools'],
+  return `## (a) Overhead per tool call\n\nOne turn in which the model asks for ${OVERHEAD_TOOL_CALLS} calls of a tool that returns at once, in sequential mode, against a turn with one call in the same conversation; per tool call = (tool turn − one-call turn) / ${OVERHEAD_TOOL_CALLS - 1}. Both turns make two model calls, so the difference holds tool calls only; CPU per tool call is the Temporal server's and the worker process's CPU (from /proc, 10 ms ticks) by the same rule. ${result.runs} runs after 2 warm-up runs, ours and the baseline alternating, each run in a fresh conversation (and a fresh baseline agent). The baseline is \`@mariozechner/pi-agent-core\`'s \`Agent\` (in-process loop) with pi-ai's OpenAI-compatible provider pointed at the same scripted model server (it streams; ours does not), and the same tools.\n\n${table(
+    [
+      '',
+      'per tool call',
+      'CPU per tool call (server + worker)',
+      `turn with ${OVERHEAD_TOOL_CALLS} tools`,
+      'turn with one tool',
+      'turn without tools',
+    ],
     [
       [
         'yiem-agent (durable)',
         ms(result.ours.perToolMs, 2),
+        result.ours.cpuPerToolMs ? ms(result.ours.cpuPerToolMs) : 'n/a',
         ms(result.ours.toolTurnMs),
+        result.ours.oneCallTurnMs ? ms(result.ours.oneCallTurnMs) : 'n/a',
         ms(result.ours.plainTurnMs),
       ],
       ...(result.oursLocalActivity
@@ -703,7 +712,9 @@ function overheadSection(result: OverheadResult): string {
             [
               'yiem-agent, the tool a `localActivity`',
               ms(result.oursLocalActivity.perToolMs, 2),
+              result.oursLocalActivity.cpuPerToolMs ? ms(result.oursLocalActivity.cpuPerToolMs) : 'n/a',
               ms(result.oursLocalActivity.toolTurnMs),
+              result.oursLocalActivity.oneCallTurnMs ? ms(result.oursLocalActivity.oneCallTurnMs) : 'n/a',
               ms(result.oursLocalActivity.plainTurnMs),
             ],
           ]
@@ -711,11 +722,13 @@ function overheadSection(result: OverheadResult): string {
       [
         'pi-agent-core (in-process)',
         ms(result.pi.perToolMs, 2),
+        result.pi.cpuPerToolMs ? ms(result.pi.cpuPerToolMs) : 'n/a',
         ms(result.pi.toolTurnMs),
+        result.pi.oneCallTurnMs ? ms(result.pi.oneCallTurnMs) : 'n/a',
         ms(result.pi.plainTurnMs),
       ],
     ],
-  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversation and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}`;
+  )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversations and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}`;
 }
 
 function parallelSection(result: ParallelResult): string {
@@ -875,7 +888,7 @@ function floorSection(floor: FloorResult, all: BenchResults): string {
     overFloor(ours?.median, floorBatch.median, 0, ' ms'),
   ];
   const below = goalsBelowFloor(floor);
-  return `## (l) The platform's floor: a bare Temporal workflow\n\nThe shapes of sections (a), (b) and (e) on a workflow with nothing of yiem-agent in it (\`bench/floor/\`, not part of the product): a turn is an Update that calls the same scripted model over HTTP in an activity, runs the tools the reply asks for (the same no-op and 200 ms tools, as activities or as local activities) and calls the model again; no events, no search attributes, no context by reference, no transcript. Its own worker process with default options, on the same dev server, in this run. The fewest steps a durable agent on Temporal takes, so what these cores allow any such agent; yiem-agent's figures are this run's sections (a), (b) and (e). ${floor.runs} runs (${OVERHEAD_TOOL_CALLS} sequential no-op calls against a plain turn, as (a); ${PARALLEL_TOOLS} × 200 ms in parallel, as (b)); ${floor.throughput.conversations} conversations for ${floor.throughput.seconds} s, as (e).\n\n${table(
+  return `## (l) The platform's floor: a bare Temporal workflow\n\nThe shapes of sections (a), (b) and (e) on a workflow with nothing of yiem-agent in it (\`bench/floor/\`, not part of the product): a turn is an Update that calls the same scripted model over HTTP in an activity, runs the tools the reply asks for (the same no-op and 200 ms tools, as activities or as local activities) and calls the model again; no events, no search attributes, no context by reference, no transcript. Its own worker process with default options, on the same dev server, in this run. The fewest steps a durable agent on Temporal takes, so what these cores allow any such agent; yiem-agent's figures are this run's sections (a), (b) and (e). ${floor.runs} runs (${OVERHEAD_TOOL_CALLS} sequential no-op calls against a turn with one, as (a); ${PARALLEL_TOOLS} × 200 ms in parallel, as (b)); ${floor.throughput.conversations} conversations for ${floor.throughput.seconds} s, as (e).\n\n${table(
     ['figure', 'bare workflow', 'yiem-agent', 'yiem-agent over the floor'],
     [
       [
@@ -1323,7 +1336,7 @@ function peerSection(result: PeerResult): string {
   return [
     "## (p) Side by side with Temporal's own agent integration",
     '',
-    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the rows that say a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns; the rows that say ours \`localActivity\` run our same tools declared \`localActivity: true\` in conversations of their own, against the peer's tools as activities, since \`activityAsTool\` makes activities; the rows that say both model calls local activities run ours in a conversation of its own started with \`modelPolicy: { localActivity: true }\`, against the peer's \`useLocalActivity\` chat), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on the sequential chats. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
+    `\`@temporalio/openai-agents\` 1.23.0 on \`@openai/agents-core\` 0.11 (bench/peer/: a \`TemporalOpenAIRunner\` per turn over a \`WorkflowSafeMemorySession\`, tools as activities with \`activityAsTool\`, a Chat Completions model pointed at the same scripted server; its model call a regular activity, its default, except in the rows that say a local activity: \`useLocalActivity: true\` in the plugin's \`modelParams\`, a chat of its own on the same worker after the same turns; the rows that say ours \`localActivity\` run our same tools declared \`localActivity: true\` in conversations of their own, against the peer's tools as activities, since \`activityAsTool\` makes activities; the rows that say both model calls local activities run ours in a conversation of its own started with \`modelPolicy: { localActivity: true }\`, against the peer's \`useLocalActivity\` chat), on the same dev server in the same run, the sides alternating run by run; ${result.runs} runs, each in fresh conversations on every side (the peer's session travels whole in each of its model calls, so a chat kept across runs would make its calls grow and not ours). Per sequential tool call as (a): (turn with ${OVERHEAD_TOOL_CALLS} calls − turn with one) / ${OVERHEAD_TOOL_CALLS - 1}, both turns making two model calls. Each side's worker runs in a worker process of its own, whose CPU (from /proc) and memory (after a forced GC) the rows read; the CPU rows read ${result.cpuMsPerTextTurn.turnsPerReading} plain text turns at a time on sequential chats started for them, the same number of turns on every side. Ratio: ours over the peer's, for the timed figures median (min–max) of the run-by-run ratios (below 1 is fewer milliseconds, events, bytes or Actions for ours; above 1 is better for efficiency).`,
     '',
     table(['', 'yiem-agent', 'openai-agents (peer)', 'ratio'], rows),
   ].join('\n');

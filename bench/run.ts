@@ -58,7 +58,7 @@ try {
     const main = await env.startWorker({ ...workerOptions, baseline: true });
     if (config.only.has('a')) {
       await section('overhead', 'a: overhead per tool call', () =>
-        measureOverhead(env, main.agents, config.overheadRuns),
+        measureOverhead(env, main, config.overheadRuns),
       );
     }
     if (config.only.has('b')) {

@@ -46,10 +46,11 @@ try {
   const perCall: string[] = [];
   for (let turn = 0; turn < Number(values.turns); turn++) {
     const withTools = await timed(() => sendOk(conversation, callDirective(values.tool, calls)));
-    const plain = await timed(() => sendOk(conversation, 'hello'));
-    perCall.push(((withTools.ms - plain.ms) / calls).toFixed(1));
+    const oneCall = await timed(() => sendOk(conversation, callDirective(values.tool, 1)));
+    perCall.push(((withTools.ms - oneCall.ms) / (calls - 1)).toFixed(1));
   }
-  console.log(`ms per ${values.tool} call (tool turn − plain turn) / ${calls}: ${perCall.join(' ')}`);
+  // Both turns make two model calls: the difference is tool calls only.
+  console.log(`ms per ${values.tool} call (tool turn − one-call turn) / ${calls - 1}: ${perCall.join(' ')}`);
 
   const events = (await conversation.handle.fetchHistory()).events ?? [];
   const lastToolTurn = events.slice(-(calls * 6 + 30));

@@ -9,7 +9,7 @@ import { processCpuMs } from '../machine.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
 import { forkWorkerProcess } from '../workerHandle.ts';
-import { OVERHEAD_TOOL_CALLS } from './overhead.ts';
+import { OVERHEAD_TOOL_CALLS, perCallMs } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 
 const FLOOR_WORKER_SCRIPT = fileURLToPath(new URL('../floor/workerProcess.ts', import.meta.url));
@@ -26,7 +26,7 @@ interface ByToolKind {
 
 export interface FloorResult {
   runs: number;
-  /** (tool turn with 20 sequential no-op calls − plain turn) / 20, as section (a) measures ours. */
+  /** (tool turn with 20 sequential no-op calls − turn with one) / 19, as section (a) measures ours. */
   perToolMs: ByToolKind;
   /** 8 × 200 ms tools in parallel: the model call that asked for them completed → the next one scheduled, as (b). */
   parallelBatchMs: ByToolKind;
@@ -74,22 +74,30 @@ export async function measureFloor(
     handle.executeUpdate(floorTurnUpdate, { args: [turn] });
   const end = (handle: FloorHandle) => handle.signal(floorEndSignal);
   try {
-    const conversation = await start();
     const plain: FloorTurn = { text: 'hello', parallel: false, local: false };
-    const sequential = (local: boolean): FloorTurn => ({
-      text: callDirective('noop', OVERHEAD_TOOL_CALLS),
+    const sequential = (calls: number, local: boolean): FloorTurn => ({
+      text: callDirective('noop', calls),
       parallel: false,
       local,
     });
     const perTool = { activity: [] as number[], local: [] as number[] };
+    // As (a): many calls against one, in a fresh conversation each run.
+    const perCall = async (handle: FloorHandle, local: boolean) => {
+      const many = await timed(() => send(handle, sequential(OVERHEAD_TOOL_CALLS, local)));
+      const one = await timed(() => send(handle, sequential(1, local)));
+      return perCallMs(many.ms, one.ms);
+    };
     for (let run = -2; run < options.runs; run++) {
-      const activityTurn = await timed(() => send(conversation, sequential(false)));
-      const localTurn = await timed(() => send(conversation, sequential(true)));
-      const plainTurn = await timed(() => send(conversation, plain));
+      const fresh = await start();
+      const activity = await perCall(fresh, false);
+      const local = await perCall(fresh, true);
+      await end(fresh);
       if (run < 0) continue;
-      perTool.activity.push((activityTurn.ms - plainTurn.ms) / OVERHEAD_TOOL_CALLS);
-      perTool.local.push((localTurn.ms - plainTurn.ms) / OVERHEAD_TOOL_CALLS);
+      perTool.activity.push(activity);
+      perTool.local.push(local);
     }
+
+    const conversation = await start();
 
     const batch = { activity: [] as number[], local: [] as number[] };
     const parallelText = callDirective('sleep200', PARALLEL_TOOLS);

@@ -9,11 +9,10 @@ import { callDirective } from '../scriptedReplies.ts';
 import { MB, type Summary, summarize, timed } from '../stats.ts';
 import { noopLocalTool, SLOW_TOOL_MS, slowLocalTool } from '../tools.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
-import { sendOk } from './overhead.ts';
+import { OVERHEAD_TOOL_CALLS, perCallMs, type RunTimes, sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 import { startWarm } from './throughput.ts';
 
-const SEQUENTIAL_CALLS = 20;
 /** Text turns per CPU reading: /proc counts CPU time in 10 ms ticks, so one turn is too few. */
 const CPU_TURNS = 20;
 /** Conversations started at once when filling a worker with idle ones. */
@@ -169,7 +168,9 @@ export async function measurePeer(
       peer: peerSide(await peer.startChat({ parallelToolCalls: mode === 'parallel' })),
     });
 
-    const sequential = {
+    // Each run starts every side afresh: the peer's session travels whole in each of its model
+    // calls, so a conversation kept across runs would grow the peer's calls and not ours.
+    const startSequential = async () => ({
       ...(await sides('sequential')),
       peerLocalActivity: peerSide(
         await peer.startChat({ parallelToolCalls: false, modelCall: 'localActivity' }),
@@ -189,29 +190,31 @@ export async function measurePeer(
           modelPolicy: { localActivity: true },
         }),
       ),
+    });
+    const endAll = async (sideBySide: Record<string, Side>) => {
+      for (const side of Object.values(sideBySide)) await side.end();
     };
     const overhead = {
-      ours: [] as number[][],
-      peer: [] as number[][],
-      peerLocalActivity: [] as number[][],
-      oursLocalTools: [] as number[][],
-      oursLocalModelCalls: [] as number[][],
+      ours: [] as RunTimes[],
+      peer: [] as RunTimes[],
+      peerLocalActivity: [] as RunTimes[],
+      oursLocalTools: [] as RunTimes[],
+      oursLocalModelCalls: [] as RunTimes[],
     };
     for (let run = -2; run < runs; run++) {
-      for (const side of [
-        'ours',
-        'peer',
-        'peerLocalActivity',
-        'oursLocalTools',
-        'oursLocalModelCalls',
-      ] as const) {
+      const fresh = await startSequential();
+      for (const side of Object.keys(overhead) as (keyof typeof overhead)[]) {
         const tool = side === 'oursLocalTools' ? LOCAL_TOOLS.noop : 'noop';
-        const tools = await timed(() => sequential[side].send(callDirective(tool, SEQUENTIAL_CALLS)));
-        const plain = await timed(() => sequential[side].send('hello'));
-        if (run >= 0) overhead[side].push([tools.ms, plain.ms]);
+        const many = await timed(() => fresh[side].send(callDirective(tool, OVERHEAD_TOOL_CALLS)));
+        const one = await timed(() => fresh[side].send(callDirective(tool, 1)));
+        const plain = await timed(() => fresh[side].send('hello'));
+        if (run >= 0) overhead[side].push([many.ms, one.ms, plain.ms]);
       }
+      await endAll(fresh);
     }
 
+    // The CPU readings send text turns only, the same number on every side.
+    const sequential = await startSequential();
     const pids = {
       ours: ourWorker.worker.child.pid as number,
       peer: peer.worker.child.pid as number,
@@ -262,17 +265,10 @@ export async function measurePeer(
     const metricsUrl = env.server.metricsUrl;
     const actions = metricsUrl ? await actionsPerTurn(await sides('parallel'), metricsUrl) : undefined;
 
-    for (const pair of [sequential, parallel]) {
-      await pair.ours.end();
-      await pair.peer.end();
-    }
-    await sequential.peerLocalActivity.end();
-    await sequential.oursLocalTools.end();
-    await sequential.oursLocalModelCalls.end();
-    await parallel.oursLocalTools.end();
-    const perTool = (pairs: number[][]) =>
-      pairs.map(([tools = 0, plain = 0]) => (tools - plain) / SEQUENTIAL_CALLS);
-    const plainTurn = (pairs: number[][]) => pairs.map(([, plain = 0]) => plain);
+    await endAll(sequential);
+    await endAll(parallel);
+    const perTool = (runs: RunTimes[]) => runs.map(([many, one]) => perCallMs(many, one));
+    const plainTurn = (runs: RunTimes[]) => runs.map(([, , plain]) => plain);
     const runByRun = (ours: number[], peer: number[]) =>
       summarize(ours.map((value, run) => value / (peer[run] ?? Number.NaN)));
     return {

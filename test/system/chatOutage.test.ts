@@ -41,35 +41,41 @@ describe('yiem chat through a Temporal outage', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
+  const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
+  /** `yiem chat` on the agent's queue, in a terminal of its own; resolves with its first screen. */
+  const openChat = async () => {
+    await terminal?.close();
+    terminal = await startTerminal(
+      ['node', ...YIEM_FROM_SOURCES, 'chat', '--address', server.address, '--task-queue', agent.taskQueue],
+      { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
+    );
+    return { terminal, welcome: await terminal.waitFor(lastPrompt, 'the prompt') };
+  };
+
   it('holds the message typed while Temporal is down, sends it once when it is back, and keeps following', async () => {
     const address = server.address;
     const port = Number(address.split(':').at(-1));
-    terminal = await startTerminal(
-      ['node', ...YIEM_FROM_SOURCES, 'chat', '--address', address, '--task-queue', agent.taskQueue],
-      { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
-    );
-    const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
-    const welcome = await terminal.waitFor(lastPrompt, 'the prompt');
+    const { terminal: chat, welcome } = await openChat();
     const id = /Conversation (\S+)/.exec(welcome)?.[1] ?? '';
     agent.model.enqueue({ kind: 'text', text: 'Before the outage.' });
-    await terminal.type('hello');
-    await terminal.keys('Enter');
-    await terminal.waitFor((screen) => screen.includes('agent> Before the outage.') && lastPrompt(screen));
+    await chat.type('hello');
+    await chat.keys('Enter');
+    await chat.waitFor((screen) => screen.includes('agent> Before the outage.') && lastPrompt(screen));
 
     server.kill();
     await server.stop();
     // The live view notices by itself, once the client's own retries give up.
-    await terminal.waitFor(`Temporal at ${address} is unreachable; retrying…`, 'the live view noticing');
-    await terminal.type('Are you there?');
-    await terminal.keys('Enter');
-    await terminal.waitFor(
+    await chat.waitFor(`Temporal at ${address} is unreachable; retrying…`, 'the live view noticing');
+    await chat.type('Are you there?');
+    await chat.keys('Enter');
+    await chat.waitFor(
       `Temporal at ${address} is unreachable; retrying (your message was not sent yet`,
       'the outage notice',
     );
 
     agent.model.enqueue({ kind: 'text', text: 'Back after the outage.' });
     server = await startServer(port);
-    const back = await terminal.waitFor(
+    const back = await chat.waitFor(
       (screen) => screen.includes('agent> Back after the outage.') && lastPrompt(screen),
       'the reply to the held message',
     );
@@ -80,16 +86,16 @@ describe('yiem chat through a Temporal outage', () => {
     agent.model.enqueue({ kind: 'text', text: 'Seen live after the restart.' });
     const conversation = agent.client.getConversation(id);
     expect(await conversation.send('from elsewhere')).toMatchObject({ status: 'completed' });
-    await terminal.waitFor('agent> Seen live after the restart.', 'the turn started elsewhere');
+    await chat.waitFor('agent> Seen live after the restart.', 'the turn started elsewhere');
 
     // The chat serves its callback tool again: readUserFile runs here, on the chat's machine.
     agent.model.enqueue(
       { kind: 'toolCalls', toolCalls: [{ name: 'readUserFile', arguments: { path: 'package.json' } }] },
       { kind: 'text', text: 'And a plain reply.' },
     );
-    await terminal.type('one more');
-    await terminal.keys('Enter');
-    const served = await terminal.waitFor(
+    await chat.type('one more');
+    await chat.keys('Enter');
+    const served = await chat.waitFor(
       (screen) => screen.includes('agent> And a plain reply.') && lastPrompt(screen),
       'the reply after the callback tool',
     );
@@ -105,31 +111,25 @@ describe('yiem chat through a Temporal outage', () => {
   }, 180_000);
 
   it('says a message accepted before the outage was accepted, and prints its reply once (or marks a retry)', async () => {
-    await terminal?.close();
     const address = server.address;
     const port = Number(address.split(':').at(-1));
-    terminal = await startTerminal(
-      ['node', ...YIEM_FROM_SOURCES, 'chat', '--address', address, '--task-queue', agent.taskQueue],
-      { cwd: ROOT, env: { YIEM_UI_URL: 'http://ui.test' } },
-    );
-    const lastPrompt = (screen: string) => screen.trimEnd().split('\n').at(-1) === 'you>';
-    await terminal.waitFor(lastPrompt, 'the prompt');
+    const { terminal: chat } = await openChat();
     agent.model.reset();
     // The reply streams whole at once and its call then runs on: the chat shows the text before the
     // server goes, and the call's result reaches Temporal only after it is back (or its attempt is
     // lost and a second one answers again).
     agent.model.respond(() => ({ kind: 'text', text: REPLY, finishDelayMs: 20_000 }));
-    await terminal.type('slow question');
-    await terminal.keys('Enter');
-    await terminal.waitFor(`agent> ${REPLY}`, 'the reply streamed before the outage');
+    await chat.type('slow question');
+    await chat.keys('Enter');
+    await chat.waitFor(`agent> ${REPLY}`, 'the reply streamed before the outage');
     server.kill();
     await server.stop();
-    await terminal.waitFor(
+    await chat.waitFor(
       `Temporal at ${address} is unreachable; retrying (your message was accepted: its reply shows once Temporal answers)`,
       'the outage notice for an accepted message',
     );
     server = await startServer(port);
-    const back = await terminal.waitFor(
+    const back = await chat.waitFor(
       (screen) => screen.includes(`Temporal at ${address} answers again.`) && lastPrompt(screen),
       'the prompt after the reply to the accepted message',
     );

@@ -4,6 +4,7 @@ import type { BenchConfig } from '../../bench/config.ts';
 import type { MachineInfo, SectionLoad } from '../../bench/machine.ts';
 import { type BenchResults, busyReasons, renderReport, sectionLoadNote } from '../../bench/report.ts';
 import type { FloorResult } from '../../bench/scenarios/floor.ts';
+import { overheadFigures, type RunTimes } from '../../bench/scenarios/overhead.ts';
 import type { PeerResult } from '../../bench/scenarios/peer.ts';
 
 /** The machine, config and results a full `npm run bench -- --json=FILE` run wrote on 2026-11-30. */
@@ -166,7 +167,7 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
     const sectionRows: Array<[row: string, cells: string[]]> = [
       [
         'yiem-agent, the tool a `localActivity`',
-        ['2.40 ms (2.40–2.40)', '80.0 ms (80.0–80.0)', '32.0 ms (32.0–32.0)'],
+        ['2.40 ms (2.40–2.40)', 'n/a', '80.0 ms (80.0–80.0)', 'n/a', '32.0 ms (32.0–32.0)'],
       ],
       [
         'yiem-agent, parallel, `localActivity` tools',
@@ -182,6 +183,27 @@ describe('BENCHMARKS.md as the benchmark run writes it', () => {
       ],
     ];
     for (const [row, cells] of sectionRows) expect(tableRow(report, row).slice(1), row).toEqual(cells);
+  });
+
+  it('charges each tool call the difference from a one-call turn, with its CPU beside it', async () => {
+    const run = await recordedRun();
+    const overhead = run.results.overhead;
+    if (!overhead) throw new Error('the recorded run has section (a)');
+    // 20 calls in 400 ms and one in 115 ms: both turns make two model calls, so 285 ms / 19 calls.
+    const runs: RunTimes[] = [[400, 115, 60]];
+    expect(overheadFigures(runs, [[190, 0]]).perToolMs.median).toBe(15);
+    const report = render(run, {
+      ...run.results,
+      overhead: { ...overhead, ours: overheadFigures(runs, [[190, 0]]) },
+    });
+    expect(tableRow(report, 'yiem-agent (durable)').slice(1)).toEqual([
+      '15.00 ms (15.00–15.00)',
+      '10.0 ms (10.0–10.0)',
+      '400.0 ms (400.0–400.0)',
+      '115.0 ms (115.0–115.0)',
+      '60.0 ms (60.0–60.0)',
+    ]);
+    expect(report).toContain('per tool call = (tool turn − one-call turn) / 19');
   });
 
   it('reads CPU and throughput at 100 conversations in the cheaper configurations too, judging the goals by the default', async () => {
