@@ -28,7 +28,7 @@ const event = (text: string) => `data: ${JSON.stringify(chunk(text))}\n\n`;
 
 describe('completionChunks', () => {
   it('hands on the events of each read together, in order, and stops at [DONE]', async () => {
-    const batches = await read([event('a') + event('b'), event('c') + 'data: [DONE]\n\n' + event('after')]);
+    const batches = await read([event('a') + event('b'), `${event('c')}data: [DONE]\n\n${event('after')}`]);
     expect(batches).toEqual([[chunk('a'), chunk('b')], [chunk('c')]]);
   });
 
