@@ -5,11 +5,11 @@ import { ApplicationFailure } from '@temporalio/common';
 import { LIVE_ANNOUNCEMENT } from '../src/infrastructure/storage/liveChannel.ts';
 import {
   POLLER_GONE_MS,
-  recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
   type TaskQueueService,
   YIEM_IDENTITY_MARK,
 } from '../src/infrastructure/taskQueuePollers.ts';
+import { pollerStates, type WorkerListService } from '../src/infrastructure/workerLiveness.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 
@@ -33,10 +33,11 @@ const LOOK_INTERVAL_MS = 10_000;
 /**
  * When another worker counts as running. The server keeps a poller for minutes after its process
  * died, and a running idle worker's last poll is that of its pending long poll, up to a minute old:
- * so one runs when it has polled again since this worker first saw it, or polled in the last
- * `aliveMs` after this worker started. One that has not polled for `goneMs` has stopped: the server
- * ends a long poll after a minute, and a running worker polls again at once. In between, it is
- * looked at every `lookAgainMs` until one or the other shows.
+ * so one runs when it has sent a heartbeat or polled again since this worker first saw it, or polled
+ * in the last `aliveMs` after this worker started. One that said it shut down, or missed a few
+ * heartbeats, has stopped (`pollerGone`); without heartbeats, so has one that has not polled for
+ * `goneMs`: the server ends a long poll after a minute, and a running worker polls again at once. In
+ * between, it is looked at every `lookAgainMs` until one or the other shows.
  */
 export interface LivenessTiming {
   aliveMs: number;
@@ -79,6 +80,10 @@ export interface Neighbour {
   signature: WorkerSignature;
   /** When it last began a poll (epoch ms). */
   lastPollMs: number;
+  /** When it last sent a heartbeat (epoch ms), if the server keeps them. */
+  beatMs?: number;
+  /** It has stopped (`pollerGone`). */
+  gone: boolean;
 }
 
 /**
@@ -92,8 +97,8 @@ export class TaskQueueNeighbours {
   readonly #warned = new Set<string>();
   /** Workers seen to have stopped, by identity, with the last poll they were judged by. */
   readonly #gone = new Map<string, number>();
-  /** Each other worker's last poll when this worker first saw it: a later one shows it runs. */
-  readonly #firstSeen = new Map<string, number>();
+  /** Each other worker's last poll and heartbeat when this worker first saw it: a later one shows it runs. */
+  readonly #firstSeen = new Map<string, { lastPollMs: number; beatMs: number | undefined }>();
   #boundAt = Date.now();
   readonly #log: (message: string) => void;
   readonly #timing: LivenessTiming;
@@ -119,7 +124,7 @@ export class TaskQueueNeighbours {
    * `fresh`: look now (at start) rather than reuse a look of the last few seconds (on each call).
    */
   async differing(
-    service: TaskQueueService,
+    service: TaskQueueService & WorkerListService,
     namespace: string,
     taskQueue: string,
     options: { fresh?: boolean } = {},
@@ -131,8 +136,9 @@ export class TaskQueueNeighbours {
       ? this.#look(service, namespace, taskQueue, now)
       : this.#cachedLook(service, namespace, taskQueue, now);
     return (await neighbours).filter(
-      ({ signature }) =>
-        signature.tools !== own.tools || (signature.model && own.model && signature.model !== own.model),
+      ({ signature, gone }) =>
+        !gone &&
+        (signature.tools !== own.tools || (signature.model && own.model && signature.model !== own.model)),
     );
   }
 
@@ -141,7 +147,7 @@ export class TaskQueueNeighbours {
    * model. Logged once per other worker; tool sets that differ are logged too, not refused.
    */
   async modelConflict(
-    service: TaskQueueService,
+    service: TaskQueueService & WorkerListService,
     namespace: string,
     taskQueue: string,
   ): Promise<string | undefined> {
@@ -159,16 +165,17 @@ export class TaskQueueNeighbours {
 
   /**
    * The first of `candidates` that still runs, or undefined once each has shown it stopped: one that
-   * began a poll in the last seconds runs, and so does one that polls again while it is watched; one
-   * whose last poll grows older than a long poll lasts has stopped (SIGKILLed, or shut down).
+   * began a poll in the last seconds runs, and so does one that sends a heartbeat or polls again
+   * while it is watched; one that shuts down, misses its heartbeats or, without them, whose last poll
+   * grows older than a long poll lasts, has stopped.
    */
   async #running(
-    service: TaskQueueService,
+    service: TaskQueueService & WorkerListService,
     namespace: string,
     taskQueue: string,
     candidates: Neighbour[],
   ): Promise<Neighbour | undefined> {
-    const { goneMs, lookAgainMs } = this.#timing;
+    const { lookAgainMs } = this.#timing;
     let watched = candidates;
     while (watched.length > 0) {
       const alive = watched.find((neighbour) => this.#runs(neighbour));
@@ -178,8 +185,8 @@ export class TaskQueueNeighbours {
       const next: Neighbour[] = [];
       for (const neighbour of watched) {
         const again = seen.find(({ identity }) => identity === neighbour.identity);
-        if (again && again.lastPollMs !== neighbour.lastPollMs) return again;
-        if (again && Date.now() - again.lastPollMs <= goneMs) next.push(neighbour);
+        if (again && !again.gone && this.#runs(again)) return again;
+        if (again && !again.gone) next.push(neighbour);
         else this.#gone.set(neighbour.identity, neighbour.lastPollMs);
       }
       watched = next;
@@ -187,8 +194,9 @@ export class TaskQueueNeighbours {
     return undefined;
   }
 
-  #runs({ identity, lastPollMs }: Neighbour): boolean {
-    if (lastPollMs !== this.#firstSeen.get(identity)) return true;
+  #runs({ identity, lastPollMs, beatMs }: Neighbour): boolean {
+    const first = this.#firstSeen.get(identity);
+    if (lastPollMs !== first?.lastPollMs || beatMs !== first.beatMs) return true;
     return lastPollMs >= this.#boundAt && Date.now() - lastPollMs <= this.#timing.aliveMs;
   }
 
@@ -199,13 +207,13 @@ export class TaskQueueNeighbours {
       this.#warned.add(neighbour.identity);
       const polled = Math.round((Date.now() - neighbour.lastPollMs) / 1000);
       this.#log(
-        `Task queue "${taskQueue}" has another worker serving ${describeDifference(this.#signature, neighbour.signature)}: ${neighbour.identity}, last polled ${polled} s ago (this worker: ${this.#identity}). Temporal hands each task to any worker of the queue; give each agent its own task queue. A worker that stopped is ignored once it has not polled for ${this.#timing.goneMs / 1000} s.`,
+        `Task queue "${taskQueue}" has another worker serving ${describeDifference(this.#signature, neighbour.signature)}: ${neighbour.identity}, last polled ${polled} s ago (this worker: ${this.#identity}). Temporal hands each task to any worker of the queue; give each agent its own task queue. A worker that stopped is ignored once it says it shut down or misses its heartbeats (on a server without worker heartbeats: once it has not polled for ${this.#timing.goneMs / 1000} s).`,
       );
     }
   }
 
   #cachedLook(
-    service: TaskQueueService,
+    service: TaskQueueService & WorkerListService,
     namespace: string,
     taskQueue: string,
     now: number,
@@ -217,24 +225,23 @@ export class TaskQueueNeighbours {
   }
 
   async #look(
-    service: TaskQueueService,
+    service: TaskQueueService & WorkerListService,
     namespace: string,
     taskQueue: string,
     now: number,
   ): Promise<Neighbour[]> {
     const neighbours: Neighbour[] = [];
-    for (const { identity, lastPollMs } of await recentPollerTimes(
-      service,
-      namespace,
-      taskQueue,
-      TASK_QUEUE_TYPE_ACTIVITY,
+    const states = await pollerStates(service, namespace, taskQueue, TASK_QUEUE_TYPE_ACTIVITY, {
       now,
-    )) {
+      pollerGoneMs: this.#timing.goneMs,
+    });
+    for (const { identity, lastPollMs, beat, gone } of states) {
       if (identity === this.#identity) continue;
       const signature = signatureOf(identity);
       if (!signature) continue;
-      if (!this.#firstSeen.has(identity)) this.#firstSeen.set(identity, lastPollMs);
-      neighbours.push({ identity, signature, lastPollMs });
+      const beatMs = beat?.beatMs;
+      if (!this.#firstSeen.has(identity)) this.#firstSeen.set(identity, { lastPollMs, beatMs });
+      neighbours.push({ identity, signature, lastPollMs, ...(beatMs === undefined ? {} : { beatMs }), gone });
     }
     return neighbours;
   }

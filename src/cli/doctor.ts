@@ -9,11 +9,8 @@ import {
   waitForServer,
 } from '../infrastructure/server/index.ts';
 import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
-import {
-  recentPollers,
-  TASK_QUEUE_TYPE_ACTIVITY,
-  TASK_QUEUE_TYPE_WORKFLOW,
-} from '../infrastructure/taskQueuePollers.ts';
+import { TASK_QUEUE_TYPE_ACTIVITY, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
+import { pollerStates } from '../infrastructure/workerLiveness.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
 import { MODEL_VARIABLES, wantsDemoModel } from './demoModel.ts';
 import { cliEnvironment } from './environment.ts';
@@ -75,8 +72,13 @@ async function runChecks(flags: ConnectionFlags): Promise<Check[]> {
 
     const service = client.client.workflowService;
     const queue = config.taskQueue;
-    const workflowPollers = await recentPollers(service, config.namespace, queue, TASK_QUEUE_TYPE_WORKFLOW);
-    const activityPollers = await recentPollers(service, config.namespace, queue, TASK_QUEUE_TYPE_ACTIVITY);
+    // Workers that stopped are left out: the server lists them for minutes.
+    const running = async (type: number) =>
+      (await pollerStates(service, config.namespace, queue, type))
+        .filter((state) => !state.gone)
+        .map(({ identity }) => identity);
+    const workflowPollers = await running(TASK_QUEUE_TYPE_WORKFLOW);
+    const activityPollers = await running(TASK_QUEUE_TYPE_ACTIVITY);
     const workers = [...new Set([...workflowPollers, ...activityPollers])];
     if (workflowPollers.length === 0) {
       checks.push({

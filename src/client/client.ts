@@ -68,7 +68,7 @@ import { clientEnvironment } from './environment.ts';
 import { inCallersWords, WorkerStoppedError } from './errors.ts';
 import { forkConversation } from './fork.ts';
 import { PayloadStoreCheck } from './payloadStoreCheck.ts';
-import { namingAddress, unreachableServerHandling } from './reachability.ts';
+import { namingAddress, throughFailingWorkflowTasks, unreachableServerHandling } from './reachability.ts';
 import { rewindConversation } from './rewind.ts';
 import { PromptSchedules } from './schedules.ts';
 import {
@@ -402,8 +402,7 @@ export class Conversation {
     const { updateId = options.key, ...delivery } = options;
     // Accepted first, then the outcome polled: a re-sent UpdateWorkflowExecution (say after the client's
     // frontend died) is refused while the workflow task keeps failing, a poll of an accepted one is not.
-    const update = await this.#words(
-      'prompt',
+    const update = await this.#update('prompt', () =>
       this.handle.startUpdate(promptUpdate, {
         args: messageArgs(text, delivery),
         ...(updateId ? { updateId } : {}),
@@ -411,6 +410,11 @@ export class Conversation {
       }),
     );
     return { ...update, result: () => this.#words('prompt', update.result()) };
+  }
+
+  /** An Update, sent again while the conversation's workflow task is failing, its failure in the caller's words. */
+  #update<T>(call: string, send: () => Promise<T>): Promise<T> {
+    return this.#words(call, throughFailingWorkflowTasks(send));
   }
 
   /** A call's Update or Query failure in the caller's words (`ConversationRefusedError`, `ConversationQueryError`). */
@@ -510,7 +514,7 @@ export class Conversation {
    * then takes the next message. Resolves with whether a turn was running.
    */
   cancel(): Promise<boolean> {
-    return this.#words('cancel', this.handle.executeUpdate(cancelUpdate));
+    return this.#update('cancel', () => this.handle.executeUpdate(cancelUpdate));
   }
 
   /**
@@ -520,7 +524,7 @@ export class Conversation {
    * `'refuse'` refuses it with an error. Resolves with whether a turn was running.
    */
   pause(options: PauseOptions = {}): Promise<boolean> {
-    return this.#words('pause', this.handle.executeUpdate(pauseUpdate, { args: [options] }));
+    return this.#update('pause', () => this.handle.executeUpdate(pauseUpdate, { args: [options] }));
   }
 
   /**
@@ -530,7 +534,7 @@ export class Conversation {
    * turn's budget is still exhausted, naming the limit.
    */
   resume(): Promise<TurnResult | null> {
-    return this.#words('resume', this.handle.executeUpdate(resumeUpdate));
+    return this.#update('resume', () => this.handle.executeUpdate(resumeUpdate));
   }
 
   /**
@@ -538,7 +542,9 @@ export class Conversation {
    * stopped at its budget stays stopped until `resume()`. Resolves with the budget now in force.
    */
   raiseBudget(change: BudgetChange): Promise<Budget> {
-    return this.#words('raiseBudget', this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }));
+    return this.#update('raiseBudget', () =>
+      this.handle.executeUpdate(raiseBudgetUpdate, { args: [change] }),
+    );
   }
 
   /**
@@ -633,7 +639,7 @@ export class Conversation {
    * with `compaction: false`. The transcript keeps every message.
    */
   async compact(): Promise<Compaction | null> {
-    const kept = await this.#words('compact', this.handle.executeUpdate(compactUpdate));
+    const kept = await this.#update('compact', () => this.handle.executeUpdate(compactUpdate));
     return kept ? resolveCompaction(this.handle, kept) : null;
   }
 
@@ -658,7 +664,7 @@ export class Conversation {
 
   /** The tools the conversation's workers serve. */
   tools(): Promise<ToolInfo[]> {
-    return this.#words('tools', this.handle.executeUpdate(toolsUpdate));
+    return this.#update('tools', () => this.handle.executeUpdate(toolsUpdate));
   }
 
   /** The offset the next event will have: follow from here to see only what happens from now on. */
@@ -682,8 +688,7 @@ export class Conversation {
 
   #decide(decision: ApprovalDecision, options: DecisionOptions): Promise<ApprovalOutcome> {
     const decider = options.decider ?? this.handle.client.options.identity;
-    return this.#words(
-      'decideToolCall',
+    return this.#update('decideToolCall', () =>
       this.handle.executeUpdate(decideToolCallUpdate, { args: [{ ...decision, decider }] }),
     );
   }
@@ -698,8 +703,7 @@ export class Conversation {
 
   /** Hands back one callback tool call's result. Throws when no call with that id waits (any more). */
   answerCallback(callId: string, result: CallbackToolResult): Promise<void> {
-    return this.#words(
-      'callbackResult',
+    return this.#update('callbackResult', () =>
       this.handle.executeUpdate(callbackResultUpdate, { args: [{ callId, result }] }),
     );
   }

@@ -155,10 +155,30 @@ export function inCallersWords(error: unknown, conversationId: string, call: str
       error,
     );
   }
+  if (isWorkflowTaskFailing(error)) {
+    const reason = `its workflow task kept failing for ${WORKFLOW_TASK_RECOVERY_MS / 1000} s, so the server would not take the request; the worker's log says why (a bug, or a nondeterminism error after a change of workflow code: docs/troubleshooting.md)`;
+    return new ConversationRefusedError(conversationId, call, new Error(reason, { cause: error }));
+  }
   if (error instanceof ServiceError && error.message === 'Failed to query Workflow') {
     return new ConversationQueryError(conversationId, call, queryFailureReason(error.cause), error);
   }
   return error;
+}
+
+/** gRPC's FAILED_PRECONDITION, with the server's words for an Update refused while a workflow task fails. */
+const FAILED_PRECONDITION = 9;
+const WORKFLOW_TASK_FAILING = /Workflow Task in failed state/i;
+/** How long an Update is sent again while the conversation's workflow task is failing. */
+export const WORKFLOW_TASK_RECOVERY_MS = 15_000;
+
+/** Whether the server refused an Update because the workflow's last task failed or timed out. */
+export function isWorkflowTaskFailing(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 8; depth++) {
+    const { code, details } = cause as { code?: unknown; details?: unknown };
+    if (code === FAILED_PRECONDITION && WORKFLOW_TASK_FAILING.test(String(details ?? ''))) return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** gRPC's DEADLINE_EXCEEDED: no worker answered the query in time. */

@@ -7,6 +7,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { unreachableServerMessage } from '../infrastructure/connection.ts';
+import { isWorkflowTaskFailing, WORKFLOW_TASK_RECOVERY_MS } from './errors.ts';
 
 /** What a caller that rides out Temporal outages (a follower, a callback server) is told. */
 export interface ReconnectOptions {
@@ -24,6 +25,25 @@ const UNREACHABLE_CODES = new Set([UNAVAILABLE, 4]);
 const PROBE_TIMEOUT_MS = 3_000;
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
+
+/**
+ * Sends an Update again while the server refuses it because the conversation's last workflow task
+ * failed or timed out: on a loaded worker a task can outlive its timeout, the server schedules it
+ * again at once, and the Update is taken once that attempt completes. A refused Update was not
+ * taken, so sending it again delivers it once. Past {@link WORKFLOW_TASK_RECOVERY_MS} the task keeps
+ * failing (a bug, a nondeterminism error: the worker's log says) and the refusal is thrown.
+ */
+export async function throughFailingWorkflowTasks<T>(update: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + WORKFLOW_TASK_RECOVERY_MS;
+  for (let delay = FIRST_RETRY_MS; ; delay = Math.min(delay * 2, MAX_RETRY_MS)) {
+    try {
+      return await update();
+    } catch (error) {
+      if (!isWorkflowTaskFailing(error) || Date.now() + delay > deadline) throw error;
+    }
+    await sleep(delay);
+  }
+}
 
 /** Whether `error` (or one of its causes) says Temporal could not be reached, rather than refused a call. */
 export function isUnreachable(error: unknown): boolean {

@@ -61,7 +61,7 @@ export async function recentPollerTimes(
     taskQueueType,
   });
   return (response.pollers ?? [])
-    .map((poller) => ({ identity: poller.identity ?? '', lastPollMs: pollMs(poller.lastAccessTime) }))
+    .map((poller) => ({ identity: poller.identity ?? '', lastPollMs: protoTimeMs(poller.lastAccessTime) }))
     .filter((poller) => now - poller.lastPollMs <= RECENT_POLL_MS);
 }
 
@@ -77,11 +77,12 @@ export async function lastPoll(
     taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
     taskQueueType,
   });
-  const latest = Math.max(0, ...(response.pollers ?? []).map((poller) => pollMs(poller.lastAccessTime)));
+  const latest = Math.max(0, ...(response.pollers ?? []).map((poller) => protoTimeMs(poller.lastAccessTime)));
   return latest > 0 ? new Date(latest) : undefined;
 }
 
-function pollMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+/** A protobuf Timestamp or Duration in milliseconds. */
+export function protoTimeMs(time: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
   if (!time) return 0;
   return Number(String(time.seconds ?? 0)) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
 }

@@ -28,6 +28,7 @@ import {
   type ToolOptions,
 } from './options.ts';
 import { AgentPlugin } from './plugin.ts';
+import { installWorkerRuntime } from './runtime.ts';
 import { installWorkerLog } from './workerLog.ts';
 
 export { loadModelsConfig } from '../../activities/models/modelsFile.ts';
@@ -67,6 +68,8 @@ export async function createAgentWorker(given: AgentWorkerOptions = {}): Promise
   const setup = await resolveWorkerSetup(options);
   const reused = options.connection?.nativeConnection;
   const ownsConnection = !reused;
+  // Before the connection instantiates the SDK's runtime, which would heartbeat once a minute.
+  if (!reused) installWorkerRuntime();
   const connection = reused ?? (await connectWorker(setup.connectionOptions));
   const plugin = createPlugin(options, setup);
   let workers: Worker[];

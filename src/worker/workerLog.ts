@@ -1,7 +1,8 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger, type LogEntry, type LogLevel, Runtime } from '@temporalio/worker';
+import { DefaultLogger, type LogEntry, type LogLevel } from '@temporalio/worker';
 import { defaultDataDir } from '../infrastructure/server/temporalCli.ts';
+import { installWorkerRuntime } from './runtime.ts';
 
 const LOG_LEVELS: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
@@ -30,9 +31,9 @@ export function installWorkerLog(
   env: Record<string, string | undefined>,
   file = workerLogFile(taskQueue, env),
 ): boolean {
-  if (Runtime._instance !== undefined) return false;
-  Runtime.install({ logger: new DefaultLogger(workerLogLevel(env), workerLogToFile(file, console.error)) });
-  return true;
+  return installWorkerRuntime({
+    logger: new DefaultLogger(workerLogLevel(env), workerLogToFile(file, console.error)),
+  });
 }
 
 /**

@@ -20,6 +20,8 @@ import {
 
 /** Reads that must not wait on a dead worker: about a second, bounded generously for a loaded machine. */
 const PROMPT_MS = 5_000;
+/** The console's list is one visibility call, whatever its conversations' workers: the issue's 2 s. */
+const LIST_MS = 2_000;
 /** What the issue asks of the chat endpoint when a conversation's worker is gone. */
 const CHAT_MS = 10_000;
 /** The CLI's own start (tsx compiling the sources) comes on top. */
@@ -237,7 +239,7 @@ describe('the console while one agent has no worker', () => {
   it('lists every conversation within seconds, the workerless ones as waiting for approval', async () => {
     const list = await get('conversations');
     expect(list.status).toBe(200);
-    expect(list.ms).toBeLessThan(PROMPT_MS);
+    expect(list.ms).toBeLessThan(LIST_MS);
     const rows = list.body as ConsoleListing[];
     expect(rows.length).toBeGreaterThanOrEqual(50);
     for (const id of waiting) {

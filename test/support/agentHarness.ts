@@ -14,11 +14,16 @@ import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '..
 let bundle: Promise<{ code: string }> | undefined;
 /** The workflow bundle, built once per test file process. */
 export function workflowBundle(): Promise<{ code: string }> {
-  bundle ??= bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)),
+  bundle ??= quietBundle(fileURLToPath(new URL('../../workflows/index.ts', import.meta.url)));
+  return bundle;
+}
+
+/** A workflow bundle of `workflowsPath`, built without webpack's report of each module. */
+export function quietBundle(workflowsPath: string): Promise<{ code: string }> {
+  return bundleWorkflowCode({
+    workflowsPath,
     logger: { trace() {}, debug() {}, info() {}, warn() {}, error: console.error, log() {} } as never,
   });
-  return bundle;
 }
 
 export interface TestAgentOptions {

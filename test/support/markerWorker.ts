@@ -4,7 +4,8 @@
  * knows where a tool is and can kill the whole process there (`localStep` the same as a local
  * activity). `pay` and `payBlind` are at-most-once
  * tools that record each payment in a ledger file before they wait (`pay` can reconcile from it);
- * `askClient` is a callback tool. With `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
+ * `askClient` is a callback tool; `transfer` waits for a person's approval. With
+ * `KILL_ON_TOOL_START=<tool>` the worker SIGKILLs itself when
  * the workflow starts a call of that tool (a sub-agent, handoff or callback tool): inside the
  * workflow task, before its completion reaches the server.
  */
@@ -12,12 +13,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
 import { agentTool, callbackTool } from '../../src/contract/agents.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentEventSink } from '../../src/contract/types/events.ts';
 import type { ActivityTool, AgentTool, ReconcileAnswer } from '../../src/contract/types/tools.ts';
 import { currentToolCall } from '../../src/infrastructure/toolCallContext.ts';
+import { installWorkerRuntime } from '../../src/worker/runtime.ts';
 import { createAgentWorker } from '../../src/worker/worker.ts';
 
 const env = (name: string): string => {
@@ -123,6 +125,17 @@ const pay: ActivityTool = {
 const { reconcile: _reconcile, ...payWithoutReconcile } = pay;
 const payBlind: ActivityTool = { ...payWithoutReconcile, name: 'payBlind' };
 
+/** A tool a person approves first: a worker can be killed while a conversation waits for that approval. */
+const transfer: ActivityTool = {
+  name: 'transfer',
+  label: 'Transfer',
+  description: 'Sends money once a person approves',
+  inputSchema: { type: 'object', properties: { to: { type: 'string' } } },
+  parallelToolExecute: true,
+  requiresApproval: true,
+  execute: async () => textResult('sent'),
+};
+
 const askClient = callbackTool({
   name: 'askClient',
   label: 'Ask the client',
@@ -147,7 +160,7 @@ const eventSink: AgentEventSink | undefined =
 // With `TOOLS_DIR` the worker also loads the tool files of that folder, as `yiem worker --tools-dir`.
 const toolsDir = process.env.TOOLS_DIR;
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
+installWorkerRuntime({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
   address: env('TEMPORAL_ADDRESS'),
   taskQueue: env('YIEM_TASK_QUEUE'),
@@ -160,6 +173,7 @@ const agent = await createAgentWorker({
     pay,
     payBlind,
     askClient,
+    transfer,
   ],
   ...(eventSink ? { eventSink } : {}),
   ...(toolsDir ? { toolsDir } : {}),

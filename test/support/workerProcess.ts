@@ -5,8 +5,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
 import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { AgentClient, type Conversation } from '../../src/client/client.ts';
+import { workerBeats } from '../../src/infrastructure/workerLiveness.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
 import { workflowBundle } from './agentHarness.ts';
 import { TSX_LOADER } from './cli.ts';
@@ -103,6 +105,36 @@ export async function startWorkerProcess(options: {
     await exited;
   };
   return { name: options.name, process: child, kill: () => signal('SIGKILL'), stop: () => signal('SIGTERM') };
+}
+
+const SDK_HEARTBEAT_INTERVAL_MS = 60_000;
+
+/**
+ * Resolves once the server has two heartbeats of a running worker of `taskQueue`: the first does
+ * not say their interval, so a worker killed before its second is told stopped only by its last
+ * poll (70 s); after it, within a few intervals.
+ */
+export async function untilHeartbeatsKnown(
+  address: string,
+  taskQueue: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const connection = await Connection.connect({ address });
+  try {
+    for (const deadline = Date.now() + timeoutMs; ; ) {
+      const beats = await workerBeats(connection.workflowService, 'default', taskQueue);
+      if (
+        [...(beats?.values() ?? [])].some(
+          (beat) => !beat.stopped && beat.intervalMs < SDK_HEARTBEAT_INTERVAL_MS,
+        )
+      )
+        return;
+      if (Date.now() > deadline) throw new Error(`no worker of ${taskQueue} sent two heartbeats in time`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await connection.close();
+  }
 }
 
 /** What a crash test's cases share: one model server and client, and per case a bench and task queue. */

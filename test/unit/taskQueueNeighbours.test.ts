@@ -6,6 +6,7 @@ import {
   toolSetHash,
 } from '../../activities/taskQueueNeighbours.ts';
 import type { TaskQueueService } from '../../src/infrastructure/taskQueuePollers.ts';
+import type { WorkerListService } from '../../src/infrastructure/workerLiveness.ts';
 
 const demo = {
   model: 'model yiem-demo at http://127.0.0.1:4000/v1',
@@ -116,6 +117,64 @@ describe('TaskQueueNeighbours', () => {
       const queue = queueWith(() => lastPoll);
       setTimeout(() => {
         lastPoll = Date.now();
+      }, 300);
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toContain(`with worker ${other}`);
+    });
+  });
+
+  describe('a worker of another model, told by its heartbeats', () => {
+    const seconds = (ms: number) => ({ seconds: String(Math.floor(ms / 1000)), nanos: (ms % 1000) * 1e6 });
+    /** A queue whose other worker polled a second ago and sends heartbeats as `beat()` says. */
+    function queueWithBeats(
+      beat: () => { status: number; ms: number },
+    ): TaskQueueService & WorkerListService {
+      return {
+        describeTaskQueue: async () => ({
+          pollers: [
+            { identity: own, lastAccessTime: seconds(Date.now()) },
+            { identity: other, lastAccessTime: seconds(Date.now() - 1_000) },
+          ],
+        }),
+        listWorkers: async () => ({
+          workersInfo: [
+            {
+              workerHeartbeat: {
+                workerIdentity: other,
+                status: beat().status,
+                heartbeatTime: seconds(beat().ms),
+                elapsedSinceLastHeartbeat: { seconds: '1', nanos: 0 },
+              },
+            },
+          ],
+        }),
+      };
+    }
+    const running = 1;
+    const shuttingDown = 2;
+
+    it('serves at once, and says nothing of it, once it said it shut down', async () => {
+      const logged: string[] = [];
+      const neighbours = new TaskQueueNeighbours((line) => logged.push(line));
+      neighbours.bind(own, users);
+      const queue = queueWithBeats(() => ({ status: shuttingDown, ms: Date.now() - 500 }));
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
+      expect(logged).toEqual([]);
+    });
+
+    it('serves at once once it missed its heartbeats (SIGKILLed), though its last poll is recent', async () => {
+      const neighbours = new TaskQueueNeighbours(() => {});
+      neighbours.bind(own, users);
+      const queue = queueWithBeats(() => ({ status: running, ms: Date.now() - 4_000 }));
+      expect(await neighbours.modelConflict(queue, 'default', 'q')).toBeUndefined();
+    });
+
+    it('refuses once it sends another heartbeat, though it has not polled again: it runs', async () => {
+      const neighbours = new TaskQueueNeighbours(() => {}, { aliveMs: 0, goneMs: 60_000, lookAgainMs: 100 });
+      neighbours.bind(own, users);
+      let beatMs = Date.now() - 1_500;
+      const queue = queueWithBeats(() => ({ status: running, ms: beatMs }));
+      setTimeout(() => {
+        beatMs = Date.now();
       }, 300);
       expect(await neighbours.modelConflict(queue, 'default', 'q')).toContain(`with worker ${other}`);
     });
