@@ -1,7 +1,12 @@
 import { setImmediate } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
-import { toolErrorMessage, toolOutcomeUnknownMessage, toolResultMessage } from '../src/contract/messages.ts';
+import {
+  toolErrorMessage,
+  toolOutcomeUnknownMessage,
+  toolResultMessage,
+  workerDeathsText,
+} from '../src/contract/messages.ts';
 import { type ExecuteToolInput, type ExecuteToolOutput, TOOL_CALL_FAILED } from '../src/contract/protocol.ts';
 import { describeThrown } from '../src/contract/thrown.ts';
 import { textContent, toolEndText } from '../src/contract/toolResult.ts';
@@ -18,6 +23,7 @@ import { heartbeatWhileRunning } from './heartbeat.ts';
 import { limitProgress } from './progress.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 import { summarizeToolCall } from './summary.ts';
+import { keepWorkerDeaths, markedDetails, sealedByWorkerDeaths, workerDeathsBefore } from './workerDeaths.ts';
 
 export interface ExecuteDependencies {
   registry: ToolRegistry;
@@ -28,6 +34,8 @@ export interface ExecuteDependencies {
   maxResultBytes: number;
   /** This worker's Temporal identity, for a call it cannot serve. */
   workerIdentity?: string | undefined;
+  /** A call whose worker died this many times fails for good, unless its tool's policy says otherwise (0: never). */
+  maxWorkerDeaths: number;
 }
 
 /**
@@ -45,8 +53,15 @@ export async function executeTool(
   await deps.registry.refresh();
   const found = activityToolOf(deps, input, context.info.taskQueue);
   if ('refusal' in found) return found.refusal;
-  const run = startToolCall(deps, input, context);
-  const executed = await runTool(found.tool, run, input);
+  const deaths = await workerDeathsBefore(context, deps.warn);
+  const run = startToolCall(deps, input, context, deaths);
+  const limit = found.tool.policy?.maxWorkerDeaths ?? deps.maxWorkerDeaths;
+  let executed: ExecutedCall;
+  if (sealedByWorkerDeaths(deaths, limit)) executed = sealedCall(found.tool, run, input);
+  else {
+    await keepWorkerDeaths(context, deaths, deps.warn);
+    executed = await runTool(found.tool, run, input);
+  }
   return finishToolCall(deps, run, input, executed);
 }
 
@@ -54,6 +69,8 @@ export async function executeTool(
 interface ToolCallRun {
   context: Context;
   attempt: number;
+  /** How many earlier attempts ended with their worker gone (workerDeaths.ts). */
+  workerDeaths: number;
   published: ActivityEventPublisher;
   /** The latest progress rides on the next heartbeat (the Web UI shows it as the activity's details). */
   latestProgress: unknown;
@@ -98,7 +115,12 @@ function activityToolOf(
 }
 
 /** Emits the attempt's start and sets up its progress and end events. */
-function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, context: Context): ToolCallRun {
+function startToolCall(
+  deps: ExecuteDependencies,
+  input: ExecuteToolInput,
+  context: Context,
+  workerDeaths: number,
+): ToolCallRun {
   const { attempt } = context.info;
   const { conversationId, toolCallId, toolName, args } = input;
   const event = { conversationId, toolCallId, toolName, attempt };
@@ -112,6 +134,7 @@ function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, conte
   const run: ToolCallRun = {
     context,
     attempt,
+    workerDeaths,
     published,
     latestProgress: undefined,
     outcome: undefined,
@@ -135,7 +158,9 @@ function startToolCall(deps: ExecuteDependencies, input: ExecuteToolInput, conte
 
 /** EXECUTE, heartbeating meanwhile; throws when the attempt ends without a result for the model. */
 async function runTool(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInput): Promise<ExecutedCall> {
-  const stopHeartbeats = heartbeatWhileRunning(run.context, () => run.latestProgress);
+  const stopHeartbeats = heartbeatWhileRunning(run.context, () =>
+    markedDetails(run.context, run.workerDeaths, run.latestProgress),
+  );
   try {
     return await executeOrReconcile(tool, run, input);
   } catch (error) {
@@ -180,6 +205,27 @@ async function executeOrReconcile(
   run.outcome = 'unknown';
   const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, earlier.unknown, attempt);
   return { result: { content, details, usage: null, terminate: false }, isError: true };
+}
+
+/**
+ * The error result of a call given up because its worker died too often: the tool is not run again
+ * (an at-most-once tool's earlier attempts may have taken effect, so its outcome is unknown).
+ */
+function sealedCall(tool: ActivityTool, run: ToolCallRun, input: ExecuteToolInput): ExecutedCall {
+  const { toolCallId, toolName } = input;
+  const { attempt, workerDeaths } = run;
+  const why = workerDeathsText('this tool', workerDeaths);
+  if (tool.atMostOnce) {
+    run.outcome = 'unknown';
+    const { content, details } = toolOutcomeUnknownMessage(toolCallId, toolName, why, attempt);
+    const result = { content, details: { ...details, workerDeaths }, usage: null, terminate: false };
+    return { result, isError: true };
+  }
+  const content = [textContent(`Tool "${toolName}" failed: ${why}.`)];
+  return {
+    result: { content, details: { workerDeaths, attempt }, usage: null, terminate: false },
+    isError: true,
+  };
 }
 
 /**

@@ -41,6 +41,7 @@ import { ArgumentValidator } from './registry/validation.ts';
 import { annotateActivitySpan, inGenAiSpan, markSpanFailed } from './spanAttributes.ts';
 import { keepToolOutput, StoredMessages } from './storedMessages.ts';
 import { refuseCrossedQueue, type TaskQueueNeighbours } from './taskQueueNeighbours.ts';
+import { DEFAULT_MAX_WORKER_DEATHS } from './workerDeaths.ts';
 
 /** What the activities of `createAgentActivities` run with: the worker's tools, models, hooks and stores. */
 export interface AgentActivityDependencies {
@@ -64,6 +65,8 @@ export interface AgentActivityDependencies {
   maxToolResultBytes?: number;
   /** How long a finished result's write to an unreachable payload store is retried. Default 2 minutes. */
   payloadStoreRetryMs?: number;
+  /** A model or tool call whose worker died this many times fails for good (0: never). Default 5. */
+  maxWorkerDeaths?: number;
   /** Where the activities' warnings go. Default `console.warn`. */
   log?: (message: string) => void;
   /** Writes compaction summaries instead of the model (`AgentWorkerOptions.compaction.compact`). */
@@ -122,6 +125,7 @@ interface WorkerParts {
   emit: AgentEventSink;
   warn: (message: string) => void;
   maxResultBytes: number;
+  maxWorkerDeaths: number;
   prepare: (input: PrepareToolCallsInput) => ReturnType<typeof prepareToolCalls>;
 }
 
@@ -154,6 +158,7 @@ function workerParts(deps: AgentActivityDependencies): WorkerParts {
     emit: safeSink(deps.eventSink, warn),
     warn,
     maxResultBytes: deps.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES,
+    maxWorkerDeaths: deps.maxWorkerDeaths ?? DEFAULT_MAX_WORKER_DEATHS,
     prepare,
   };
 }

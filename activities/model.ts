@@ -2,6 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
+import { workerDeathsText } from '../src/contract/messages.ts';
 import type {
   ActivityEvents,
   CallModelInput,
@@ -31,6 +32,7 @@ import { StreamedCompletion } from './streamedContent.ts';
 import { EventLoopShare, TextDeltaBatcher } from './textDeltas.ts';
 import { reserveTokens } from './tokenLimit.ts';
 import { publishFallback } from './wholeModelCall.ts';
+import { keepWorkerDeaths, markedDetails, sealedByWorkerDeaths, workerDeathsBefore } from './workerDeaths.ts';
 
 export interface ModelDependencies {
   models: ModelTable;
@@ -43,6 +45,8 @@ export interface ModelDependencies {
   prepare: (input: PrepareToolCallsInput) => Promise<PreparedToolCall[]>;
   /** A client on the worker's cluster, for the limiter of a model with `rateLimit.tokensPerMinute`. */
   getClient: () => Promise<Client>;
+  /** A call whose worker died this many times fails for good (0: never). */
+  maxWorkerDeaths: number;
 }
 
 /** Creates the OpenAI client once per worker and model; Temporal's retry policy is the only retry. */
@@ -63,9 +67,18 @@ export function createOpenAIClient(settings: ResolvedModelSettings): OpenAI {
  */
 export async function callModel(deps: ModelDependencies, input: CallModelInput): Promise<CallModelOutput> {
   const context = Context.current();
+  const deaths = await workerDeathsBefore(context, deps.warn);
+  if (sealedByWorkerDeaths(deaths, deps.maxWorkerDeaths)) {
+    throw ApplicationFailure.create({
+      message: workerDeathsText('this model call', deaths),
+      type: WORKER_DEATHS,
+      nonRetryable: true,
+    });
+  }
+  await keepWorkerDeaths(context, deaths, deps.warn);
   // Heartbeats let the server notice a dead worker within the heartbeat timeout, and carry
   // cancellation to the HTTP request through the activity's signal.
-  const stopHeartbeats = heartbeatWhileRunning(context);
+  const stopHeartbeats = heartbeatWhileRunning(context, () => markedDetails(context, deaths));
   try {
     const reply = await callWithFallbacks(deps, input, context);
     if (reply.toolCalls.length === 0) return reply;
@@ -79,6 +92,9 @@ export async function callModel(deps: ModelDependencies, input: CallModelInput):
     stopHeartbeats();
   }
 }
+
+/** The failure type of a model call given up because its worker died too often. */
+const WORKER_DEATHS = 'WorkerDeaths';
 
 /**
  * The call to the model asked for and its fallbacks (`withFallbacks`): each switch is a

@@ -80,6 +80,8 @@ export interface ConversationState {
   modelRouting: ModelRoutingInfo | undefined;
   /** The model the running turn's prompt asked for (`PromptOptions.model`). */
   turnModel: string | undefined;
+  /** The results of this turn's tool calls given up because their worker died too often (`TurnResult.givenUp`). */
+  turnGivenUp: string[];
   /** Set when this conversation is a sub-agent: the parent conversation its approvals go to. */
   readonly parentConversation: string | undefined;
   readonly events: ConversationEvents;
@@ -145,6 +147,7 @@ export function createConversationState(
     workerModel: undefined,
     modelRouting: undefined,
     turnModel: undefined,
+    turnGivenUp: [],
     parentConversation,
     events,
     approvals: new Approvals(settings.approval, events),

@@ -310,6 +310,8 @@ async function executeInActivity(
       const { events, ...outcome } = reported;
       if (!local) countRetries(events);
       if (events) state.events.publishFromResult(events);
+      if (givenUpForWorkerDeaths(outcome.message))
+        state.turnGivenUp.push(toolEndText(outcome.message.content));
       return outcome;
     }
     if (isCancellation(error))
@@ -348,6 +350,11 @@ const WORKER_LOST_PATCH = 'yiem-tool-worker-lost';
  * an activity's is; before it, its failure (which arrives unwrapped) became a second error text.
  */
 const LOCAL_TOOL_ERROR_RESULT_PATCH = 'yiem-local-tool-error-result';
+
+/** A result saying its call was given up because its worker died too often (activities/execute.ts). */
+function givenUpForWorkerDeaths(message: ToolResultMessage): boolean {
+  return typeof (message.details as { workerDeaths?: unknown } | undefined)?.workerDeaths === 'number';
+}
 
 /** The output of a call whose result is an error, which its activity reports as a failure. */
 function reportedToolOutput(error: unknown): ExecuteToolOutput | undefined {

@@ -47,6 +47,7 @@ export async function runTurn(state: ConversationState): Promise<void> {
   state.running = scope;
   showCurrentDetails(state);
   state.turnModel = undefined;
+  state.turnGivenUp = [];
   if (patched(MODEL_ROUTING_PATCH)) {
     state.modelRouting ??= await workerModelRouting();
     state.workerModel = state.modelRouting.defaultModel;
@@ -69,7 +70,8 @@ export async function runTurn(state: ConversationState): Promise<void> {
   // Upserted before the turn's spend is read, so the turn's Actions include its last upsert.
   state.updateSearchAttributes('idle', turn);
   const spend = turnEnded(state, result);
-  const ended: TurnResult = { ...result, spend: spend.turn };
+  const givenUp = state.turnGivenUp.length > 0 ? { givenUp: [...state.turnGivenUp] } : {};
+  const ended: TurnResult = { ...result, ...givenUp, spend: spend.turn };
   state.lastTurn = ended;
   events.publish(turn, { type: 'turnEnd', result: ended, spend });
   events.trim();

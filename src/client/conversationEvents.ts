@@ -45,14 +45,14 @@ export async function* followEvents(
     signal?.addEventListener('abort', () => resolve('aborted'), { once: true });
   });
   // Read on the live channel when the conversation's workers copy events there; else polled.
-  const channel =
+  const live =
     options.liveChannel === false ? undefined : await liveChannelFor(handle).catch(() => undefined);
   // One for the whole follow: it remembers the previews shown before an outage.
-  const order = channel ? new LiveEventOrder(offset) : undefined;
+  const order = live ? new LiveEventOrder(offset) : undefined;
   while (!signal?.aborted) {
     try {
-      if (channel && order) {
-        for await (const item of followLiveChannel(handle, channel, order, signal)) yield item;
+      if (live && order) {
+        for await (const item of followLiveChannel(handle, live, order, signal)) yield item;
         return;
       }
       const items = new WorkflowStreamClient(handle)

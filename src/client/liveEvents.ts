@@ -2,10 +2,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { eventsQuery } from '../contract/definitions.ts';
 import type { EventLogPage, LiveEntry } from '../contract/protocol.ts';
+import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types/events.ts';
-import { announcesLiveChannel, LiveChannel } from '../infrastructure/storage/liveChannel.ts';
+import { announcesLiveChannel, LiveChannel, type LiveReader } from '../infrastructure/storage/liveChannel.ts';
 import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
-import { announcementOf } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import { PAYLOAD_STORE_ERROR } from '../infrastructure/storage/storeErrors.ts';
 import { recentPollers, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 
 /** A later event waits this long for an earlier one before the follower asks the log for it. */
@@ -18,7 +20,7 @@ const QUIET_CHECK_MS = 2_000;
  * (the file store, or the S3 store unless `YIEM_S3_LIVE_CHANNEL=0`), and every yiem worker polling the conversation's task queue announces the same store and
  * that it copies events there. Undefined otherwise: the follower polls the log by Update.
  */
-export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChannel | undefined> {
+export async function liveChannelFor(handle: WorkflowHandle): Promise<FollowedChannel | undefined> {
   const { options, workflowService } = handle.client;
   const channel = LiveChannel.of(options.loadedDataConverter);
   const own = channel && (await payloadStoreOf(options.dataConverter?.externalStorage));
@@ -36,7 +38,32 @@ export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChanne
   const copying = workers.every(
     (worker) => announcesLiveChannel(worker.identity) && worker.store?.id === own.id,
   );
-  return workers.length > 0 && copying ? channel : undefined;
+  return workers.length > 0 && copying ? { channel, store: describeStore(own) } : undefined;
+}
+
+/** A live channel to follow on, and its payload store in words, for the errors that name it. */
+export interface FollowedChannel {
+  channel: LiveChannel;
+  store: string;
+}
+
+/**
+ * How long a follower goes on through a payload store outage, reading the log by query meanwhile
+ * (each a billed Query), before it gives up with an error naming the store.
+ */
+const STORE_OUTAGE_FOLLOW_MS = 120_000;
+/** While the store is down, each read is a query of the log: one a second. */
+const STORE_DOWN_READ_MS = 1_000;
+
+/** Why a follower stopped: its channel's payload store, and what went wrong there. */
+function liveStoreError(store: string, cause: unknown, since?: number): Error {
+  const down = since === undefined ? '' : ` for ${Math.round((Date.now() - since) / 1000)} s`;
+  const error = new Error(
+    `The live channel of payload store ${store} could not be read${down}: ${describeThrown(cause)}`,
+    { cause },
+  );
+  error.name = PAYLOAD_STORE_ERROR;
+  return error;
 }
 
 /**
@@ -48,11 +75,10 @@ export async function liveChannelFor(handle: WorkflowHandle): Promise<LiveChanne
  */
 export async function* followLiveChannel(
   handle: WorkflowHandle,
-  channel: LiveChannel,
+  followed: FollowedChannel,
   order: LiveEventOrder,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<ConversationEventItem, void, undefined> {
-  const reader = await channel.attach(handle.client.options.namespace, handle.workflowId);
   const catchUp = async (): Promise<void> => {
     for (;;) {
       const page: EventLogPage = await handle.query(eventsQuery, order.next);
@@ -60,13 +86,16 @@ export async function* followLiveChannel(
       if (page.items.length === 0) return;
     }
   };
+  const reader = new ChannelReading(handle, followed, catchUp);
   try {
+    // Attached before the catch-up, so that nothing written meanwhile is missed.
+    await reader.attach();
     await catchUp();
     yield* order.take();
     let quietSince = Date.now();
     let lastEntryAt = quietSince;
     let historyLength: number | undefined;
-    const intervals = channel.readIntervals;
+    const intervals = followed.channel.readIntervals;
     while (!signal?.aborted) {
       const entries = await reader.read();
       order.add(entries);
@@ -93,11 +122,82 @@ export async function* followLiveChannel(
         }
       }
       yield* order.take();
-      const interval = now - lastEntryAt > intervals.idleAfter ? intervals.idle : intervals.active;
+      const interval = reader.storeDown
+        ? STORE_DOWN_READ_MS
+        : now - lastEntryAt > intervals.idleAfter
+          ? intervals.idle
+          : intervals.active;
       await delay(interval, undefined, signal ? { signal } : {}).catch(() => undefined);
     }
   } finally {
     await reader.close();
+  }
+}
+
+/**
+ * A follower's reading of the live channel through a payload store outage: while the store cannot
+ * be attached to or read, each read catches up from the log by query instead (Temporal still
+ * answers, and the order keeps each event once), and the reader attaches once the store is back.
+ * A store down past `STORE_OUTAGE_FOLLOW_MS` ends the follow with an error naming it.
+ */
+class ChannelReading {
+  readonly #handle: WorkflowHandle;
+  readonly #followed: FollowedChannel;
+  readonly #catchUp: () => Promise<void>;
+  #reader: LiveReader | undefined;
+  #downSince: number | undefined;
+
+  constructor(handle: WorkflowHandle, followed: FollowedChannel, catchUp: () => Promise<void>) {
+    this.#handle = handle;
+    this.#followed = followed;
+    this.#catchUp = catchUp;
+  }
+
+  /** Says this follower is present; a store that cannot be reached now is tried again on each read. */
+  async attach(): Promise<void> {
+    try {
+      this.#reader = await this.#followed.channel.attach(
+        this.#handle.client.options.namespace,
+        this.#handle.workflowId,
+      );
+    } catch (error) {
+      this.#storeDown(error);
+    }
+  }
+
+  /** What workers wrote since the last read; nothing while the store is down (the log caught up instead). */
+  async read(): Promise<LiveEntry[]> {
+    if (!this.#reader) {
+      await this.attach();
+      // Still down, or attached late: what was logged meanwhile comes from the log.
+      await this.#catchUp();
+      if (!this.#reader) return [];
+    }
+    try {
+      const entries = await this.#reader.read();
+      this.#downSince = undefined;
+      return entries;
+    } catch (error) {
+      this.#storeDown(error);
+      await this.#catchUp();
+      return [];
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#reader?.close();
+  }
+
+  /** Whether the store could not be reached at the last attach or read. */
+  get storeDown(): boolean {
+    return this.#downSince !== undefined;
+  }
+
+  #storeDown(error: unknown): void {
+    this.#downSince ??= Date.now();
+    if (Date.now() - this.#downSince > STORE_OUTAGE_FOLLOW_MS) {
+      throw liveStoreError(this.#followed.store, error, this.#downSince);
+    }
   }
 }
 

@@ -9,7 +9,8 @@
  * - a search-attribute upsert (however many attributes it changes);
  * - a Signal received or sent, an Update accepted, a Nexus operation scheduled.
  * Billed and left out, since a workflow cannot see them without changing its history: the retries
- * of an activity that failed for good or carries no events, heartbeats that reach the server,
+ * of an activity that failed for good or carries no events, heartbeats that reach the server (with
+ * the one each attempt after a worker death sends to keep the count of deaths, workerDeaths.ts),
  * Queries (`status()`, a model call's context read on a cold cache), rejected Updates. Not billed
  * and not counted: `patched()`'s `TemporalChangeVersion` upserts (the dev server's metric counts them). bench/scenarios/actionsPerTurn.ts holds the meter to the server's
  * own `action` metric.

@@ -56,6 +56,15 @@ export function workerLostText(call: string, attempts: number, heartbeatTimeout:
   return `${call} failed for good: the worker running it died or stopped answering (no heartbeat for ${heartbeatTimeout}) on its last attempt, and all ${attempts} attempts are used up. It is not tried again; a call that crashes its worker each time needs fixing.`;
 }
 
+/**
+ * Why a call is given up after its worker died `deaths` times (`what`: "this tool", "this model
+ * call"), before its retry policy's attempts are used up: each attempt that ended with the worker
+ * gone counts, a thrown error does not.
+ */
+export function workerDeathsText(what: string, deaths: number): string {
+  return `the worker died ${deaths} times running ${what} (killed, out of memory or crashed), so it is not tried again; a call that crashes its worker each time needs fixing`;
+}
+
 /** The result of a tool call whose attempts ran out on lost workers ({@link workerLostText}). */
 export function toolWorkerLostMessage(
   toolCallId: string,

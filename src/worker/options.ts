@@ -99,6 +99,12 @@ export interface TemporalWorkerOptions {
   workflows?: boolean;
   /** A prebuilt bundle (from `bundleWorkflowCode`), to skip bundling at start-up. */
   workflowBundle?: WorkflowBundle;
+  /**
+   * A model or tool call whose worker died this many times (attempts ended by a missed heartbeat:
+   * killed, out of memory, crashed) fails for good, however many attempts its retry policy has
+   * left; 0: never. A tool's `policy.maxWorkerDeaths` overrides it for that tool. Default 5.
+   */
+  maxWorkerDeaths?: number;
   /** Any other Temporal worker option, e.g. concurrency limits. */
   options?: Partial<WorkerOptions>;
 }

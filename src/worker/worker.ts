@@ -168,6 +168,9 @@ function createPlugin(options: GroupedWorkerOptions, setup: WorkerSetup): AgentP
       ...(hooks.eventSink ? { eventSink: hooks.eventSink } : {}),
       ...(tools.maxToolResultBytes ? { maxToolResultBytes: tools.maxToolResultBytes } : {}),
       ...payloadStoreRetry(options.connection?.payloadStoreRetryMs, setup.env),
+      ...(options.worker?.maxWorkerDeaths === undefined
+        ? {}
+        : { maxWorkerDeaths: options.worker.maxWorkerDeaths }),
       ...(compact ? { compact } : {}),
       ...(hooks.guardrails ? { guardrails: hooks.guardrails } : {}),
       ...(setup.tracing ? { tracer: setup.tracing.tracer } : {}),

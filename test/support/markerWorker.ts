@@ -29,6 +29,8 @@ const env = (name: string): string => {
 };
 const markerDir = env('MARKER_DIR');
 const workerName = env('WORKER_NAME');
+/** `worker.maxWorkerDeaths`, when a test sets `MAX_WORKER_DEATHS`. */
+const maxWorkerDeaths = process.env.MAX_WORKER_DEATHS;
 const ledgerDir = path.join(markerDir, 'ledger');
 await mkdir(ledgerDir, { recursive: true });
 
@@ -181,6 +183,7 @@ const agent = await createAgentWorker({
   workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
   // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
   workerOptions: { stickyQueueScheduleToStartTimeout: '1 second' },
+  ...(maxWorkerDeaths ? { worker: { maxWorkerDeaths: Number(maxWorkerDeaths) } } : {}),
 });
 const running = agent.run();
 process.stdout.write('ready\n');

@@ -155,11 +155,12 @@ export interface CrashScene {
   /**
    * A fresh bench and task queue, then a conversation on it whose model calls are retried within
    * seconds of their worker's death (heartbeats) rather than after the start-to-close timeout.
-   * `prepare` runs between the two, for files the case's workers read.
+   * `prepare` runs between the two, for files the case's workers read; `modelAttempts` is its model
+   * calls' `maximumAttempts` (default the conversation's, 5).
    */
   startConversation(
     id: string,
-    options: { systemPrompt: string; prepare?: (bench: CrashBench) => Promise<void> },
+    options: { systemPrompt: string; prepare?: (bench: CrashBench) => Promise<void>; modelAttempts?: number },
   ): Promise<Conversation>;
 }
 
@@ -219,7 +220,7 @@ export function useCrashScene(queuePrefix: string): CrashScene {
       workers.push(worker);
       return worker;
     },
-    startConversation: async (id, { systemPrompt, prepare }) => {
+    startConversation: async (id, { systemPrompt, prepare, modelAttempts }) => {
       taskQueue = `${queuePrefix}-${randomUUID()}`;
       bench = await createCrashBench();
       await prepare?.(bench);
@@ -231,7 +232,10 @@ export function useCrashScene(queuePrefix: string): CrashScene {
         modelPolicy: {
           startToCloseTimeout: '2 minutes',
           heartbeatTimeout: '2 seconds',
-          retry: { initialInterval: '100 milliseconds' },
+          retry: {
+            initialInterval: '100 milliseconds',
+            ...(modelAttempts ? { maximumAttempts: modelAttempts } : {}),
+          },
         },
       });
     },

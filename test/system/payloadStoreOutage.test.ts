@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
 import type { AgentTool } from '../../src/contract/types/tools.ts';
@@ -9,6 +10,26 @@ import { type S3Server, startS3Server } from '../support/s3Server.ts';
 
 const RESULT = `RESULT ${'r'.repeat(1_000_000)}`;
 const OUTAGE_MS = 20_000;
+
+/**
+ * A conversation's events from offset 0 to its first turn's end, as offset and type; an event read
+ * live, before the log took it, as `live` and type.
+ */
+async function followTurn(conversation: Conversation): Promise<string[]> {
+  const seen: string[] = [];
+  for await (const event of conversation.events({ fromOffset: 0, signal: AbortSignal.timeout(120_000) })) {
+    seen.push(`${event.live ? 'live' : event.offset} ${event.type}`);
+    if (event.type === 'turnEnd') break;
+  }
+  return seen;
+}
+
+/** `logged` (from the log, after the turn) with the events `followed` read live marked so. */
+function asFollowed(logged: string[], followed: string[]): string[] {
+  return logged.map((item, index) =>
+    followed[index]?.startsWith('live ') ? `live ${item.split(' ')[1]}` : item,
+  );
+}
 
 /**
  * The S3 payload store stopped while a tool finishes a 1 MB result: the worker keeps the result and
@@ -80,6 +101,8 @@ describe('a payload store outage during a 1 MB tool result', () => {
   it('runs the tool once and completes the turn when the store is back 20 s later', async () => {
     const agent = await startAgent();
     const { conversation, reply } = await turnWithWaitingTool(agent);
+    // A follower from the start, on the store's live channel, follows through the outage.
+    const following = followTurn(conversation).catch((error: Error) => [`failed: ${error.message}`]);
     await s3.stop();
     release();
 
@@ -101,6 +124,14 @@ describe('a payload store outage during a 1 MB tool result', () => {
     const result = (await conversation.messages())[2] as ToolResultMessage;
     expect(result).toMatchObject({ role: 'toolResult', isError: false });
     expect(result.content[0]?.text).toBe(RESULT);
+
+    // The follower saw every event of the log once, in the log's order (the second model call's
+    // perhaps live, once the store was back).
+    const logged = await followTurn(conversation);
+    expect(logged.at(-1)).toMatch(/^\d+ turnEnd$/);
+    const followed = await following;
+    console.log(`store outage: the follower read ${followed.join(', ')}`);
+    expect(followed).toEqual(asFollowed(logged, followed));
   });
 
   it('ends the call with an error naming the store when it stays down, without running the tool again', async () => {

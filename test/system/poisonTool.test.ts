@@ -69,6 +69,96 @@ describe('a tool that kills its worker on every attempt', () => {
   });
 });
 
+/** {@link POISON_TOOL} with attempts to spare: its policy gives up after 3 worker deaths, not 10 attempts. */
+const POISON_MANY_TOOL = POISON_TOOL.replace("name: 'poison'", "name: 'poisonMany'").replace(
+  'retry: { maximumAttempts: 3,',
+  'maxWorkerDeaths: 3, retry: { maximumAttempts: 10,',
+);
+
+/** A tool that throws on its first three attempts and answers on the fourth, on a worker that stays up. */
+const FLAKY_TOOL = `
+let calls = 0;
+export function getTool() {
+  return {
+    name: 'flaky',
+    label: 'Flaky',
+    description: 'Fails three times, then works',
+    inputSchema: { type: 'object', properties: {} },
+    policy: { heartbeatTimeout: '2 seconds', maxWorkerDeaths: 1, retry: { maximumAttempts: 6, initialInterval: '100 milliseconds' } },
+    async execute() {
+      calls++;
+      if (calls < 4) throw new Error('not yet');
+      return { content: [{ type: 'text', text: 'worked on call ' + calls }] };
+    },
+  };
+}
+`;
+
+/**
+ * A tool whose retry policy allows more attempts than worker deaths: the call is given up after its
+ * worker died `maxWorkerDeaths` times, while its ordinary failures (a thrown error) never count.
+ */
+describe('the worker deaths a tool call may cost', () => {
+  const scene = useCrashScene('poison-count');
+  let project: ToolProject | undefined;
+  afterEach(async () => {
+    await project?.remove();
+  });
+
+  it('fails the call for good after its worker died maxWorkerDeaths times, with 7 attempts left', async () => {
+    project = await createToolProject({ 'poisonMany.js': POISON_MANY_TOOL });
+    const conversation = await scene.startConversation('poison-count', { systemPrompt: 'Try.' });
+    scene.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_many', name: 'poisonMany', arguments: {} }] },
+      { kind: 'text', text: 'The tool is broken.' },
+      { kind: 'text', text: 'Still here.' },
+    );
+    const env = { TOOLS_DIR: project.toolsDir };
+    let settled = false;
+    const reply = conversation.send('try it').finally(() => {
+      settled = true;
+    });
+    let deaths = 0;
+    while (!settled && deaths < 6) {
+      const worker = await scene.startWorker(`w${deaths}`, { env, cwd: project.dir });
+      const died = once(worker.process, 'exit').then(() => true);
+      if (await Promise.race([died, reply.then(() => false)])) deaths++;
+    }
+    const turn = await reply;
+    expect(turn).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
+    // The fourth attempt's worker lives: it gives the call up instead of running the tool.
+    expect(deaths).toBe(3);
+    const result = (await conversation.messages())[2] as ToolResultMessage;
+    // The turn's result and the conversation's status name the call given up.
+    expect(turn.givenUp).toEqual([result.content[0]?.text]);
+    expect((await conversation.status()).lastTurn?.givenUp).toEqual(turn.givenUp);
+    expect(result).toMatchObject({ isError: true, details: { workerDeaths: 3, attempt: 4 } });
+    expect(result.content[0]?.text).toBe(
+      'Tool "poisonMany" failed: the worker died 3 times running this tool (killed, out of memory or crashed), so it is not tried again; a call that crashes its worker each time needs fixing.',
+    );
+    expect(scene.model.requests[1]?.body.messages.at(-1)).toMatchObject({
+      role: 'tool',
+      content: result.content[0]?.text,
+    });
+    expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+
+  it('does not count thrown errors: a tool that may lose one worker still gets its attempts', async () => {
+    project = await createToolProject({ 'flaky.js': FLAKY_TOOL });
+    const conversation = await scene.startConversation('poison-count-flaky', { systemPrompt: 'Try.' });
+    scene.model.enqueue(
+      { kind: 'toolCalls', toolCalls: [{ id: 'call_flaky', name: 'flaky', arguments: {} }] },
+      { kind: 'text', text: 'It worked.' },
+    );
+    await scene.startWorker('only', { env: { TOOLS_DIR: project.toolsDir }, cwd: project.dir });
+    const turn = await conversation.send('try it');
+    expect(turn).toMatchObject({ status: 'completed', reply: 'It worked.' });
+    expect(turn.givenUp).toBeUndefined();
+    const result = (await conversation.messages())[2] as ToolResultMessage;
+    expect(result).toMatchObject({ isError: false, content: [{ type: 'text', text: 'worked on call 4' }] });
+  });
+});
+
 /**
  * A model call whose worker dies on every attempt (here killed by the test as each attempt's request
  * reaches the model): the turn fails for good after its attempts, saying so, and the conversation
@@ -93,6 +183,41 @@ describe('a model call whose worker dies on every attempt', () => {
     expect(result.error).toBe(
       'The model call failed for good: the worker running it died or stopped answering (no heartbeat for 2 seconds) on its last attempt, and all 5 attempts are used up. It is not tried again; a call that crashes its worker each time needs fixing.',
     );
+    expect((await conversation.status()).lastTurn).toMatchObject({ status: 'failed', error: result.error });
+    expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
+  });
+});
+
+/**
+ * A model call with 10 attempts on workers that give a call up after 2 worker deaths
+ * (`worker.maxWorkerDeaths`): the third attempt fails the turn for good, saying so, without calling
+ * the model again.
+ */
+describe('the worker deaths a model call may cost', () => {
+  const scene = useCrashScene('poison-model-count');
+
+  it('fails the turn after maxWorkerDeaths deaths, with attempts left, as status().lastTurn says', async () => {
+    const conversation = await scene.startConversation('poison-model-count', {
+      systemPrompt: 'Answer.',
+      modelAttempts: 10,
+    });
+    scene.model.enqueue({ kind: 'hang', ms: 120_000 }, { kind: 'hang', ms: 120_000 });
+    scene.model.enqueue({ kind: 'text', text: 'Still here.' });
+    const env = { MAX_WORKER_DEATHS: '2' };
+    const reply = conversation.send('answer me');
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      const worker = await scene.startWorker(`w${attempt}`, { env });
+      await expect.poll(() => scene.model.requestCount, { timeout: 60_000 }).toBe(attempt);
+      await worker.kill();
+    }
+    await scene.startWorker('last', { env });
+    const result = await reply;
+    expect(result).toMatchObject({
+      status: 'failed',
+      error:
+        'The model call failed: the worker died 2 times running this model call (killed, out of memory or crashed), so it is not tried again; a call that crashes its worker each time needs fixing',
+    });
+    expect(scene.model.requestCount).toBe(2);
     expect((await conversation.status()).lastTurn).toMatchObject({ status: 'failed', error: result.error });
     expect(await conversation.send('and now?')).toMatchObject({ status: 'completed', reply: 'Still here.' });
   });

@@ -48,6 +48,12 @@ export interface ActivityPolicy {
    * limit. Stateful MCP servers set it (default `'30 seconds'`) so a call pinned to a dead worker fails.
    */
   scheduleToStartTimeout?: string;
+  /**
+   * A call whose worker died this many times (attempts ended by a missed heartbeat: killed, out of
+   * memory, crashed) fails for good, whatever attempts `retry` has left; 0: never (tools only; model
+   * calls use the worker's `worker.maxWorkerDeaths`). Default: the worker's, else 5.
+   */
+  maxWorkerDeaths?: number;
   /** Retries for thrown errors and lost workers. Defaults: 3 attempts, 1 s first interval, doubling. */
   retry?: {
     /** Attempts in all, the first included (1: no retry). Tools default 3, model calls 5. */

@@ -36,6 +36,11 @@ export interface TurnResult {
   /** Set with status `guardrailTripped`: which guardrail tripped, where, and why. */
   guardrail?: GuardrailTrip;
   /**
+   * The results of the turn's tool calls given up because their worker died too often
+   * (`maxWorkerDeaths`), as the model read them: the turn went on without them.
+   */
+  givenUp?: string[];
+  /**
    * What the turn spent: model and tool calls, tokens, cost, wall time and the Temporal Cloud
    * Actions it used (from its message to its last status upsert). Absent from runs before the meter.
    */
