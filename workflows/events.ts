@@ -1,4 +1,10 @@
-import { ApplicationFailure, defaultPayloadConverter, type Payload, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  defaultPayloadConverter,
+  type Payload,
+  patched,
+  setHandler,
+} from '@temporalio/workflow';
 import {
   type PollInput,
   type PollResult,
@@ -12,6 +18,7 @@ import {
   MAX_CARRIED_EVENTS,
   MAX_EVENT_LOG_BYTES,
   MAX_EVENT_PAGE_ITEMS,
+  MAX_TEXT_DELTA_EVENT_CHARS,
 } from '../src/contract/limits.ts';
 import {
   type ActivityEvents,
@@ -21,6 +28,7 @@ import {
   type EventLogPage,
   type LiveEntry,
 } from '../src/contract/protocol.ts';
+import { textPieces } from '../src/contract/truncate.ts';
 import type { ConversationEvent } from '../src/contract/types/events.ts';
 import { metered } from './actionMeter.ts';
 import { appendLiveEntries } from './eventSink.ts';
@@ -151,17 +159,12 @@ export class ConversationEvents {
 
   /**
    * Publishes the events an activity attempt handed over with its result, with their own origin;
-   * `messageText` becomes the delta carrying the whole text of the attempt's message.
+   * `messageText` becomes the deltas carrying the text of the attempt's message (`fromResult`).
    */
   publishFromResult(events: ActivityEvents, messageText = ''): void {
     const origin = events[0]?.origin;
     const entries: LiveEntry[] = [];
-    for (const { origin: _origin, ...carried } of events) {
-      const { turn, attempt, seq } = carried;
-      const event: ConversationEvent =
-        carried.type === 'messageText'
-          ? { type: 'textDelta', text: messageText, turn, attempt, seq }
-          : carried;
+    for (const event of fromResult(events, messageText)) {
       entries.push({ kind: 'logged', offset: this.offset, event, ...(origin ? { origin } : {}) });
       this.#topic.publish(event);
     }
@@ -234,6 +237,42 @@ export class ConversationEvents {
     }
     if (keepFrom > 0) this.#stream.truncate(baseOffset + keepFrom);
   }
+}
+
+/**
+ * Since this patch a message's text longer than `MAX_TEXT_DELTA_EVENT_CHARS` enters the log in pieces
+ * of that size, as streamed text does: a model call's text now travels in its result however long it
+ * is, and one delta of megabytes would be an event no page or payload should carry. Histories before
+ * it replay their one whole delta, so the offsets a follower read stay the same.
+ */
+const MESSAGE_TEXT_PIECES_PATCH = 'yiem-message-text-pieces';
+
+/**
+ * A result's events as the log takes them, without their origin: `messageText` becomes the text of
+ * the attempt's message, and the events after it number on from its last piece.
+ */
+function fromResult(events: ActivityEvents, messageText: string): ConversationEvent[] {
+  let added = 0;
+  return events.flatMap(({ origin: _origin, ...carried }) => {
+    if (carried.type !== 'messageText')
+      return [added === 0 ? carried : { ...carried, seq: carried.seq + added }];
+    const { turn, attempt, seq } = carried;
+    const pieces =
+      messageText.length > MAX_TEXT_DELTA_EVENT_CHARS && patched(MESSAGE_TEXT_PIECES_PATCH)
+        ? textPieces(messageText, MAX_TEXT_DELTA_EVENT_CHARS)
+        : [messageText];
+    const deltas = pieces.map(
+      (text, index): ConversationEvent => ({
+        type: 'textDelta',
+        text,
+        turn,
+        attempt,
+        seq: seq + added + index,
+      }),
+    );
+    added += pieces.length - 1;
+    return deltas;
+  });
 }
 
 /** What `WorkflowStream` keeps in memory: its log of payloads and the offset of the first one. */
