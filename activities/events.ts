@@ -63,6 +63,13 @@ function liveChannelOf(context: Context): LiveChannel | undefined {
   return liveChannels.get(converter);
 }
 
+/** How one event is published: see {@link ActivityEventPublisher.publish}. */
+export interface PublishOptions {
+  now?: boolean;
+  live?: boolean;
+  inReply?: boolean;
+}
+
 /** Publishes one activity attempt's events to its conversation's event log. */
 export interface ActivityEventPublisher {
   /** Whether followers read this attempt's events on the live channel only: an event sent costs no Action. */
@@ -70,9 +77,11 @@ export interface ActivityEventPublisher {
   /**
    * `now` sends a live event without waiting for the batch interval. `live` is `now` that also makes
    * a followed attempt go live for the event: a follower reads along with streamed text, so holding
-   * it back for the result would show a model's first words half a second late.
+   * it back for the result would show a model's first words half a second late. `inReply` marks an
+   * event the result carries as a placeholder (a model call's text, which its reply holds): it costs
+   * the result nothing, so it never makes the attempt go live by size.
    */
-  publish(event: ConversationEventBody, options?: { now?: boolean; live?: boolean }): void;
+  publish(event: ConversationEventBody, options?: PublishOptions): void;
   /**
    * The attempt succeeded: sends what is buffered and returns the events held back for the result
    * (none once the attempt went live). Call before returning, so events precede the result.
@@ -155,7 +164,7 @@ class AttemptEvents implements ActivityEventPublisher {
     return this.#preview?.previewing === true && !this.#live;
   }
 
-  publish(event: ConversationEventBody, options?: { now?: boolean; live?: boolean }): void {
+  publish(event: ConversationEventBody, options?: PublishOptions): void {
     const full = {
       ...event,
       turn: this.#turn,
@@ -168,7 +177,9 @@ class AttemptEvents implements ActivityEventPublisher {
       return;
     }
     this.#heldBack.push(full);
-    this.#heldBackBytes += eventBytes(full);
+    // A flood of streamed text sent live instead would cross the workflow by signal, megabytes a
+    // batch, and then again in the reply: that stalled the worker's other conversations.
+    if (options?.inReply !== true) this.#heldBackBytes += eventBytes(full);
     if (this.#heldBackBytes > MAX_HELD_BACK_EVENT_BYTES) this.#goLive();
     else if (this.#preview?.previewing)
       this.#preview.add(full, this.#heldBack.length - 1, awaited || options?.now === true);

@@ -14,6 +14,7 @@ import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ModelContextReader } from './modelContext.ts';
+import { completionChunks } from './models/completionStream.ts';
 import { classifyModelError } from './models/errors.ts';
 import { formatMessages, formatTools } from './models/formatMessages.ts';
 import {
@@ -179,7 +180,7 @@ async function streamModelCall(
   const text = new TextDeltaBatcher(
     (delta, streaming) => {
       announce();
-      events.publish({ type: 'textDelta', text: delta }, { live: streaming });
+      events.publish({ type: 'textDelta', text: delta }, { live: streaming, inReply: true });
     },
     () => events.onLiveChannel,
   );
@@ -191,13 +192,15 @@ async function streamModelCall(
   };
   const reservation = await reserveTokens(await deps.getClient(), context, target, request);
   try {
-    const stream = await deps
+    const signal = context.cancellationSignal;
+    const response = await deps
       .clientFor(target)
-      .chat.completions.create({ ...request, stream: true }, { signal: context.cancellationSignal });
+      .chat.completions.create({ ...request, stream: true }, { signal })
+      .asResponse();
     const reply = new StreamedCompletion();
     const share = new EventLoopShare();
-    for await (const chunk of stream) {
-      text.add(reply.add(chunk));
+    for await (const chunks of completionChunks(response, signal)) {
+      for (const chunk of chunks) text.add(reply.add(chunk));
       await share.now();
     }
     const parsed = parseAssistantMessage(reply.completion(), model);

@@ -57,9 +57,10 @@ interface StreamedToolCall {
 }
 
 /**
- * A streamed reply assembled from the chunks of `chat.completions.create({ stream: true })`. That raw
- * stream reads the response only as fast as it is consumed; the `openai` stream helper reads ahead and
- * fails a long, fast reply (more than 4,096 unread events) while this worker shares its event loop.
+ * A streamed reply assembled from the chunks of `chat.completions.create({ stream: true })`, as
+ * `completionChunks` (models/completionStream.ts) reads them from the response: only as fast as they
+ * are consumed (the `openai` stream helper reads ahead and failed a long, fast reply, more than 4,096
+ * unread events, while this worker shared its event loop).
  */
 export class StreamedCompletion {
   readonly #content = new StreamedContent();

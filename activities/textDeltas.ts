@@ -59,7 +59,7 @@ export class TextDeltaBatcher {
 }
 
 /** The longest a stream's chunks are handled without letting the worker's other work run. */
-const SHARE_EVENT_LOOP_EVERY_MS = 20;
+const SHARE_EVENT_LOOP_EVERY_MS = 5;
 
 /**
  * Lets the worker's other conversations run while a stream is read. A response the endpoint sends

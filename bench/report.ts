@@ -14,7 +14,14 @@ import {
 import type { CrashRecoveryResult } from './scenarios/crashRecovery.ts';
 import { CRASH_HEARTBEAT_TIMEOUT, CRASH_TOOL_MS, KILL_AFTER_MS } from './scenarios/crashRecovery.ts';
 import type { FeatureCostResult, FeatureCostRow } from './scenarios/featureCost.ts';
-import { FLOOD_BYSTANDER_GOAL_MS, type FloodResult } from './scenarios/flood.ts';
+import {
+  ALONE_TURNS,
+  type BystanderRun,
+  CONSOLE_FLOOD_LINES,
+  FLOOD_BYSTANDER_GOAL_MS,
+  type FloodResult,
+  type TurnTimes,
+} from './scenarios/flood.ts';
 import type { FloorResult } from './scenarios/floor.ts';
 import { HISTORY_GOAL_BYTES, type HistoryBytesPoint, MESSAGE_BYTES } from './scenarios/historyBytes.ts';
 import type { IdleMemoryResult } from './scenarios/idleMemory.ts';
@@ -1086,25 +1093,43 @@ function largeResultsSection(points: LargeResultPoint[]): string {
 
 function floodSection(result: FloodResult): string {
   const megabytes = result.floodChars / 1e6;
-  return `## (m) A ${megabytes} MB reply streamed in ${result.deltaChars}-character deltas beside a bystander conversation\n\nOn one fresh worker process, the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas (about ${Math.round(result.floodChars / result.deltaChars).toLocaleString('en')}) to one conversation, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. The worker gathers the deltas into \`textDelta\` events by time and size. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run.\n\n${table(
+  const times = ({ medianMs, longestMs }: TurnTimes) => `${medianMs.toFixed(0)} / ${longestMs.toFixed(0)} ms`;
+  const row = (flood: string, run: BystanderRun): string[] => [
+    flood,
+    `${run.floodTurnMs.toFixed(0)} ms`,
+    times(run.alone),
+    String(run.beside.turns),
+    times(run.beside),
+    `${run.elsewhere.turns}: ${times(run.elsewhere)}`,
+    `${run.eventLoopMaxMs.toFixed(0)} ms`,
+    `${run.rssBeforeMb.toFixed(0)} → ${run.rssAfterMb.toFixed(0)} MB`,
+  ];
+  const rows = [
+    row(
+      `${megabytes} MB reply in ${result.deltaChars}-character deltas (about ${Math.round(result.floodChars / result.deltaChars).toLocaleString('en')})`,
+      result,
+    ),
+    ...(result.console
+      ? [
+          row(
+            `a written tool's ${result.console.lines.toLocaleString('en')} console.log calls`,
+            result.console,
+          ),
+        ]
+      : []),
+  ];
+  return `## (m) Floods beside a bystander conversation\n\nOn a fresh worker process each: the scripted model (in a process of its own) streams ${megabytes} MB of text in ${result.deltaChars}-character deltas to one conversation, or a written tool logs ${CONSOLE_FLOOD_LINES.toLocaleString('en')} lines in one call, while a second conversation on the same worker sends one short turn after another until the flood's turn has answered. Before the flood the bystander takes ${ALONE_TURNS} turns alone: what the machine gives a turn without it; during the flood a second bystander talks to another worker process, which tells what the flood costs a turn through the machine (its CPU, the server) from what it costs through the worker it runs on. The worker gathers the deltas into \`textDelta\` events by time and size and caps the sandbox's console. Goal: no bystander turn longer than ${FLOOD_BYSTANDER_GOAL_MS} ms. The event-loop figure is the worker's longest block over its life (\`perf_hooks.monitorEventLoopDelay\`); RSS is read after a forced GC. One run each.\n\n${table(
     [
+      'flood',
       'flood turn',
-      "bystander's turns",
-      'median',
-      'longest',
+      'bystander alone: median / longest',
+      "bystander's turns beside it",
+      'beside it: median / longest',
+      'on another worker meanwhile: turns, median / longest',
       'event loop max delay',
       'worker RSS before → after',
     ],
-    [
-      [
-        `${result.floodTurnMs.toFixed(0)} ms`,
-        String(result.bystanderTurns),
-        `${result.bystanderMedianMs.toFixed(0)} ms`,
-        `${result.bystanderLongestMs.toFixed(0)} ms`,
-        `${result.eventLoopMaxMs.toFixed(0)} ms`,
-        `${result.rssBeforeMb.toFixed(0)} → ${result.rssAfterMb.toFixed(0)} MB`,
-      ],
-    ],
+    rows,
   )}`;
 }
 

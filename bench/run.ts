@@ -156,7 +156,7 @@ try {
   if (config.only.has('m')) {
     await section(
       'flood',
-      'm: a long model reply in 8-character deltas beside a bystander conversation',
+      'm: floods (a long model reply in 8-character deltas, a console flood) beside a bystander conversation',
       () => measureFlood(env),
     );
   }

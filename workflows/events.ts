@@ -1,4 +1,10 @@
-import { ApplicationFailure, defaultPayloadConverter, type Payload, setHandler } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  defaultPayloadConverter,
+  type Payload,
+  patched,
+  setHandler,
+} from '@temporalio/workflow';
 import {
   type PollInput,
   type PollResult,
@@ -12,6 +18,7 @@ import {
   MAX_CARRIED_EVENTS,
   MAX_EVENT_LOG_BYTES,
   MAX_EVENT_PAGE_ITEMS,
+  MAX_TEXT_DELTA_EVENT_CHARS,
 } from '../src/contract/limits.ts';
 import {
   type ActivityEvents,
@@ -22,6 +29,7 @@ import {
   type LiveEntry,
 } from '../src/contract/protocol.ts';
 import { toolEndText } from '../src/contract/toolResult.ts';
+import { textPieces } from '../src/contract/truncate.ts';
 import type { ConversationEvent } from '../src/contract/types/events.ts';
 import type { ToolResultMessage } from '../src/contract/types/messages.ts';
 import { metered } from './actionMeter.ts';
@@ -153,14 +161,14 @@ export class ConversationEvents {
 
   /**
    * Publishes the events an activity attempt handed over with its result, with their own origin;
-   * `messageText` becomes the delta carrying the whole text of the attempt's message, and
-   * `toolEndOfResult` the `toolEnd` whose text is the first line of the result's `toolResult` content.
+   * `messageText` becomes the deltas carrying the text of the attempt's message, and
+   * `toolEndOfResult` the `toolEnd` whose text is the first line of the result's `toolResult`
+   * content (`fromResult`).
    */
   publishFromResult(events: ActivityEvents, from: ResultTexts = {}): void {
     const origin = events[0]?.origin;
     const entries: LiveEntry[] = [];
-    for (const carried of events) {
-      const event = rebuiltEvent(carried, from);
+    for (const event of fromResult(events, from)) {
       entries.push({ kind: 'logged', offset: this.offset, event, ...(origin ? { origin } : {}) });
       this.#topic.publish(event);
     }
@@ -235,6 +243,49 @@ export class ConversationEvents {
   }
 }
 
+/**
+ * Since this patch a message's text longer than `MAX_TEXT_DELTA_EVENT_CHARS` enters the log in pieces
+ * of that size, as streamed text does: a model call's text now travels in its result however long it
+ * is, and one delta of megabytes would be an event no page or payload should carry. Histories before
+ * it replay their one whole delta, so the offsets a follower read stay the same.
+ */
+const MESSAGE_TEXT_PIECES_PATCH = 'yiem-message-text-pieces';
+
+/**
+ * A result's events as the log takes them, without their origin: `messageText` becomes the text of
+ * the attempt's message, and the events after it number on from its last piece; `toolEndOfResult`
+ * becomes the `toolEnd` with the first line of the tool's result.
+ */
+function fromResult(events: ActivityEvents, from: ResultTexts): ConversationEvent[] {
+  const messageText = from.messageText ?? '';
+  let added = 0;
+  return events.flatMap(({ origin: _origin, ...carried }): ConversationEvent[] => {
+    if (carried.type === 'toolEndOfResult') {
+      const { type: _type, ...end } = carried;
+      const text = toolEndText(from.toolResult ?? []);
+      return [{ ...end, type: 'toolEnd', text, seq: end.seq + added }];
+    }
+    if (carried.type !== 'messageText')
+      return [added === 0 ? carried : { ...carried, seq: carried.seq + added }];
+    const { turn, attempt, seq } = carried;
+    const pieces =
+      messageText.length > MAX_TEXT_DELTA_EVENT_CHARS && patched(MESSAGE_TEXT_PIECES_PATCH)
+        ? textPieces(messageText, MAX_TEXT_DELTA_EVENT_CHARS)
+        : [messageText];
+    const deltas = pieces.map(
+      (text, index): ConversationEvent => ({
+        type: 'textDelta',
+        text,
+        turn,
+        attempt,
+        seq: seq + added + index,
+      }),
+    );
+    added += pieces.length - 1;
+    return deltas;
+  });
+}
+
 /** What `WorkflowStream` keeps in memory: its log of payloads and the offset of the first one. */
 interface LiveLog {
   log: { payload: Payload }[];
@@ -267,18 +318,4 @@ function firstWithin(log: readonly { data: { length: number } }[], maxBytes: num
 export interface ResultTexts {
   messageText?: string;
   toolResult?: ToolResultMessage['content'];
-}
-
-/** An event as the activity handed it over, its placeholder (if it is one) filled in from the result. */
-function rebuiltEvent(handed: ActivityEvents[number], from: ResultTexts): ConversationEvent {
-  const { origin: _origin, ...carried } = handed;
-  if (carried.type === 'messageText') {
-    const { turn, attempt, seq } = carried;
-    return { type: 'textDelta', text: from.messageText ?? '', turn, attempt, seq };
-  }
-  if (carried.type === 'toolEndOfResult') {
-    const { type: _type, ...end } = carried;
-    return { ...end, type: 'toolEnd', text: toolEndText(from.toolResult ?? []) };
-  }
-  return carried;
 }

@@ -22,3 +22,19 @@ export function truncate(text: string, maxChars: number): string {
 export function firstLine(text: string, maxChars: number): string {
   return truncate(text.split('\n')[0] ?? '', maxChars);
 }
+
+/**
+ * `text` in pieces of at most `maxUnits` UTF-16 units (a string's length), none cut inside a
+ * surrogate pair, so an emoji is never split between two pieces.
+ */
+export function textPieces(text: string, maxUnits: number): string[] {
+  const pieces: string[] = [];
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(start + maxUnits, text.length);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && end - start > 1 && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    pieces.push(text.slice(start, end));
+    start = end;
+  }
+  return pieces;
+}

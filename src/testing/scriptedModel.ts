@@ -7,7 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate, setTimeout as sleep } from 'node:timers/promises';
 import type { ChatCompletionCreateParams } from 'openai/resources/chat/completions';
 
 /** Fields every scripted reply may carry. */
@@ -614,14 +614,16 @@ async function sendStream(
     finish_reason: finishReason,
   });
   let sent = 0;
+  const share = new WriterShare();
   for (const delta of streamDeltas(completion, state.chunkSize)) {
     if (sent === timing.dropAfterDeltas) {
       response.socket?.destroy();
       return;
     }
     if (timing.deltaDelayMs && !(await pause(timing.deltaDelayMs, state.closing.signal))) return;
+    else if (!(await share.now(response, state.closing.signal))) return;
     if (response.destroyed) return;
-    writeEvent(response, chunk([choice(delta, null)]));
+    share.wrote(writeEvent(response, chunk([choice(delta, null)])));
     if (typeof delta.content === 'string' && delta.content !== '') request.textSentAt.push(Date.now());
     sent += 1;
   }
@@ -632,8 +634,57 @@ async function sendStream(
   response.end('data: [DONE]\n\n');
 }
 
-function writeEvent(response: ServerResponse, data: unknown): void {
-  response.write(`data: ${JSON.stringify(data)}\n\n`);
+/** Writes one event; false when the response's buffer is full (wait for `drain`). */
+function writeEvent(response: ServerResponse, data: unknown): boolean {
+  return response.write(`data: ${JSON.stringify(data)}\n\n`);
+}
+
+/** The longest a stream writes without letting the server's other requests run. */
+const SHARE_SERVER_EVERY_MS = 10;
+
+/**
+ * Lets a stream of many deltas share the server, as a provider serves requests side by side: it
+ * waits while the reader has not taken what was written, and yields now and then. Writing half a
+ * million deltas in one loop held the server for seconds, and every other conversation's model call
+ * with it, which tests and the benchmark then measured as the worker's stall.
+ */
+class WriterShare {
+  #since = performance.now();
+  #full = false;
+
+  wrote(accepted: boolean): void {
+    this.#full = !accepted;
+  }
+
+  /** Waits for the reader or the event loop when due; false when the response or the server closed. */
+  async now(response: ServerResponse, signal: AbortSignal): Promise<boolean> {
+    if (this.#full) {
+      this.#full = false;
+      if (!(await drained(response, signal))) return false;
+    } else if (performance.now() - this.#since >= SHARE_SERVER_EVERY_MS) await setImmediate();
+    else return true;
+    this.#since = performance.now();
+    return !response.destroyed && !signal.aborted;
+  }
+}
+
+/** Resolves true once `response` drains, false if it or the server closes first. */
+function drained(response: ServerResponse, signal: AbortSignal): Promise<boolean> {
+  if (response.destroyed || signal.aborted) return Promise.resolve(false);
+  if (!response.writableNeedDrain) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const settle = (value: boolean) => () => {
+      response.off('drain', onDrain);
+      response.off('close', onClose);
+      signal.removeEventListener('abort', onClose);
+      resolve(value);
+    };
+    const onDrain = settle(true);
+    const onClose = settle(false);
+    response.once('drain', onDrain);
+    response.once('close', onClose);
+    signal.addEventListener('abort', onClose, { once: true });
+  });
 }
 
 /** Splits by code point so that no piece ends in half a surrogate pair. */

@@ -193,3 +193,40 @@ describe('a model reply streamed in 125,000 tiny deltas', () => {
     );
   }, 180_000);
 });
+
+const LONG_REPLY_CHARS = 300_000;
+
+/**
+ * A long reply nobody follows while it streams: its text travels once, in the model call's result,
+ * not by signal beside it, and a follower who comes afterwards reads it from the log whole, in
+ * events no longer than streamed ones.
+ */
+describe('a long reply nobody follows', () => {
+  let agent: TestAgent;
+
+  beforeAll(async () => {
+    agent = await startTestAgent({ chunkSize: 64 });
+    agent.model.respond(() => ({ kind: 'text', text: 'x'.repeat(LONG_REPLY_CHARS) }));
+  });
+  afterAll(async () => {
+    await agent?.close();
+  });
+
+  it('sends its text with the result, and the log holds it in pieces', async () => {
+    const conversation = await agent.client.startConversation({ systemPrompt: '', compaction: false });
+    const result = await conversation.send('go');
+    expect(result.reply).toHaveLength(LONG_REPLY_CHARS);
+    const history = (await conversation.handle.fetchHistory()).events ?? [];
+    expect(history.filter((event) => event.workflowExecutionSignaledEventAttributes)).toHaveLength(0);
+    const following = new AbortController();
+    const deltas: string[] = [];
+    for await (const event of conversation.events({ fromOffset: 0, signal: following.signal })) {
+      if (event.type === 'textDelta') deltas.push(event.text);
+      if (event.type === 'turnEnd') break;
+    }
+    following.abort();
+    expect(deltas.join('')).toBe(result.reply);
+    expect(deltas.length).toBe(Math.ceil(LONG_REPLY_CHARS / MAX_TEXT_DELTA_EVENT_CHARS));
+    expect(Math.max(...deltas.map((delta) => delta.length))).toBeLessThanOrEqual(MAX_TEXT_DELTA_EVENT_CHARS);
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeThrown } from '../../src/contract/thrown.ts';
-import { firstLine, truncate } from '../../src/contract/truncate.ts';
+import { firstLine, textPieces, truncate } from '../../src/contract/truncate.ts';
 import { maxUtf8Bytes, utf8Bytes, utf8Prefix } from '../../src/contract/utf8.ts';
 
 describe('truncate', () => {
@@ -19,6 +19,21 @@ describe('truncate', () => {
 
   it('cuts the first line of a text', () => {
     expect(firstLine('a long first line\nsecond', 8)).toBe('a long …');
+  });
+});
+
+describe('textPieces', () => {
+  it('cuts a text into pieces of at most the limit that join to it again', () => {
+    expect(textPieces('abcdefg', 3)).toEqual(['abc', 'def', 'g']);
+    expect(textPieces('abc', 3)).toEqual(['abc']);
+    expect(textPieces('', 3)).toEqual([]);
+  });
+
+  it('never splits an emoji between two pieces', () => {
+    const text = 'ab😀cd😀';
+    const pieces = textPieces(text, 3);
+    expect(pieces).toEqual(['ab', '😀c', 'd😀']);
+    expect(pieces.join('')).toBe(text);
   });
 });
 
