@@ -58,10 +58,12 @@ describe('a message to a conversation whose workflow task is failing', () => {
     // The posted message and this one may share a turn or take one each: each answered alike.
     agent.model.respond(() => ({ kind: 'text', text: 'Back.' }));
     const taken = conversation.send('taken');
+    // The good worker joins before the bad one leaves: the queue is never without a worker, which
+    // the send would otherwise name (NoWorkerError) instead of waiting.
+    await agent.startWorker();
     broken.worker.shutdown();
     await broken.running;
     broken = undefined;
-    await agent.startWorker();
     expect(await taken).toMatchObject({ status: 'completed', reply: 'Back.' });
     const said = (await conversation.messages()).filter((message) => message.role === 'user');
     expect(said.map((message) => message.content)).toEqual(['hello', 'while it fails', 'taken']);

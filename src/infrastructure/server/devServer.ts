@@ -30,6 +30,10 @@ export const YIEM_SEARCH_ATTRIBUTES = {
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   'history.transferProcessorMaxPollRPS': 1000,
+  // Worker heartbeats and ListWorkers tell a stopped worker from a running one within seconds
+  // (workerLiveness.ts). Server 1.32 has them on; kept on here as in the compose stack's config.
+  'frontend.WorkerHeartbeatsEnabled': true,
+  'frontend.ListWorkersEnabled': true,
 };
 
 export interface DevServerOptions {
