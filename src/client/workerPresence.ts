@@ -1,12 +1,14 @@
 import type { WorkflowClient } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE } from '../contract/taskQueue.ts';
 import {
+  lastPoll,
+  POLLER_GONE_MS,
+  recentPollerTimes,
   TASK_QUEUE_TYPE_ACTIVITY,
   TASK_QUEUE_TYPE_WORKFLOW,
   type TaskQueueService,
   YIEM_IDENTITY_MARK,
 } from '../infrastructure/taskQueuePollers.ts';
-import { pollerStates, type WorkerListService } from '../infrastructure/workerLiveness.ts';
 import { NoWorkerError } from './errors.ts';
 
 /** How long a queue is looked at for a first poller: a worker started a moment ago polls within this. */
@@ -26,12 +28,12 @@ const MAX_QUEUES_DESCRIBED = 25;
  * a typo'd queue is the first mistake people make.
  */
 export class WorkerPresence {
-  readonly #service: TaskQueueService & WorkerListService;
+  readonly #service: TaskQueueService;
   readonly #namespace: string;
   readonly #workflows: WorkflowClient;
   readonly #served = new Map<string, number>();
 
-  constructor(service: TaskQueueService & WorkerListService, namespace: string, workflows: WorkflowClient) {
+  constructor(service: TaskQueueService, namespace: string, workflows: WorkflowClient) {
     this.#service = service;
     this.#namespace = namespace;
     this.#workflows = workflows;
@@ -82,10 +84,9 @@ export class WorkerPresence {
   }
 
   /**
-   * Resolves, with the queue's last poll, once every worker that polled `taskQueue` has stopped (it
-   * shut down, missed its heartbeats, or has not polled for longer than a running one ever waits);
-   * never while `signal` is not aborted and a worker runs. A look the server does not answer counts
-   * as a worker still there.
+   * Resolves, with the queue's last poll, once no worker has polled `taskQueue` for longer than a
+   * running one ever waits between polls (its workers stopped); never while `signal` is not aborted
+   * and a worker polls. A look the server does not answer counts as a worker still there.
    */
   async untilGone(taskQueue: string, signal: AbortSignal): Promise<Date | undefined> {
     while (!signal.aborted) {
@@ -95,22 +96,30 @@ export class WorkerPresence {
         signal.addEventListener('abort', resolve, { once: true });
       });
       if (signal.aborted) break;
-      const states = await Promise.all(
+      const polls = await Promise.all(
         [TASK_QUEUE_TYPE_WORKFLOW, TASK_QUEUE_TYPE_ACTIVITY].map((type) =>
-          pollerStates(this.#service, this.#namespace, taskQueue, type),
+          lastPoll(this.#service, this.#namespace, taskQueue, type).catch(() => new Date()),
         ),
-      ).catch(() => undefined);
-      if (!states || states.flat().some((state) => !state.gone)) continue;
-      const latest = Math.max(0, ...states.flat().map((state) => state.lastPollMs));
-      return latest > 0 ? new Date(latest) : undefined;
+      );
+      const latest = Math.max(0, ...polls.map((poll) => poll?.getTime() ?? 0));
+      if (Date.now() - latest > POLLER_GONE_MS) return latest > 0 ? new Date(latest) : undefined;
     }
     return undefined;
   }
 
   /** The workers polling `taskQueue` now: the server lists stopped ones for minutes. */
   async #pollers(taskQueue: string): Promise<string[]> {
-    const states = await pollerStates(this.#service, this.#namespace, taskQueue, TASK_QUEUE_TYPE_WORKFLOW);
-    return states.filter((state) => !state.gone).map(({ identity }) => identity);
+    const now = Date.now();
+    const pollers = await recentPollerTimes(
+      this.#service,
+      this.#namespace,
+      taskQueue,
+      TASK_QUEUE_TYPE_WORKFLOW,
+      now,
+    );
+    return pollers
+      .filter(({ lastPollMs }) => now - lastPollMs <= POLLER_GONE_MS)
+      .map(({ identity }) => identity);
   }
 
   async #conversationQueues(): Promise<string[]> {
