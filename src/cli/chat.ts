@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentClient, Conversation } from '../client/client.ts';
 import type { ReconnectOptions } from '../client/conversationEvents.ts';
+import { NoWorkerError } from '../client/errors.ts';
 import { isUnreachable, reachable, untilReachable } from '../client/reachability.ts';
 import { formatSpend, parseLimits } from '../contract/budget.ts';
 import { describeThrown } from '../contract/thrown.ts';
@@ -388,6 +389,7 @@ async function sendThroughOutages(
   const updateId = randomUUID();
   // Once accepted, the message is in the conversation: an outage delays its reply, nothing more.
   let accepted = false;
+  let reconnectedAt: number | undefined;
   for (;;) {
     try {
       // A send to a server that is down would retry for about 20 s before it failed: ask first.
@@ -397,6 +399,10 @@ async function sendThroughOutages(
         return await update.result();
       }
     } catch (error) {
+      if (workersReconnecting(error, reconnectedAt)) {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        continue;
+      }
       if (!isUnreachable(error)) throw error;
     }
     if (accepted) outage.replyAwaited();
@@ -406,7 +412,23 @@ async function sendThroughOutages(
     message.held = false;
     if (!back) return undefined;
     outage.onReconnected();
+    reconnectedAt = Date.now();
   }
+}
+
+/** How long a message held through an outage waits for the queue's workers to poll again. */
+const WORKERS_BACK_MS = 30_000;
+
+/**
+ * Whether no worker polls yet because Temporal came back a moment ago: its workers reconnect with a
+ * backoff of their own, so a held message waits for them before the chat says none polls.
+ */
+function workersReconnecting(error: unknown, reconnectedAt: number | undefined): boolean {
+  return (
+    error instanceof NoWorkerError &&
+    reconnectedAt !== undefined &&
+    Date.now() - reconnectedAt < WORKERS_BACK_MS
+  );
 }
 
 /**
