@@ -89,6 +89,9 @@ export class WorkerPresence {
    * and a worker polls. A look the server does not answer counts as a worker still there.
    */
   async untilGone(taskQueue: string, signal: AbortSignal): Promise<Date | undefined> {
+    // A queue that lists no poller (a cluster node that owned it just died) says nothing of when its
+    // workers last polled: they count as polling when the watch began.
+    const watchedSince = Date.now();
     while (!signal.aborted) {
       await new Promise((resolve) => {
         const timer = setTimeout(resolve, WATCH_EVERY_MS);
@@ -102,7 +105,9 @@ export class WorkerPresence {
         ),
       );
       const latest = Math.max(0, ...polls.map((poll) => poll?.getTime() ?? 0));
-      if (Date.now() - latest > POLLER_GONE_MS) return latest > 0 ? new Date(latest) : undefined;
+      if (Date.now() - Math.max(latest, watchedSince) > POLLER_GONE_MS) {
+        return latest > 0 ? new Date(latest) : undefined;
+      }
     }
     return undefined;
   }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Conversation } from '../../src/client/client.ts';
 import { textResult } from '../../src/contract/toolResult.ts';
 import type { AgentTool } from '../../src/contract/types/tools.ts';
+import { recentPollerTimes, TASK_QUEUE_TYPE_WORKFLOW } from '../../src/infrastructure/taskQueuePollers.ts';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/index.ts';
 import { startTestAgent, type TestAgent } from '../support/agentHarness.ts';
 import { type LocalCluster, startLocalCluster } from './localCluster.ts';
@@ -88,6 +89,22 @@ describe('a two-node Temporal cluster losing a node mid-turn', () => {
    * so conversations are started until one lands there; the ones left over stay idle.
    */
   async function conversationsOn(shards: number[]): Promise<{ chosen: Conversation[]; onShards: number }> {
+    // After the previous test's node came back, the queue lists the worker's pollers again only once
+    // it re-polls the node that owns the queue; until then a start is refused with NoWorkerError.
+    await expect
+      .poll(
+        async () =>
+          (
+            await recentPollerTimes(
+              agent.client.client.workflowService,
+              'default',
+              agent.taskQueue,
+              TASK_QUEUE_TYPE_WORKFLOW,
+            )
+          ).length,
+        { timeout: 60_000 },
+      )
+      .toBeGreaterThan(0);
     const on: Conversation[] = [];
     const off: Conversation[] = [];
     for (let started = 0; on.length === 0 || on.length + off.length < 3; started += 1) {
