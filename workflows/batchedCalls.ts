@@ -2,7 +2,12 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import { isCancellation, patched } from '@temporalio/workflow';
 import { TOOL_BATCH_SUMMARY_CHARS } from '../src/contract/limits.ts';
 import { toolCancelledMessage, toolErrorMessage, toolWorkerLostMessage } from '../src/contract/messages.ts';
-import type { AgentActivities, ExecuteToolOutput, PreparedToolCall } from '../src/contract/protocol.ts';
+import type {
+  AgentActivities,
+  ExecuteToolOutput,
+  PreparedToolCall,
+  ResolvedToolPolicy,
+} from '../src/contract/protocol.ts';
 import { truncate } from '../src/contract/truncate.ts';
 import type { ToolExecutionMode } from '../src/contract/types/conversation.ts';
 import { countRetries, meteredActivities } from './actionMeter.ts';
@@ -97,12 +102,9 @@ export async function executeBatched(
   const { executeTools } = meteredActivities<AgentActivities>({
     activityId: ids.activityId,
     summary: batchSummary(calls, concurrent),
+    ...toolActivityOptions(policy, first.taskQueue),
     // Each call has its own timeout inside the activity; the attempt has room for all of them.
     startToCloseTimeout: concurrent ? perCall : perCall * calls.length,
-    heartbeatTimeout: policy.heartbeatTimeout,
-    ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
-    retry: policy.retry,
-    ...(first.taskQueue ? { taskQueue: first.taskQueue } : {}),
   });
   try {
     const output = await executeTools({
@@ -143,4 +145,15 @@ function batchSummary(calls: ReadyCall[], concurrent: boolean): string {
   const how = concurrent ? 'together' : 'in order';
   const line = `${calls.length} calls ${how}: ${calls.map((call) => call.summary).join('; ')}`;
   return truncate(line, TOOL_BATCH_SUMMARY_CHARS);
+}
+
+/** The Temporal options of a tool's activity (one call's or a batch's), from its policy and queue. */
+export function toolActivityOptions(policy: ResolvedToolPolicy, taskQueue: string | undefined) {
+  return {
+    startToCloseTimeout: policy.startToCloseTimeout,
+    heartbeatTimeout: policy.heartbeatTimeout,
+    ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
+    retry: policy.retry,
+    ...(taskQueue ? { taskQueue } : {}),
+  };
 }

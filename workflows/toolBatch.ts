@@ -23,7 +23,7 @@ import type { InterruptedCallOutcome, ToolRunner } from '../src/contract/types/t
 import { countRetries, meteredActivities, meteredLocalActivities } from './actionMeter.ts';
 import { activityFailureCause, failureMessage, workerLost } from './activityFailure.ts';
 import type { ApprovalRequest } from './approvals.ts';
-import { executeBatched, joinBatches } from './batchedCalls.ts';
+import { executeBatched, joinBatches, toolActivityOptions } from './batchedCalls.ts';
 import { showCurrentDetails } from './currentDetails.ts';
 import { interruptToolBatch, interruptWaiting } from './delivery.ts';
 import { emitAgentEvent } from './eventSink.ts';
@@ -307,11 +307,7 @@ async function executeInActivity(
     : meteredActivities<AgentActivities>({
         activityId,
         summary,
-        startToCloseTimeout: policy.startToCloseTimeout,
-        heartbeatTimeout: policy.heartbeatTimeout,
-        ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
-        retry: policy.retry,
-        ...(call.taskQueue ? { taskQueue: call.taskQueue } : {}),
+        ...toolActivityOptions(policy, call.taskQueue),
       });
   try {
     const executed = await executeTool({
