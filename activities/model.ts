@@ -10,6 +10,7 @@ import type {
   PreparedToolCall,
   PrepareToolCallsInput,
 } from '../src/contract/protocol.ts';
+import { withoutDefaultPolicy } from '../src/contract/toolPolicy.ts';
 import { cancelledByWorkflow, lastAttempt } from './attempts.ts';
 import { type ActivityEventPublisher, activityEventPublisher } from './events.ts';
 import { heartbeatWhileRunning } from './heartbeat.ts';
@@ -86,7 +87,9 @@ export async function callModel(deps: ModelDependencies, input: CallModelInput):
     const toolCalls = reply.toolCalls;
     return {
       ...reply,
-      prepared: await deps.prepare({ conversationId, turn, toolCalls, ...(tools ? { tools } : {}) }),
+      prepared: (await deps.prepare({ conversationId, turn, toolCalls, ...(tools ? { tools } : {}) })).map(
+        withoutDefaultPolicy,
+      ),
     };
   } finally {
     stopHeartbeats();

@@ -14,19 +14,22 @@ import { heartbeatWhileRunning } from './heartbeat.ts';
 import type { ToolRegistry } from './registry/registry.ts';
 
 /**
- * What a yiem worker serves, written into its Temporal identity (`<pid>@<host> yiem(model <name> at
- * <endpoint>, tools <hash>)`) so that every worker of a task queue can see what the others serve:
- * Temporal hands each task to any worker polling the queue, and two workers with different models
- * or tools on one queue answer each other's conversations.
+ * What a yiem worker serves, written into its Temporal identity (`<pid>@<host> … yiem(m<model>
+ * t<tools>)`) so that every worker of a task queue can see what the others serve: Temporal hands
+ * each task to any worker polling the queue, and two workers with different models or tools on one
+ * queue answer each other's conversations. Both are short hashes: Temporal writes the identity into
+ * most events of every conversation's history.
  */
 export interface WorkerSignature {
-  /** `model <name> at <endpoint>`; absent for a worker that runs no model calls (a tool queue's). */
+  /** A hash of `describeModels`' line; absent for a worker that runs no model calls (a tool queue's). */
   model?: string;
-  /** A short hash of the sorted tool names. */
+  /** A hash of the sorted tool names. */
   tools: string;
 }
 
-const SIGNATURE = new RegExp(` yiem\\((?:(model .+), )?tools ([0-9a-f]{8})(?:${LIVE_ANNOUNCEMENT})?\\)$`);
+const SIGNATURE = new RegExp(` yiem\\((?:m([0-9a-f]{8}) )?t([0-9a-f]{8})(?:${LIVE_ANNOUNCEMENT})?\\)$`);
+/** Earlier releases wrote the model's line and the tools' hash in words: still read, for rolling upgrades. */
+const OLD_SIGNATURE = / yiem\((?:(model .+), )?tools ([0-9a-f]{8})(?:, live)?\)$/;
 
 /** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
 const LOOK_INTERVAL_MS = 10_000;
@@ -47,11 +50,15 @@ export interface LivenessTiming {
 
 const LIVENESS: LivenessTiming = { aliveMs: 5_000, goneMs: POLLER_GONE_MS, lookAgainMs: 2_000 };
 
+const shortHash = (text: string): string => createHash('sha256').update(text).digest('hex').slice(0, 8);
+
 export function toolSetHash(names: string[]): string {
-  return createHash('sha256')
-    .update([...names].sort().join(','))
-    .digest('hex')
-    .slice(0, 8);
+  return shortHash([...names].sort().join(','));
+}
+
+/** What a worker serves: `models`, `describeModels`' line (undefined without model calls), and its tools. */
+export function workerSignature(models: string | undefined, toolNames: string[]): WorkerSignature {
+  return { ...(models ? { model: shortHash(models) } : {}), tools: toolSetHash(toolNames) };
 }
 
 /**
@@ -63,15 +70,17 @@ export function identityWithSignature(
   signature: WorkerSignature,
   live = false,
 ): string {
-  const model = signature.model ? `${signature.model}, ` : '';
+  const model = signature.model ? `m${signature.model} ` : '';
   const announcement = live ? LIVE_ANNOUNCEMENT : '';
-  return `${base ?? `${process.pid}@${os.hostname()}`}${YIEM_IDENTITY_MARK}${model}tools ${signature.tools}${announcement})`;
+  return `${base ?? `${process.pid}@${os.hostname()}`}${YIEM_IDENTITY_MARK}${model}t${signature.tools}${announcement})`;
 }
 
 export function signatureOf(identity: string): WorkerSignature | undefined {
   const match = SIGNATURE.exec(identity);
-  if (!match?.[2]) return undefined;
-  return { ...(match[1] ? { model: match[1] } : {}), tools: match[2] };
+  if (match?.[2]) return { ...(match[1] ? { model: match[1] } : {}), tools: match[2] };
+  const old = OLD_SIGNATURE.exec(identity);
+  if (!old?.[2]) return undefined;
+  return { ...(old[1] ? { model: shortHash(old[1]) } : {}), tools: old[2] };
 }
 
 /** Another yiem worker on the same task queue that serves something else. */
@@ -93,6 +102,8 @@ export interface Neighbour {
 export class TaskQueueNeighbours {
   #identity: string | undefined;
   #signature: WorkerSignature | undefined;
+  /** `describeModels`' line, for messages: the signature holds only its hash. */
+  #models: string | undefined;
   #looked: { at: number; neighbours: Promise<Neighbour[]> } | undefined;
   readonly #warned = new Set<string>();
   /** Workers seen to have stopped, by identity, with the last poll they were judged by. */
@@ -109,9 +120,10 @@ export class TaskQueueNeighbours {
   }
 
   /** Set when the worker is configured: the identity it polls with and what it serves. */
-  bind(identity: string, signature: WorkerSignature): void {
+  bind(identity: string, signature: WorkerSignature, models?: string): void {
     this.#identity = identity;
     this.#signature = signature;
+    this.#models = models;
     this.#boundAt = Date.now();
   }
 
@@ -160,7 +172,7 @@ export class TaskQueueNeighbours {
     );
     const other = await this.#running(service, namespace, taskQueue, conflicting);
     if (!other) return undefined;
-    return `Worker ${this.#identity} (${own}) shares task queue "${taskQueue}" with worker ${other.identity}, which calls another model. Temporal hands each call to any worker of a queue, so this conversation's answers would come from either: give each agent its own task queue (the taskQueue option of createAgentWorker and AgentClient, env YIEM_TASK_QUEUE, or --task-queue).`;
+    return `Worker ${this.#identity} (${this.#models ?? own}) shares task queue "${taskQueue}" with worker ${other.identity}, which calls another model. Temporal hands each call to any worker of a queue, so this conversation's answers would come from either: give each agent its own task queue (the taskQueue option of createAgentWorker and AgentClient, env YIEM_TASK_QUEUE, or --task-queue).`;
   }
 
   /**
@@ -248,7 +260,7 @@ export class TaskQueueNeighbours {
 }
 
 function describeDifference(own: WorkerSignature | undefined, other: WorkerSignature): string {
-  if (other.model && own?.model && other.model !== own.model) return `another model (${other.model})`;
+  if (other.model && own?.model && other.model !== own.model) return 'another model';
   return 'another set of tools';
 }
 

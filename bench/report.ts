@@ -312,6 +312,8 @@ function goalsSection(results: BenchResults): string {
     ),
   );
 
+  rows.push(...batchedGoalRows(results));
+
   const latency = results.turnLatency;
   const latencyGrowth = latency
     ? (latency.windows.at(-1)?.ms.median ?? Number.NaN) / (latency.windows[1]?.ms.median ?? Number.NaN)
@@ -712,6 +714,55 @@ function overheadSection(result: OverheadResult): string {
   )}\n\nRatio of medians, per tool call: ${ratio}; absolute difference ${(result.ours.perToolMs.median - result.pi.perToolMs.median).toFixed(1)} ms per tool call.${result.oursLocalActivity ? " The `localActivity` row is the same tool declared `localActivity: true`, its turns sent in the same conversations and runs: each call a local activity inside the workflow task, its result recorded with the task's completion (a marker), no activity task and no workflow task of its own." : ''}${result.oursBatched ? " The `batched` row is the same tool declared `batched: true`, in the same conversations and runs: a turn's calls in one `executeTools` activity, checkpointed by heartbeat after each. Actions are the turn's meter (its result's `spend.actions`), which leaves out heartbeats (a batch of fast calls sends one, its first checkpoint)." : ''}`;
 }
 
+/** A turn's search-attribute upserts with `liveSearchAttributes` on: running (with the turn count) and idle. */
+const STATUS_UPSERTS_PER_TURN = 2;
+
+/** Issue 49's goals for batched calls: per call and against the peer (a, p), parallel efficiency (b), Actions (a). */
+function batchedGoalRows(results: BenchResults): string[][] {
+  const batched = results.overhead?.oursBatched;
+  const peerPerTool = results.peer?.perToolMs.peer.median;
+  const perCall = batched?.perToolMs.median;
+  const againstPeer = perCall !== undefined && peerPerTool ? perCall / peerPerTool : undefined;
+  const parallel = results.parallel?.ours.parallelBatched;
+  const efficiency = parallel ? parallelEfficiency(parallel.batchMs.median) : undefined;
+  const actions = batched?.toolTurnActions?.median;
+  return [
+    goalRow(
+      'Batched sequential fast tool call ≤ 1 ms per call and ≤ 0.1 × the peer',
+      'a',
+      perCall !== undefined && {
+        measured: `${perCall.toFixed(2)} ms${againstPeer === undefined ? '' : `; the peer ${peerPerTool?.toFixed(1)} ms (p): ${againstPeer.toFixed(2)} ×`}`,
+        gap:
+          perCall > 1
+            ? over(perCall, 1, 2, ' ms')
+            : againstPeer !== undefined && againstPeer > 0.1
+              ? over(againstPeer, 0.1, 2, ' ×')
+              : 'none',
+        met: perCall <= 1 && (againstPeer === undefined || againstPeer <= 0.1),
+      },
+    ),
+    goalRow(
+      `Batched parallel efficiency ≥ 0.92 (${PARALLEL_TOOLS} × 200 ms)`,
+      'b',
+      parallel &&
+        efficiency !== undefined && {
+          measured: `${efficiency.toFixed(2)} (batch ${parallel.batchMs.median.toFixed(0)} ms)`,
+          gap: short(efficiency, 0.92, 2, ''),
+          met: efficiency >= 0.92,
+        },
+    ),
+    goalRow(
+      `A reply with ${OVERHEAD_TOOL_CALLS} fast batched tool calls ≤ 4 Actions besides the status upserts`,
+      'a',
+      actions !== undefined && {
+        measured: `${actions - STATUS_UPSERTS_PER_TURN} (the turn's meter: ${actions}, with its ${STATUS_UPSERTS_PER_TURN} status upserts)`,
+        gap: over(actions - STATUS_UPSERTS_PER_TURN, 4, 0, ' Actions'),
+        met: actions - STATUS_UPSERTS_PER_TURN <= 4,
+      },
+    ),
+  ];
+}
+
 /** A row of section (a): per call, its CPU, the three turns, and the Actions of the turn with the calls when counted. */
 function overheadRow(name: string, figures: OverheadResult['ours']): string[] {
   return [
@@ -734,13 +785,16 @@ function parallelSection(result: ParallelResult): string {
     ms(mode.turnMs, 0),
     parallelEfficiency(mode.batchMs.median).toFixed(2),
   ];
-  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so all executions and the workflow tasks before and after them; PREPARE runs inside the model call; pi: from the assistant message's end to \`turn_end\`). Executions = from the first execution being scheduled to the last one completing, the tools' own span. Efficiency = 200 ms / batch.${result.ours.parallelLocalActivity ? ' The `localActivity` row runs the same tool declared `localActivity: true`: its executions are local activities that leave no events of their own (n/a), so only its batch is timed.' : ''}\n\n${table(
+  return `## (b) Parallel vs sequential\n\n${PARALLEL_TOOLS} tools that each sleep 200 ms, in one model reply; ${result.runs} runs after 1 warm-up. Batch = from the model call that asked for the tools completing to the next model call being scheduled (ours: history event times, so all executions and the workflow tasks before and after them; PREPARE runs inside the model call; pi: from the assistant message's end to \`turn_end\`). Executions = from the first execution being scheduled to the last one completing, the tools' own span. Efficiency = 200 ms / batch.${result.ours.parallelLocalActivity ? ' The `localActivity` row runs the same tool declared `localActivity: true`: its executions are local activities that leave no events of their own (n/a), so only its batch is timed.' : ''}${result.ours.parallelBatched ? ' The `batched` row runs the same tool declared `batched: true`: the eight calls run concurrently inside one `executeTools` activity.' : ''}\n\n${table(
     ['', 'model reply → first tool scheduled', 'executions', 'tool batch', 'whole turn', 'efficiency'],
     [
       row('yiem-agent, parallel', result.ours.parallel),
       row('yiem-agent, sequential', result.ours.sequential),
       ...(result.ours.parallelLocalActivity
         ? [row('yiem-agent, parallel, `localActivity` tools', result.ours.parallelLocalActivity)]
+        : []),
+      ...(result.ours.parallelBatched
+        ? [row('yiem-agent, parallel, `batched` tools', result.ours.parallelBatched)]
         : []),
       row('pi-agent-core, parallel', result.pi.parallel),
       row('pi-agent-core, sequential', result.pi.sequential),

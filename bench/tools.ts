@@ -104,6 +104,14 @@ export const slowLocalTool: ActivityTool = {
   localActivity: true,
 };
 
+/** {@link slowTool} declared `batched`: a reply's calls share one `executeTools` activity (section b). */
+export const slowBatchedTool: ActivityTool = {
+  ...slowTool,
+  name: 'sleep200Batched',
+  label: 'Sleep 200 ms, batched',
+  batched: true,
+};
+
 /**
  * The crash-recovery tool: runs `ms` milliseconds, heartbeating; the benchmark kills the worker while
  * it runs. `onStart`/`onEnd` tell the worker process when an attempt starts and ends.

@@ -14,6 +14,7 @@ import {
   noopLocalTool,
   noopOnceTool,
   noopTool,
+  slowBatchedTool,
   slowLocalTool,
   slowTool,
   waitTool,
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
       waitTool,
       slowTool,
       slowLocalTool,
+      slowBatchedTool,
       largeResultTool,
       crashTool(config.crashHeartbeatTimeout, {
         onStart: (attempt) => sendToBench({ type: 'toolStart', attempt, at: Date.now() }),

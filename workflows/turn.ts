@@ -7,6 +7,7 @@ import {
   MODEL_CONTEXT_NOT_CACHED,
   type PreparedToolCall,
 } from '../src/contract/protocol.ts';
+import { withDefaultPolicy } from '../src/contract/toolPolicy.ts';
 import { resultText } from '../src/contract/toolResult.ts';
 import {
   largeInlineMessages,
@@ -149,7 +150,7 @@ async function agentLoop(state: ConversationState, answered: number[]): Promise<
       }
       assistant = reply;
       kept = stored ? storedOutline(reply, stored) : reply;
-      prepared = preparedInCall ?? [];
+      prepared = (preparedInCall ?? []).map(withDefaultPolicy);
     } catch (error) {
       if (isCancellation(error)) return cancelledTurn(turn);
       return { turn, status: 'failed', reply: '', error: modelCallFailure(state, error) };

@@ -4,7 +4,7 @@ import { lastToolBatch } from '../history.ts';
 import { createPiAgent } from '../piAgent.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
-import { SLOW_TOOL_MS, slowLocalTool } from '../tools.ts';
+import { SLOW_TOOL_MS, slowBatchedTool, slowLocalTool } from '../tools.ts';
 import { sendOk } from './overhead.ts';
 
 export const PARALLEL_TOOLS = 8;
@@ -20,8 +20,16 @@ interface ModeResult {
 
 export interface ParallelResult {
   runs: number;
-  /** `parallelLocalActivity`: parallel mode with the tool declared `localActivity` (absent before it). */
-  ours: { parallel: ModeResult; sequential: ModeResult; parallelLocalActivity?: ModeResult };
+  /**
+   * Parallel mode with the tool declared `localActivity` and with it declared `batched` (each
+   * absent in runs before it).
+   */
+  ours: {
+    parallel: ModeResult;
+    sequential: ModeResult;
+    parallelLocalActivity?: ModeResult;
+    parallelBatched?: ModeResult;
+  };
   pi: { parallel: ModeResult; sequential: ModeResult };
 }
 
@@ -58,17 +66,8 @@ export async function measureParallel(
     }
     await conversation.end();
   }
-  const local = samples();
-  const localConversation = await agents.startConversation({ systemPrompt: '', toolExecution: 'parallel' });
-  const localDirective = callDirective(slowLocalTool.name, PARALLEL_TOOLS);
-  for (let run = -1; run < runs; run++) {
-    const turn = await timed(() => sendOk(localConversation, localDirective));
-    const batch = await lastToolBatch(localConversation.handle);
-    if (run < 0) continue;
-    local.batch.push(batch.batchMs);
-    local.turn.push(turn.ms);
-  }
-  await localConversation.end();
+  const local = await parallelBatches(agents, slowLocalTool.name, runs);
+  const batched = await parallelBatches(agents, slowBatchedTool.name, runs);
   const describe = (samples: {
     batch: number[];
     turn: number[];
@@ -86,9 +85,30 @@ export async function measureParallel(
       parallel: describe(ours.parallel),
       sequential: describe(ours.sequential),
       parallelLocalActivity: describe(local),
+      parallelBatched: describe(batched),
     },
     pi: { parallel: describe(pi.parallel), sequential: describe(pi.sequential) },
   };
+}
+
+/** `runs` turns (after a warm-up) in which the model asks for `PARALLEL_TOOLS` parallel calls of `tool`. */
+async function parallelBatches(
+  agents: AgentClient,
+  tool: string,
+  runs: number,
+): Promise<{ batch: number[]; turn: number[] }> {
+  const measured = { batch: [] as number[], turn: [] as number[] };
+  const conversation = await agents.startConversation({ systemPrompt: '', toolExecution: 'parallel' });
+  const directive = callDirective(tool, PARALLEL_TOOLS);
+  for (let run = -1; run < runs; run++) {
+    const turn = await timed(() => sendOk(conversation, directive));
+    const batch = await lastToolBatch(conversation.handle);
+    if (run < 0) continue;
+    measured.batch.push(batch.batchMs);
+    measured.turn.push(turn.ms);
+  }
+  await conversation.end();
+  return measured;
 }
 
 /** Ideal time over actual time: 1 when 8 parallel tools take as long as one. */

@@ -8,7 +8,7 @@ import {
   missingSearchAttributesMessage,
   waitForServer,
 } from '../infrastructure/server/index.ts';
-import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import { announcementOf, describeStore, isStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { TASK_QUEUE_TYPE_ACTIVITY, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 import { pollerStates } from '../infrastructure/workerLiveness.ts';
 import { type ConnectionFlags, connectionConfig } from './config.ts';
@@ -135,7 +135,7 @@ function agreementChecks(
   const announced = workers.map((identity) => ({ identity, ...announcementOf(identity) }));
   const silent = announced.filter((worker) => !worker.announced).map((worker) => worker.identity);
   const storeProblems = announced.flatMap(({ identity, announced: said, store }) => {
-    if (!said || store?.id === own.store?.id) return [];
+    if (!said || isStore(store, own.store)) return [];
     if (own.store) return [storeMismatch(own.store, { identity, store }, queue)];
     return [
       `Worker ${identity} uses the payload store ${store ? describeStore(store) : '?'}; this client uses none, so it cannot read large messages: unset YIEM_PAYLOAD_STORAGE=off.`,

@@ -3,6 +3,7 @@ import { DEFAULT_MODEL, OPENAI_DEFAULT_BASE_URL } from '../../activities/models/
 import { CONVERSATION_STATUSES } from '../contract/searchAttributes.ts';
 import { MESSAGE_DELIVERIES } from '../contract/settings.ts';
 import { describeThrown } from '../contract/thrown.ts';
+import { packageVersion } from '../infrastructure/packageVersion.ts';
 import { codecServerCommand } from './codecServer.ts';
 import {
   approveCommand,
@@ -31,7 +32,6 @@ import { budgetCommand, pauseCommand, resumeCommand } from './safePointCommands.
 import { scheduleCreateCommand, scheduleDeleteCommand, scheduleListCommand } from './schedules.ts';
 import { selfWritingOptions } from './selfWritingFlags.ts';
 import { turnsCollectCommand, turnsListCommand, turnsWatchCommand } from './turns.ts';
-import { packageVersion } from './version.ts';
 
 const MCP_FLAG_HELP = 'offer the tools of the MCP servers in this JSON file ({"mcpServers": {...}})';
 

@@ -6,7 +6,7 @@ import { describeThrown } from '../contract/thrown.ts';
 import type { ConversationEvent, ConversationEventItem } from '../contract/types/events.ts';
 import { announcesLiveChannel, LiveChannel, type LiveReader } from '../infrastructure/storage/liveChannel.ts';
 import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
-import { announcementOf, describeStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
+import { announcementOf, describeStore, isStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { PAYLOAD_STORE_ERROR } from '../infrastructure/storage/storeErrors.ts';
 import { recentPollers, TASK_QUEUE_TYPE_WORKFLOW } from '../infrastructure/taskQueuePollers.ts';
 
@@ -36,7 +36,7 @@ export async function liveChannelFor(handle: WorkflowHandle): Promise<FollowedCh
     .map((identity) => ({ identity, ...announcementOf(identity) }))
     .filter((worker) => worker.announced);
   const copying = workers.every(
-    (worker) => announcesLiveChannel(worker.identity) && worker.store?.id === own.id,
+    (worker) => announcesLiveChannel(worker.identity) && isStore(worker.store, own),
   );
   return workers.length > 0 && copying ? { channel, store: describeStore(own) } : undefined;
 }

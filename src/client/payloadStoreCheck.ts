@@ -3,8 +3,10 @@ import { utf8Bytes } from '../contract/utf8.ts';
 import { storeAnnouncementOf } from '../infrastructure/codec/dataConverter.ts';
 import { payloadStoreOf } from '../infrastructure/storage/payloadStorage.ts';
 import {
+  type AnnouncedStore,
   announcementOf,
   describeStore,
+  isStore,
   type PayloadStoreIdentity,
 } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import {
@@ -16,7 +18,7 @@ import {
 /** A worker of a queue and the store it announces (undefined: it announces none, payloads stay inline for it). */
 export interface WorkerStore {
   identity: string;
-  store: PayloadStoreIdentity | undefined;
+  store: AnnouncedStore | undefined;
 }
 
 /** Room for the JSON quotes and the codec's envelope (key id, IV, tag) around a message. */
@@ -41,7 +43,7 @@ export function storeMismatch(own: PayloadStoreIdentity, worker: WorkerStore, ta
   const theirs = worker.store
     ? `uses the payload store ${describeStore(worker.store)}`
     : 'uses no payload store';
-  const inS3 = [own, worker.store].some((store) => store?.location.startsWith('s3://'));
+  const inS3 = [own, worker.store].some((store) => store?.location?.startsWith('s3://'));
   const sameStore = inS3
     ? 'set YIEM_PAYLOAD_STORAGE=s3 with the same YIEM_S3_BUCKET, YIEM_S3_PREFIX and YIEM_S3_ENDPOINT for both'
     : 'set YIEM_PAYLOADS_DIR to one folder for both (or unset it on both: the default is the per-user ' +
@@ -76,7 +78,7 @@ export class PayloadStoreCheck {
     if (!store || utf8Bytes(JSON.stringify(text)) + ENVELOPE_BYTES < store.thresholdBytes) return undefined;
     const queue = await taskQueue();
     const workers = await workerStores(this.#service, this.#namespace, queue);
-    const other = workers.find((worker) => worker.store?.id !== store.id);
+    const other = workers.find((worker) => !isStore(worker.store, store));
     if (!other) return undefined;
     return `Message not sent (${utf8Bytes(text)} bytes, stored from ${store.thresholdBytes}): ${storeMismatch(store, other, queue)}`;
   }

@@ -229,7 +229,7 @@ export type ActivityEvents = ((
  */
 export type CallModelOutput = AssistantMessage & {
   events?: ActivityEvents;
-  prepared?: PreparedToolCall[];
+  prepared?: SentPreparedToolCall[];
   stored?: StoredContent;
   storedMessages?: { index: number; stored: StoredContent }[];
   /** The model's context window in bytes, as this worker sees it: when compaction is due. */
@@ -240,6 +240,14 @@ export type CallModelOutput = AssistantMessage & {
 export interface ModelContext extends TranscriptPage {
   systemPrompt: string;
 }
+
+/**
+ * A prepared call as `callModel` returns it: a ready call's policy is left out when it is the
+ * default (`withoutDefaultPolicy`), since each reply's calls are recorded in the history.
+ */
+export type SentPreparedToolCall =
+  | Exclude<PreparedToolCall, { kind: 'ready' }>
+  | (Omit<Extract<PreparedToolCall, { kind: 'ready' }>, 'policy'> & { policy?: ResolvedToolPolicy });
 
 export interface PrepareToolCallsInput {
   conversationId: string;

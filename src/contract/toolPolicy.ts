@@ -1,4 +1,4 @@
-import type { ResolvedToolPolicy } from './protocol.ts';
+import type { PreparedToolCall, ResolvedToolPolicy, SentPreparedToolCall } from './protocol.ts';
 import type { ActivityPolicy } from './types/base.ts';
 
 export const DEFAULT_TOOL_POLICY: ResolvedToolPolicy = {
@@ -27,4 +27,20 @@ export function resolveToolPolicy(policy: ActivityPolicy = {}, local = false): R
     retry: { ...DEFAULT_TOOL_POLICY.retry, ...policy.retry },
     ...(policy.scheduleToStartTimeout ? { scheduleToStartTimeout: policy.scheduleToStartTimeout } : {}),
   };
+}
+
+const isDefaultPolicy = (policy: ResolvedToolPolicy, local: boolean): boolean =>
+  JSON.stringify(policy) === JSON.stringify(resolveToolPolicy(undefined, local));
+
+/** `call` without its policy when that is the default (for its kind): about 200 bytes of history a call. */
+export function withoutDefaultPolicy(call: PreparedToolCall): SentPreparedToolCall {
+  if (call.kind !== 'ready' || !isDefaultPolicy(call.policy, call.localActivity === true)) return call;
+  const { policy: _default, ...rest } = call;
+  return rest;
+}
+
+/** `call` as PREPARE made it: a policy left out is the default. */
+export function withDefaultPolicy(call: SentPreparedToolCall): PreparedToolCall {
+  if (call.kind !== 'ready' || call.policy) return call as PreparedToolCall;
+  return { ...call, policy: resolveToolPolicy(undefined, call.localActivity === true) };
 }

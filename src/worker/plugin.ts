@@ -9,7 +9,7 @@ import { describeModels, modelTableOf } from '../../activities/models/models.ts'
 import {
   identityWithSignature,
   TaskQueueNeighbours,
-  toolSetHash,
+  workerSignature,
 } from '../../activities/taskQueueNeighbours.ts';
 import type { AgentActivities, AgentEventSinks } from '../contract/protocol.ts';
 import {
@@ -126,13 +126,11 @@ export class AgentPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     this.#workerOptions = options;
     if (this.#mcp?.hasStatefulServers) this.#sessionQueue ??= sessionQueueName(options.taskQueue);
-    const signature = {
-      ...(this.#runsModelCalls ? { model: describeModels(modelTableOf(this.#dependencies)) } : {}),
-      tools: toolSetHash(this.#dependencies.registry.names()),
-    };
+    const models = this.#runsModelCalls ? describeModels(modelTableOf(this.#dependencies)) : undefined;
+    const signature = workerSignature(models, this.#dependencies.registry.names());
     this.#liveChannel = LiveChannel.of(loadDataConverter(options.dataConverter));
     const identity = identityWithSignature(options.identity, signature, this.#liveChannel !== undefined);
-    this.#neighbours.bind(identity, signature);
+    this.#neighbours.bind(identity, signature, models);
     const configured = {
       ...super.configureWorker(options),
       identity,

@@ -18,6 +18,7 @@ import { resolveTemporalConnection, unreachableServerMessage } from '../infrastr
 import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing } from '../infrastructure/tracing.ts';
+import { workflowBuildId } from './buildId.ts';
 import { workerDeploymentOptions } from './deployment.ts';
 import { workerEnvironment } from './environment.ts';
 import {
@@ -27,7 +28,7 @@ import {
   type TemporalWorkerOptions,
   type ToolOptions,
 } from './options.ts';
-import { AgentPlugin } from './plugin.ts';
+import { AGENT_WORKFLOWS_PATH, AgentPlugin } from './plugin.ts';
 import { installWorkerRuntime } from './runtime.ts';
 import { installWorkerLog } from './workerLog.ts';
 
@@ -193,15 +194,22 @@ async function createWorkers(
 ): Promise<Worker[]> {
   const { namespace, taskQueue, dataConverter, deployment, tracing } = setup;
   const converter = dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {};
+  const bundle = options.workflows === false ? undefined : options.workflowBundle;
+  const buildId = deployment
+    ? {}
+    : {
+        buildId: await workflowBuildId(bundle, {
+          agentWorkflowsPath: AGENT_WORKFLOWS_PATH,
+          workflowsPath: options.options?.workflowsPath,
+        }),
+      };
   const worker = await Worker.create({
     connection,
     namespace,
     taskQueue,
-    ...(options.workflowBundle && options.workflows !== false
-      ? { workflowBundle: options.workflowBundle }
-      : {}),
+    ...(bundle ? { workflowBundle: bundle } : {}),
     ...converter,
-    ...(deployment ? { workerDeploymentOptions: deployment } : {}),
+    ...(deployment ? { workerDeploymentOptions: deployment } : buildId),
     ...options.options,
     identity: setup.identity,
     plugins: [plugin, ...(tracing?.plugins ?? []), ...(options.options?.plugins ?? [])],
@@ -223,6 +231,7 @@ async function createWorkers(
       maxTaskQueueActivitiesPerSecond: model.rateLimit.requestsPerMinute / 60,
       ...converter,
       identity: worker.options.identity,
+      ...buildId,
       plugins: tracing?.plugins ?? [],
     });
     workers.push(modelWorker);

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -131,7 +131,8 @@ describe('yiem doctor', () => {
       YIEM_CODEC_KEYS: key,
     });
     expect(output).toMatch(/FAIL payload store: /);
-    expect(output).toContain(workerStore);
+    const workerStoreId = (await readFile(path.join(workerStore, 'store-id'), 'utf8')).trim().slice(0, 8);
+    expect(output).toContain(`uses the payload store with id ${workerStoreId}`);
     expect(output).toContain(clientStore);
     expect(output).toMatch(/ok {3}codec keys/);
     expect(code).toBe(1);

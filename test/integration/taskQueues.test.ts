@@ -161,11 +161,7 @@ describe('two agents on one task queue', () => {
     timeout: 150_000,
   }, async () => {
     const identities = await untilPollers(users, shared, 2);
-    expect(
-      identities.every((identity) =>
-        / yiem\(model scripted at http:\/\/127\.0\.0\.1:\d+\/v1, tools [0-9a-f]{8}, live\)$/.test(identity),
-      ),
-    ).toBe(true);
+    expect(identities.every((identity) => / yiem\(m[0-9a-f]{8} t[0-9a-f]{8} L\)$/.test(identity))).toBe(true);
     devStack.model.enqueue({ kind: 'text', text: 'the demo model answers' });
     users.model.enqueue({ kind: 'text', text: "the user's model answers" });
     const conversation = await users.client.startConversation({ systemPrompt: 'Whose model?' });

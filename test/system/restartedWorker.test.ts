@@ -69,7 +69,7 @@ describe('a worker restarted with another model on the same task queue', () => {
       taskQueue,
       TASK_QUEUE_TYPE_ACTIVITY,
     );
-    const stopped = pollers.find(({ identity }) => identity.includes(' yiem(model scripted at '));
+    const stopped = pollers.find(({ identity }) => identity.includes(' yiem(m'));
     if (!stopped) throw new Error(`the server no longer lists the stopped worker of ${taskQueue}`);
     return stopped.lastPollMs;
   }

@@ -15,7 +15,7 @@ import {
   routingInfo,
 } from '../../activities/models/models.ts';
 import { loadModelsConfig } from '../../activities/models/modelsFile.ts';
-import { signatureOf } from '../../activities/taskQueueNeighbours.ts';
+import { identityWithSignature, signatureOf, workerSignature } from '../../activities/taskQueueNeighbours.ts';
 import { promptOptionsProblem } from '../../src/contract/settings.ts';
 import type { ModelOptions, ModelRouteContext } from '../../src/contract/types/models.ts';
 
@@ -164,10 +164,9 @@ describe('describeModels', () => {
     expect(several).toBe(
       'model fast: fast at http://fast.local/v1; model strong: provider-strong at http://strong.local/v1',
     );
-    expect(signatureOf(`1@host yiem(${several}, tools 0123abcd)`)).toEqual({
-      model: several,
-      tools: '0123abcd',
-    });
+    expect(signatureOf(identityWithSignature('1@host', workerSignature(several, ['a'])))).toEqual(
+      workerSignature(several, ['a']),
+    );
   });
 });
 

@@ -4,15 +4,15 @@ import {
   signatureOf,
   TaskQueueNeighbours,
   toolSetHash,
+  workerSignature,
 } from '../../activities/taskQueueNeighbours.ts';
 import type { TaskQueueService } from '../../src/infrastructure/taskQueuePollers.ts';
 import type { WorkerListService } from '../../src/infrastructure/workerLiveness.ts';
 
-const demo = {
-  model: 'model yiem-demo at http://127.0.0.1:4000/v1',
-  tools: toolSetHash(['getTime', 'getWeather']),
-};
-const users = { model: 'model gpt-4o-mini at https://api.openai.com/v1', tools: toolSetHash(['lookup']) };
+const DEMO_MODEL = 'model yiem-demo at http://127.0.0.1:4000/v1';
+const USERS_MODEL = 'model gpt-4o-mini at https://api.openai.com/v1';
+const demo = workerSignature(DEMO_MODEL, ['getTime', 'getWeather']);
+const users = workerSignature(USERS_MODEL, ['lookup']);
 
 /** A queue whose pollers are the given identities, seen `agoMs` before now. */
 function queueOf(pollers: { identity: string; agoMs?: number }[]): TaskQueueService {
@@ -35,6 +35,17 @@ describe('worker signatures in identities', () => {
     expect(signatureOf('1@host')).toBeUndefined();
   });
 
+  it('stays short, since Temporal writes the identity into most history events', () => {
+    expect(identityWithSignature('1@host', demo, true)).toMatch(
+      /^1@host yiem\(m[0-9a-f]{8} t[0-9a-f]{8} L\)$/,
+    );
+  });
+
+  it("reads an earlier release's identity, so that a rolling upgrade compares old and new workers", () => {
+    const old = `1@host codec(none) payloads(0123456789abcdef /data) yiem(${DEMO_MODEL}, tools ${demo.tools}, live)`;
+    expect(signatureOf(old)).toEqual(demo);
+  });
+
   it('hashes tool names whatever their order', () => {
     expect(toolSetHash(['b', 'a'])).toBe(toolSetHash(['a', 'b']));
     expect(toolSetHash(['a'])).not.toBe(toolSetHash(['a', 'b']));
@@ -48,14 +59,14 @@ describe('TaskQueueNeighbours', () => {
   it('refuses model calls while another worker of the queue calls another model, and logs it once', async () => {
     const logged: string[] = [];
     const neighbours = new TaskQueueNeighbours((line) => logged.push(line));
-    neighbours.bind(own, users);
+    neighbours.bind(own, users, USERS_MODEL);
     const queue = queueOf([{ identity: own }, { identity: other }]);
     const conflict = await neighbours.modelConflict(queue, 'default', 'yiem-agent');
     expect(conflict).toContain(
-      `Worker ${own} (${users.model}) shares task queue "yiem-agent" with worker ${other}`,
+      `Worker ${own} (${USERS_MODEL}) shares task queue "yiem-agent" with worker ${other}`,
     );
     await neighbours.modelConflict(queue, 'default', 'yiem-agent');
-    expect(logged).toEqual([expect.stringContaining(`another model (${demo.model}): ${other}`)]);
+    expect(logged).toEqual([expect.stringContaining(`another model: ${other}`)]);
   });
 
   it('only logs a worker with the same model and other tools', async () => {

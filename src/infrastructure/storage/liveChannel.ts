@@ -10,11 +10,11 @@ import type { LiveStore } from './liveStore.ts';
 const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 
 /** What a worker's identity ends its `yiem(…)` signature with when it copies events to its store's live channel. */
-export const LIVE_ANNOUNCEMENT = ', live';
+export const LIVE_ANNOUNCEMENT = ' L';
 
-/** Whether a worker's identity says it copies conversations' events to its store's live channel. */
+/** Whether a worker's identity says it copies conversations' events to its store's live channel (`, live` before 2026-12-07). */
 export function announcesLiveChannel(identity: string): boolean {
-  return identity.endsWith(`${LIVE_ANNOUNCEMENT})`);
+  return identity.endsWith(`${LIVE_ANNOUNCEMENT})`) || identity.endsWith(', live)');
 }
 
 /** A follower counts as present this long after it last said so; it says so every `FOLLOWER_REFRESH_MS`. */

@@ -41,14 +41,35 @@ export async function fileStoreIdentity(directory: string): Promise<PayloadStore
   return { id, location: directory };
 }
 
-export function describeStore(store: PayloadStoreIdentity): string {
-  return `${store.location} (store ${store.id})`;
+/**
+ * A store as a worker's identity announces it: the first 8 hex digits of its id (16 from an earlier
+ * release), and where it is if an older worker said so.
+ */
+export interface AnnouncedStore {
+  id: string;
+  location?: string;
+}
+
+const ANNOUNCED_ID_DIGITS = 8;
+
+/** Whether a store a worker announces is `store` (the announcement may hold a prefix of its id). */
+export function isStore(
+  announced: AnnouncedStore | undefined,
+  store: PayloadStoreIdentity | undefined,
+): boolean {
+  if (!announced || !store) return !announced && !store;
+  return store.id.startsWith(announced.id.slice(0, ANNOUNCED_ID_DIGITS));
+}
+
+export function describeStore(store: AnnouncedStore): string {
+  return store.location ? `${store.location} (store ${store.id})` : `with id ${store.id}`;
 }
 
 /**
  * What a worker announces in its Temporal identity about its store and codec keys, so that clients
- * and `yiem doctor` can compare without a round trip: `payloads(<id> <location>)` and
- * `codec(<keyId>:<fingerprint>,…)`. Key fingerprints are a hash prefix, never the key.
+ * and `yiem doctor` can compare without a round trip: ` p(<the first 8 digits of the store id>)` (` p(-)` without a store) and,
+ * with encryption, ` k(<keyId>:<fingerprint>,…)`. Key fingerprints are a hash prefix, never the key.
+ * Short because Temporal writes the identity into most events of every conversation's history.
  */
 export interface StoreAnnouncement {
   store?: PayloadStoreIdentity;
@@ -57,26 +78,34 @@ export interface StoreAnnouncement {
 }
 
 export function identityWithStore(base: string, announcement: StoreAnnouncement): string {
-  const codec = announcement.codecKeys ? ` codec(${announcement.codecKeys.join(',')})` : ' codec(none)';
-  const store = announcement.store
-    ? ` payloads(${announcement.store.id} ${announcement.store.location})`
-    : '';
-  return `${base}${codec}${store}`;
+  const keys = announcement.codecKeys ? ` k(${announcement.codecKeys.join(',')})` : '';
+  return `${base} p(${announcement.store?.id.slice(0, ANNOUNCED_ID_DIGITS) ?? '-'})${keys}`;
 }
 
-const STORE_TOKEN = / payloads\(([0-9a-f]{16}) (.+?)\)(?= yiem\(|$)/;
-const CODEC_TOKEN = / codec\(([^)]*)\)/;
+const STORE_TOKEN = / p\(([0-9a-f]{8}|-)\)/;
+const KEYS_TOKEN = / k\(([^)]*)\)/;
+/** The longer tokens of earlier releases, still read so that a rolling upgrade compares old workers too. */
+const OLD_STORE_TOKEN = / payloads\(([0-9a-f]{16}) (.+?)\)(?= yiem\(|$)/;
+const OLD_CODEC_TOKEN = / codec\(([^)]*)\)/;
 
 /** What a worker's identity announces; undefined parts were not announced (an older worker, another driver). */
-export function announcementOf(identity: string): { store?: PayloadStoreIdentity; codecKeys?: string[] } & {
+export function announcementOf(identity: string): { store?: AnnouncedStore; codecKeys?: string[] } & {
   announced: boolean;
 } {
   const store = STORE_TOKEN.exec(identity);
-  const codec = CODEC_TOKEN.exec(identity);
-  const codecText = codec?.[1];
+  if (store) {
+    const keys = KEYS_TOKEN.exec(identity)?.[1];
+    return {
+      announced: true,
+      ...(store[1] && store[1] !== '-' ? { store: { id: store[1] } } : {}),
+      ...(keys ? { codecKeys: keys.split(',') } : {}),
+    };
+  }
+  const oldStore = OLD_STORE_TOKEN.exec(identity);
+  const codecText = OLD_CODEC_TOKEN.exec(identity)?.[1];
   return {
-    announced: Boolean(codec),
-    ...(store?.[1] && store[2] ? { store: { id: store[1], location: store[2] } } : {}),
+    announced: codecText !== undefined,
+    ...(oldStore?.[1] && oldStore[2] ? { store: { id: oldStore[1], location: oldStore[2] } } : {}),
     ...(codecText && codecText !== 'none' ? { codecKeys: codecText.split(',') } : {}),
   };
 }

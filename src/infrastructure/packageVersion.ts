@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 
 /**
- * The version of the yiem-agent package this CLI belongs to, from its package.json: two folders up
- * from the sources (src/cli), three from the build (dist/src/cli).
+ * The version of this yiem-agent package, from its package.json: two folders up from the sources
+ * (src/infrastructure), three from the build (dist/src/infrastructure).
  */
 export function packageVersion(): string {
   for (const up of ['../../package.json', '../../../package.json']) {
