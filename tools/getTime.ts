@@ -134,5 +134,7 @@ export function getTool(_context: ToolLoadContext): AgentTool {
     execute,
     validateRequiredArgs,
     parallelToolExecute: true,
+    // In memory and under a millisecond, with nothing to heartbeat: a local activity (docs/tools.md).
+    localActivity: true,
   };
 }

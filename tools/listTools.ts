@@ -21,5 +21,7 @@ export function getTool(context: ToolLoadContext): AgentTool {
       return textResult(['Available tools:', ...tools.map(toolLine)].join('\n'), { tools });
     },
     parallelToolExecute: true,
+    // Reads the worker's registry, under a millisecond, nothing to heartbeat: a local activity (docs/tools.md).
+    localActivity: true,
   };
 }
