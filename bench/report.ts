@@ -355,6 +355,7 @@ function goalsSection(results: BenchResults): string {
   );
 
   rows.push(goalRow(HISTORY_GOAL, 'd', historyLast && historyGoalFigure(historyLast)));
+  rows.push(...historyAgainstLocalRows(peer));
 
   const levels = results.throughput?.levels;
   const cpuPerTurn = levels?.map((level) => ({
@@ -826,6 +827,26 @@ function historyGoalFigure(point: HistoryBytesPoint): GoalFigure | undefined {
     gap: `text ${kb(Math.max(0, over[0] ?? 0))} over, tool ${kb(Math.max(0, over[1] ?? 0))} over`,
     met: over.every((bytes) => bytes <= 0),
   };
+}
+
+/** Issue 49's history goals against the peer's local-activity configuration (section (p), 2,000-byte messages). */
+function historyAgainstLocalRows(peer: PeerResult | undefined): string[][] {
+  const late = peer?.historyAgainstLocal?.at(-1);
+  const localLate = peer?.historyLocalAgainstLocal?.at(-1);
+  const alike = localLate
+    ? `; with \`modelPolicy.localActivity\` ${kb(localLate.bytes.ours)} against ${kb(localLate.bytes.peer)} (${ratioOf(localLate.bytes.ours, localLate.bytes.peer)})`
+    : '';
+  const figure = (limit: number) =>
+    late && {
+      measured: `${kb(late.bytes.ours)} against ${kb(late.bytes.peer)} at text turn ${late.turn}${alike}`,
+      gap: over(late.bytes.ours / late.bytes.peer, limit, 2, ' ×'),
+      met: late.bytes.ours <= limit * late.bytes.peer,
+      peer: ratioOf(late.bytes.ours, late.bytes.peer),
+    };
+  return [
+    goalRow("History per turn never more than the peer's local-activity configuration", 'p', figure(1)),
+    goalRow("History per turn ≤ 0.5 × the peer's local-activity configuration", 'p', figure(0.5)),
+  ];
 }
 
 function historySection(points: HistoryBytesPoint[]): string {
@@ -1382,6 +1403,18 @@ function peerSection(result: PeerResult): string {
         kb(point.bytes.peer),
         ratioOf(point.bytes.ours, point.bytes.peer),
       ],
+    ]),
+    ...(result.historyAgainstLocal ?? []).map((point) => [
+      `history bytes added by text turn ${point.turn}, 2,000-byte messages, against the peer's model call as a local activity`,
+      kb(point.bytes.ours),
+      kb(point.bytes.peer),
+      ratioOf(point.bytes.ours, point.bytes.peer),
+    ]),
+    ...(result.historyLocalAgainstLocal ?? []).map((point) => [
+      `the same, ours with \`modelPolicy.localActivity\`, text turn ${point.turn}`,
+      kb(point.bytes.ours),
+      kb(point.bytes.peer),
+      ratioOf(point.bytes.ours, point.bytes.peer),
     ]),
     ...(result.actions
       ? [

@@ -9,6 +9,7 @@ import { callDirective } from '../scriptedReplies.ts';
 import { MB, type Summary, summarize, timed } from '../stats.ts';
 import { noopLocalTool, SLOW_TOOL_MS, slowLocalTool } from '../tools.ts';
 import type { WorkerHandle } from '../workerHandle.ts';
+import { paddedText } from './historyBytes.ts';
 import { OVERHEAD_TOOL_CALLS, perCallMs, type RunTimes, sendOk } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 import { startWarm } from './throughput.ts';
@@ -110,6 +111,13 @@ export interface PeerResult {
     maxCachedWorkflows: SideBySide<number>;
   };
   history: HistoryGrowth[];
+  /**
+   * The same with 2,000-byte messages, ours against the peer with its model call as a
+   * local activity (`peer` here); absent in runs before it.
+   */
+  historyAgainstLocal?: HistoryGrowth[];
+  /** As `historyAgainstLocal`, ours started with `modelPolicy: { localActivity: true }`. */
+  historyLocalAgainstLocal?: HistoryGrowth[];
   /** Per text turn and per turn with two tool calls; absent without the server's metrics. */
   actions?: { textTurn: SideBySide<number>; toolTurn: SideBySide<number> };
 }
@@ -262,6 +270,19 @@ export async function measurePeer(
     }
 
     const history = await historyGrowth(await sides('parallel'), [1, lateTurn]);
+    const againstLocal = {
+      ours: ourSide(await agents.startConversation({ systemPrompt: '' })),
+      peer: peerSide(await peer.startChat({ parallelToolCalls: true, modelCall: 'localActivity' })),
+    };
+    const largeText = (turn: number) => paddedText(`turn ${turn}`);
+    const historyAgainstLocal = await historyGrowth(againstLocal, [1, lateTurn], largeText);
+    const localAgainstLocal = {
+      ours: ourSide(
+        await agents.startConversation({ systemPrompt: '', modelPolicy: { localActivity: true } }),
+      ),
+      peer: peerSide(await peer.startChat({ parallelToolCalls: true, modelCall: 'localActivity' })),
+    };
+    const historyLocalAgainstLocal = await historyGrowth(localAgainstLocal, [1, lateTurn], largeText);
     const metricsUrl = env.server.metricsUrl;
     const actions = metricsUrl ? await actionsPerTurn(await sides('parallel'), metricsUrl) : undefined;
 
@@ -329,6 +350,8 @@ export async function measurePeer(
       // Last: a peer worker filled to its limit would slow whatever came after it.
       idleMemory: await idleWorkerMemory(ourWorker, peer, options.idleConversations),
       history,
+      historyAgainstLocal,
+      historyLocalAgainstLocal,
       ...(actions ? { actions } : {}),
     };
   } finally {
@@ -410,8 +433,12 @@ async function idleWorkerMemory(
   };
 }
 
-/** What one text turn adds to each side's history at each of `turns` (1-based). */
-async function historyGrowth(pair: SideBySide<Side>, turns: number[]): Promise<HistoryGrowth[]> {
+/** What one text turn adds to each side's history at each of `turns` (1-based), its message `text(turn)`. */
+async function historyGrowth(
+  pair: SideBySide<Side>,
+  turns: number[],
+  text = (turn: number) => `turn ${turn}`,
+): Promise<HistoryGrowth[]> {
   const growth: HistoryGrowth[] = [];
   const size = async (side: Side) => {
     const history = await storedHistory(side.handle);
@@ -421,9 +448,9 @@ async function historyGrowth(pair: SideBySide<Side>, turns: number[]): Promise<H
   for (const turn of turns) {
     const before: Partial<Record<'ours' | 'peer', { events: number; bytes: number }>> = {};
     for (const side of ['ours', 'peer'] as const) {
-      for (let next = done + 1; next < turn; next++) await pair[side].send(`turn ${next}`);
+      for (let next = done + 1; next < turn; next++) await pair[side].send(text(next));
       before[side] = await size(pair[side]);
-      await pair[side].send(`turn ${turn}`);
+      await pair[side].send(text(turn));
     }
     done = turn;
     const after = { ours: await size(pair.ours), peer: await size(pair.peer) };
