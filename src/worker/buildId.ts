@@ -2,8 +2,23 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { WorkerOptions } from '@temporalio/worker';
 import { packageVersion } from '../infrastructure/packageVersion.ts';
 import type { WorkflowBundle } from './options.ts';
+import { AGENT_WORKFLOWS_PATH } from './plugin.ts';
+
+/**
+ * The `buildId` option of a worker without yiem's deployment: {@link workflowBuildId}, unless
+ * Temporal's own options in `temporalOptions` name the build (versioning, or a build id of its own).
+ */
+export async function unversionedBuildId(
+  bundle: WorkflowBundle | undefined,
+  temporalOptions: Partial<WorkerOptions> | undefined,
+): Promise<{ buildId?: string }> {
+  if (temporalOptions?.workerDeploymentOptions || temporalOptions?.buildId) return {};
+  const sources = { agentWorkflowsPath: AGENT_WORKFLOWS_PATH, workflowsPath: temporalOptions?.workflowsPath };
+  return { buildId: await workflowBuildId(bundle, sources) };
+}
 
 /**
  * The build id of a worker without a deployment: `yiem-agent@<version>+<12 hex digits>`, a hash of

@@ -18,7 +18,7 @@ import { resolveTemporalConnection, unreachableServerMessage } from '../infrastr
 import { assertSupportedNode } from '../infrastructure/nodeVersion.ts';
 import { describeStore, identityWithStore } from '../infrastructure/storage/payloadStoreIdentity.ts';
 import { startTracing } from '../infrastructure/tracing.ts';
-import { workflowBuildId } from './buildId.ts';
+import { unversionedBuildId } from './buildId.ts';
 import { workerDeploymentOptions } from './deployment.ts';
 import { workerEnvironment } from './environment.ts';
 import {
@@ -28,7 +28,7 @@ import {
   type TemporalWorkerOptions,
   type ToolOptions,
 } from './options.ts';
-import { AGENT_WORKFLOWS_PATH, AgentPlugin } from './plugin.ts';
+import { AgentPlugin } from './plugin.ts';
 import { installWorkerRuntime } from './runtime.ts';
 import { installWorkerLog } from './workerLog.ts';
 
@@ -195,14 +195,7 @@ async function createWorkers(
   const { namespace, taskQueue, dataConverter, deployment, tracing } = setup;
   const converter = dataConverter ? { dataConverter: workerDataConverter(dataConverter) } : {};
   const bundle = options.workflows === false ? undefined : options.workflowBundle;
-  const buildId = deployment
-    ? {}
-    : {
-        buildId: await workflowBuildId(bundle, {
-          agentWorkflowsPath: AGENT_WORKFLOWS_PATH,
-          workflowsPath: options.options?.workflowsPath,
-        }),
-      };
+  const buildId = deployment ? {} : await unversionedBuildId(bundle, options.options);
   const worker = await Worker.create({
     connection,
     namespace,

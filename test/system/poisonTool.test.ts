@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Conversation } from '../../src/client/client.ts';
 import type { ToolResultMessage } from '../../src/contract/types/messages.ts';
+import type { TurnResult } from '../../src/contract/types/turns.ts';
 import { createToolProject, type ToolProject } from '../support/toolProject.ts';
-import { useCrashScene } from '../support/workerProcess.ts';
+import { type CrashScene, useCrashScene } from '../support/workerProcess.ts';
 
 /** A tool that SIGKILLs the worker running it, on every attempt (an out-of-memory kill, a native crash). */
 const POISON_TOOL = `
@@ -23,6 +25,39 @@ export function getTool() {
 `;
 
 /**
+ * Sends "try it", for which the model calls `tool` once, then answers "The tool is broken." (and
+ * "Still here." to the next message), and starts a worker each time the last one dies, until the
+ * turn ends: the turn and how many workers died.
+ */
+async function tryUntilGivenUp(
+  scene: CrashScene,
+  conversation: Conversation,
+  tool: string,
+  project: ToolProject,
+): Promise<{ turn: TurnResult; deaths: number }> {
+  scene.model.enqueue(
+    { kind: 'toolCalls', toolCalls: [{ id: `call_${tool}`, name: tool, arguments: {} }] },
+    { kind: 'text', text: 'The tool is broken.' },
+    { kind: 'text', text: 'Still here.' },
+  );
+  let settled = false;
+  const reply = conversation.send('try it').finally(() => {
+    settled = true;
+  });
+  // Each worker dies in the call's next attempt; the next one takes over, until the call is given up.
+  let deaths = 0;
+  while (!settled && deaths < 6) {
+    const worker = await scene.startWorker(`w${deaths}`, {
+      env: { TOOLS_DIR: project.toolsDir },
+      cwd: project.dir,
+    });
+    const died = once(worker.process, 'exit').then(() => true);
+    if (await Promise.race([died, reply.then(() => false)])) deaths++;
+  }
+  return { turn: await reply, deaths };
+}
+
+/**
  * A tool call that kills its worker on every attempt: after its attempts the call fails for good
  * with a result the model and the user can read, and the conversation answers the next message.
  */
@@ -36,24 +71,8 @@ describe('a tool that kills its worker on every attempt', () => {
   it('fails for good after its attempts, saying the worker died, and the conversation goes on', async () => {
     project = await createToolProject({ 'poison.js': POISON_TOOL });
     const conversation = await scene.startConversation('poison', { systemPrompt: 'Try.' });
-    scene.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ id: 'call_poison', name: 'poison', arguments: {} }] },
-      { kind: 'text', text: 'The tool is broken.' },
-      { kind: 'text', text: 'Still here.' },
-    );
-    const env = { TOOLS_DIR: project.toolsDir };
-    let settled = false;
-    const reply = conversation.send('try it').finally(() => {
-      settled = true;
-    });
-    // Each worker dies in the call's next attempt; the next one takes over, until the call is given up.
-    let deaths = 0;
-    while (!settled && deaths < 6) {
-      const worker = await scene.startWorker(`w${deaths}`, { env, cwd: project.dir });
-      const died = once(worker.process, 'exit').then(() => true);
-      if (await Promise.race([died, reply.then(() => false)])) deaths++;
-    }
-    expect(await reply).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
+    const { turn, deaths } = await tryUntilGivenUp(scene, conversation, 'poison', project);
+    expect(turn).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
     expect(deaths).toBe(3);
     const result = (await conversation.messages())[2] as ToolResultMessage;
     expect(result).toMatchObject({ isError: true });
@@ -108,23 +127,7 @@ describe('the worker deaths a tool call may cost', () => {
   it('fails the call for good after its worker died maxWorkerDeaths times, with 7 attempts left', async () => {
     project = await createToolProject({ 'poisonMany.js': POISON_MANY_TOOL });
     const conversation = await scene.startConversation('poison-count', { systemPrompt: 'Try.' });
-    scene.model.enqueue(
-      { kind: 'toolCalls', toolCalls: [{ id: 'call_many', name: 'poisonMany', arguments: {} }] },
-      { kind: 'text', text: 'The tool is broken.' },
-      { kind: 'text', text: 'Still here.' },
-    );
-    const env = { TOOLS_DIR: project.toolsDir };
-    let settled = false;
-    const reply = conversation.send('try it').finally(() => {
-      settled = true;
-    });
-    let deaths = 0;
-    while (!settled && deaths < 6) {
-      const worker = await scene.startWorker(`w${deaths}`, { env, cwd: project.dir });
-      const died = once(worker.process, 'exit').then(() => true);
-      if (await Promise.race([died, reply.then(() => false)])) deaths++;
-    }
-    const turn = await reply;
+    const { turn, deaths } = await tryUntilGivenUp(scene, conversation, 'poisonMany', project);
     expect(turn).toMatchObject({ status: 'completed', reply: 'The tool is broken.' });
     // The fourth attempt's worker lives: it gives the call up instead of running the tool.
     expect(deaths).toBe(3);
