@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { LIVE_ANNOUNCEMENT } from '../src/infrastructure/storage/liveChannel.ts';
+import { LIVE_ANNOUNCEMENT, OLD_LIVE_ANNOUNCEMENT } from '../src/infrastructure/storage/liveChannel.ts';
 import {
   POLLER_GONE_MS,
   TASK_QUEUE_TYPE_ACTIVITY,
@@ -29,7 +29,9 @@ export interface WorkerSignature {
 
 const SIGNATURE = new RegExp(` yiem\\((?:m([0-9a-f]{8}) )?t([0-9a-f]{8})(?:${LIVE_ANNOUNCEMENT})?\\)$`);
 /** Earlier releases wrote the model's line and the tools' hash in words: still read, for rolling upgrades. */
-const OLD_SIGNATURE = / yiem\((?:(model .+), )?tools ([0-9a-f]{8})(?:, live)?\)$/;
+const OLD_SIGNATURE = new RegExp(
+  ` yiem\\((?:(model .+), )?tools ([0-9a-f]{8})(?:${OLD_LIVE_ANNOUNCEMENT})?\\)$`,
+);
 
 /** How long one look at the queue's pollers is reused: one DescribeTaskQueue call per worker per interval. */
 const LOOK_INTERVAL_MS = 10_000;

@@ -11,10 +11,12 @@ const { Payload: PayloadProto } = proto.temporal.api.common.v1;
 
 /** What a worker's identity ends its `yiem(…)` signature with when it copies events to its store's live channel. */
 export const LIVE_ANNOUNCEMENT = ' L';
+/** The same announcement in the identities of earlier releases. */
+export const OLD_LIVE_ANNOUNCEMENT = ', live';
 
-/** Whether a worker's identity says it copies conversations' events to its store's live channel (`, live` before 2026-12-07). */
+/** Whether a worker's identity says it copies conversations' events to its store's live channel. */
 export function announcesLiveChannel(identity: string): boolean {
-  return identity.endsWith(`${LIVE_ANNOUNCEMENT})`) || identity.endsWith(', live)');
+  return [LIVE_ANNOUNCEMENT, OLD_LIVE_ANNOUNCEMENT].some((mark) => identity.endsWith(`${mark})`));
 }
 
 /** A follower counts as present this long after it last said so; it says so every `FOLLOWER_REFRESH_MS`. */
