@@ -8,6 +8,13 @@ export interface FloorActivities {
   model(text: string): Promise<string[]>;
   /** `noop` returns at once, `sleep200` after 200 ms, as the bench's tools of ours do. */
   tool(name: string): Promise<string>;
+  /** The tools of one reply in this one activity: together when `parallel`, else one after another. */
+  tools(names: string[], parallel: boolean): Promise<string[]>;
+}
+
+async function tool(name: string): Promise<string> {
+  if (name === 'sleep200') await sleep(SLOW_TOOL_MS);
+  return 'ok';
 }
 
 export function createFloorActivities(modelBaseURL: string): FloorActivities {
@@ -22,9 +29,12 @@ export function createFloorActivities(modelBaseURL: string): FloorActivities {
         call.type === 'function' ? [call.function.name] : [],
       );
     },
-    async tool(name) {
-      if (name === 'sleep200') await sleep(SLOW_TOOL_MS);
-      return 'ok';
+    tool,
+    async tools(names, parallel) {
+      if (parallel) return Promise.all(names.map(tool));
+      const results: string[] = [];
+      for (const name of names) results.push(await tool(name));
+      return results;
     },
   };
 }

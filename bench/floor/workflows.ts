@@ -1,8 +1,9 @@
 /**
  * The platform's floor: a bare Temporal conversation with none of yiem-agent in it. A turn is an
- * Update that calls the model in an activity, runs the tools the model asked for (activities or
- * local activities, in parallel or one after another), calls the model again and returns: the
- * fewest steps any durable agent on Temporal takes. Benchmark only; not part of the product.
+ * Update that calls the model in an activity, runs the tools the model asked for (activities, local
+ * activities or one activity that runs them all, in parallel or one after another), calls the model
+ * again and returns: the fewest steps any durable agent on Temporal takes. Benchmark only; not part
+ * of the product.
  */
 import {
   condition,
@@ -14,11 +15,13 @@ import {
 } from '@temporalio/workflow';
 import type { FloorActivities } from './activities.ts';
 
+/** How a turn runs its tools: an activity each, a local activity each, or one activity for all. */
+export type FloorToolKind = 'activity' | 'local' | 'batched';
+
 export interface FloorTurn {
   text: string;
   parallel: boolean;
-  /** The tools run as local activities instead of activities. */
-  local: boolean;
+  tools: FloorToolKind;
 }
 
 export const floorTurnUpdate = defineUpdate<string, [FloorTurn]>('turn');
@@ -33,14 +36,15 @@ export async function floorConversation(): Promise<void> {
   setHandler(floorEndSignal, () => {
     ended = true;
   });
-  setHandler(floorTurnUpdate, async ({ text, parallel, local }) => {
+  setHandler(floorTurnUpdate, async ({ text, parallel, tools }) => {
     await condition(() => !busy);
     busy = true;
     try {
       const asked = await activities.model(text);
       if (asked.length === 0) return 'done';
-      const run = (tool: string) => (local ? localActivities : activities).tool(tool);
-      if (parallel) await Promise.all(asked.map(run));
+      const run = (tool: string) => (tools === 'local' ? localActivities : activities).tool(tool);
+      if (tools === 'batched') await activities.tools(asked, parallel);
+      else if (parallel) await Promise.all(asked.map(run));
       else for (const tool of asked) await run(tool);
       await activities.model('done');
       return 'done';

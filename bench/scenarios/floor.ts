@@ -3,7 +3,13 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { BenchEnvironment } from '../environment.ts';
 import type { FloorWorkerConfig } from '../floor/workerProcess.ts';
-import { type FloorTurn, floorConversation, floorEndSignal, floorTurnUpdate } from '../floor/workflows.ts';
+import {
+  type FloorToolKind,
+  type FloorTurn,
+  floorConversation,
+  floorEndSignal,
+  floorTurnUpdate,
+} from '../floor/workflows.ts';
 import { lastToolBatch } from '../history.ts';
 import { processCpuMs } from '../machine.ts';
 import { callDirective } from '../scriptedReplies.ts';
@@ -15,14 +21,12 @@ import { PARALLEL_TOOLS } from './parallel.ts';
 const FLOOR_WORKER_SCRIPT = fileURLToPath(new URL('../floor/workerProcess.ts', import.meta.url));
 const FLOOR_ROLES = {
   isModelCall: (type: string) => type === 'model',
-  isToolExecution: (type: string) => type === 'tool',
+  isToolExecution: (type: string) => type === 'tool' || type === 'tools',
 };
+const TOOL_KINDS: FloorToolKind[] = ['activity', 'local', 'batched'];
 
-/** The same figure with the tools as activities and as local activities. */
-interface ByToolKind {
-  activity: Summary;
-  local: Summary;
-}
+/** The same figure with the tools as activities, as local activities and batched in one activity. */
+type ByToolKind = Record<FloorToolKind, Summary>;
 
 export interface FloorResult {
   runs: number;
@@ -74,39 +78,38 @@ export async function measureFloor(
     handle.executeUpdate(floorTurnUpdate, { args: [turn] });
   const end = (handle: FloorHandle) => handle.signal(floorEndSignal);
   try {
-    const plain: FloorTurn = { text: 'hello', parallel: false, local: false };
-    const sequential = (calls: number, local: boolean): FloorTurn => ({
+    const plain: FloorTurn = { text: 'hello', parallel: false, tools: 'activity' };
+    const sequential = (calls: number, tools: FloorToolKind): FloorTurn => ({
       text: callDirective('noop', calls),
       parallel: false,
-      local,
+      tools,
     });
-    const perTool = { activity: [] as number[], local: [] as number[] };
+    const perTool = samplesByKind();
     // As (a): many calls against one, in a fresh conversation each run.
-    const perCall = async (handle: FloorHandle, local: boolean) => {
-      const many = await timed(() => send(handle, sequential(OVERHEAD_TOOL_CALLS, local)));
-      const one = await timed(() => send(handle, sequential(1, local)));
+    const perCall = async (handle: FloorHandle, tools: FloorToolKind) => {
+      const many = await timed(() => send(handle, sequential(OVERHEAD_TOOL_CALLS, tools)));
+      const one = await timed(() => send(handle, sequential(1, tools)));
       return perCallMs(many.ms, one.ms);
     };
     for (let run = -2; run < options.runs; run++) {
       const fresh = await start();
-      const activity = await perCall(fresh, false);
-      const local = await perCall(fresh, true);
+      for (const tools of TOOL_KINDS) {
+        const ms = await perCall(fresh, tools);
+        if (run >= 0) perTool[tools].push(ms);
+      }
       await end(fresh);
-      if (run < 0) continue;
-      perTool.activity.push(activity);
-      perTool.local.push(local);
     }
 
     const conversation = await start();
 
-    const batch = { activity: [] as number[], local: [] as number[] };
+    const batch = samplesByKind();
     const parallelText = callDirective('sleep200', PARALLEL_TOOLS);
     for (let run = -1; run < options.parallelRuns; run++) {
-      for (const local of [false, true]) {
-        await send(conversation, { text: parallelText, parallel: true, local });
+      for (const tools of TOOL_KINDS) {
+        await send(conversation, { text: parallelText, parallel: true, tools });
         // A local activity leaves no activity events: the batch is still model completed → model scheduled.
         const timing = await lastToolBatch(conversation, FLOOR_ROLES);
-        if (run >= 0) batch[local ? 'local' : 'activity'].push(timing.batchMs);
+        if (run >= 0) batch[tools].push(timing.batchMs);
       }
     }
 
@@ -155,8 +158,8 @@ export async function measureFloor(
     }
     return {
       runs: options.runs,
-      perToolMs: { activity: summarize(perTool.activity), local: summarize(perTool.local) },
-      parallelBatchMs: { activity: summarize(batch.activity), local: summarize(batch.local) },
+      perToolMs: summarizeByKind(perTool),
+      parallelBatchMs: summarizeByKind(batch),
       textTurn: {
         ms: summarize(textMs),
         cpuMs: { server: summarize(textCpu.server), worker: summarize(textCpu.worker) },
@@ -172,3 +175,11 @@ export async function measureFloor(
     await worker.stop();
   }
 }
+
+const samplesByKind = (): Record<FloorToolKind, number[]> => ({ activity: [], local: [], batched: [] });
+
+const summarizeByKind = (samples: Record<FloorToolKind, number[]>): ByToolKind => ({
+  activity: summarize(samples.activity),
+  local: summarize(samples.local),
+  batched: summarize(samples.batched),
+});
