@@ -52,36 +52,43 @@ async function main(): Promise<void> {
     model: 'scripted',
     timeoutMs: config.modelTimeoutMs ?? 30_000,
   };
+  const dataConverter = config.payloadStoreEnv
+    ? { externalStorage: payloadStorageFromEnv(config.payloadStoreEnv) }
+    : config.payloadsDir
+      ? { externalStorage: payloadStorage({ directory: config.payloadsDir }) }
+      : undefined;
   const agent = await createAgentWorker({
-    connection,
-    address: config.address,
-    taskQueue: config.taskQueue,
-    builtinTools: false,
-    tools: [
-      noopTool,
-      noopLocalTool,
-      noopBatchedTool,
-      noopOnceTool,
-      waitTool,
-      slowTool,
-      slowLocalTool,
-      slowBatchedTool,
-      largeResultTool,
-      crashTool(config.crashHeartbeatTimeout, {
-        onStart: (attempt) => sendToBench({ type: 'toolStart', attempt, at: Date.now() }),
-        onEnd: (attempt) => sendToBench({ type: 'toolEnd', attempt, at: Date.now() }),
-      }),
-    ],
-    model,
-    ...(config.selfWritingDir ? { selfWriting: { toolsDir: config.selfWritingDir, memoryMb: 128 } } : {}),
-    ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
-    ...(config.payloadStoreEnv
-      ? { dataConverter: { externalStorage: payloadStorageFromEnv(config.payloadStoreEnv) } }
-      : config.payloadsDir
-        ? { dataConverter: { externalStorage: payloadStorage({ directory: config.payloadsDir }) } }
-        : {}),
-    workflowBundle: { code: await readFile(config.bundlePath, 'utf8') },
-    ...(config.workerOptions ? { workerOptions: config.workerOptions } : {}),
+    connection: {
+      nativeConnection: connection,
+      address: config.address,
+      taskQueue: config.taskQueue,
+      ...(dataConverter ? { dataConverter } : {}),
+    },
+    tools: {
+      builtinTools: false,
+      tools: [
+        noopTool,
+        noopLocalTool,
+        noopBatchedTool,
+        noopOnceTool,
+        waitTool,
+        slowTool,
+        slowLocalTool,
+        slowBatchedTool,
+        largeResultTool,
+        crashTool(config.crashHeartbeatTimeout, {
+          onStart: (attempt) => sendToBench({ type: 'toolStart', attempt, at: Date.now() }),
+          onEnd: (attempt) => sendToBench({ type: 'toolEnd', attempt, at: Date.now() }),
+        }),
+      ],
+      ...(config.selfWritingDir ? { selfWriting: { toolsDir: config.selfWritingDir, memoryMb: 128 } } : {}),
+      ...(config.mcpServers ? { mcpServers: config.mcpServers } : {}),
+    },
+    models: { model },
+    worker: {
+      workflowBundle: { code: await readFile(config.bundlePath, 'utf8') },
+      ...(config.workerOptions ? { options: config.workerOptions } : {}),
+    },
   });
   const workers: Promise<void>[] = [agent.run()];
   let baseline: Worker | undefined;

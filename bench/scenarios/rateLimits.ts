@@ -57,18 +57,19 @@ async function oneRun(
   });
   const taskQueue = `bench-rate-${mode}-${process.pid}`;
   const worker = await createAgentWorker({
-    address: env.server.address,
-    taskQueue,
-    builtinTools: false,
+    connection: { address: env.server.address, taskQueue },
+    tools: { builtinTools: false },
     env: { ...process.env, YIEM_PAYLOADS_DIR: env.payloadsDir },
     models: {
-      limited: {
-        baseURL: provider.baseURL,
-        apiKey: 'bench',
-        ...(mode === 'queue' ? { rateLimit: { requestsPerMinute: perSecond * 60 } } : {}),
+      models: {
+        limited: {
+          baseURL: provider.baseURL,
+          apiKey: 'bench',
+          ...(mode === 'queue' ? { rateLimit: { requestsPerMinute: perSecond * 60 } } : {}),
+        },
       },
     },
-    workflowBundle: { code: await readFile(env.bundlePath, 'utf8') },
+    worker: { workflowBundle: { code: await readFile(env.bundlePath, 'utf8') } },
   });
   const running = worker.run();
   const agents = new AgentClient({ client: env.temporal, taskQueue });

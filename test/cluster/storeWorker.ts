@@ -50,14 +50,14 @@ const survey: AgentTool = {
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
-  address: env('TEMPORAL_ADDRESS'),
-  taskQueue: env('YIEM_TASK_QUEUE'),
-  builtinTools: false,
-  tools: [survey],
-  model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
-  workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
-  // A killed worker's sticky queue is abandoned; its conversations move on to the other one quickly.
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1 second' },
+  connection: { address: env('TEMPORAL_ADDRESS'), taskQueue: env('YIEM_TASK_QUEUE') },
+  tools: { builtinTools: false, tools: [survey] },
+  models: { model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 } },
+  worker: {
+    workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
+    // A killed worker's sticky queue is abandoned; its conversations move on to the other one quickly.
+    options: { stickyQueueScheduleToStartTimeout: '1 second' },
+  },
 });
 const running = agent.run();
 process.stdout.write('ready\n');

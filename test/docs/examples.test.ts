@@ -211,7 +211,9 @@ describe('the examples of docs/ that use a real model, with the scripted one', (
       expect(block, `${title}: no block has the line "${spec.line}"`).toBeDefined();
       if (!block) return;
       const agent = spec.worker
-        ? await startTestAgent({ worker: { taskQueue: spec.worker.taskQueue ?? `docs-${randomUUID()}` } })
+        ? await startTestAgent({
+            worker: { connection: { taskQueue: spec.worker.taskQueue ?? `docs-${randomUUID()}` } },
+          })
         : undefined;
       const answering = agent?.model ?? model;
       answering.reset();

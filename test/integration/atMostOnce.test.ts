@@ -282,9 +282,11 @@ describe('at-most-once MCP tools', () => {
   beforeAll(async () => {
     agent = await startTestAgent({
       worker: {
-        mcpServers: {
-          // `sleep` waits until cancelled: its attempts outlive their timeout.
-          counter: { ...counterServer(), policy: INTERRUPTIBLE, atMostOnce: ['sleep'] },
+        tools: {
+          mcpServers: {
+            // `sleep` waits until cancelled: its attempts outlive their timeout.
+            counter: { ...counterServer(), policy: INTERRUPTIBLE, atMostOnce: ['sleep'] },
+          },
         },
       },
     });

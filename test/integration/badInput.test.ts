@@ -187,7 +187,9 @@ describe('an encrypting worker refuses unencrypted payloads', () => {
 
   beforeAll(async () => {
     const codec = new AesGcmPayloadCodec([{ id: 'k1', key: randomBytes(32) }]);
-    agent = await startTestAgent({ worker: { dataConverter: encryptedDataConverter(codec) } });
+    agent = await startTestAgent({
+      worker: { connection: { dataConverter: encryptedDataConverter(codec) } },
+    });
     plaintextClient = new AgentClient({ address: agent.address, taskQueue: agent.taskQueue });
   });
   afterAll(async () => {

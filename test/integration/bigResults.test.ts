@@ -95,7 +95,7 @@ describe('a tool that returns 12 MB leaves the worker free for other conversatio
     agent = await startTestAgent({
       tools: [bigPlain],
       selfWriting: { toolsDir: join(root, 'tools'), memoryMb: 128 },
-      worker: { mcpServers: { counter: counterServer() } },
+      worker: { tools: { mcpServers: { counter: counterServer() } } },
     });
     agent.model.respond(reply);
     const writer = await agent.client.startConversation({ systemPrompt: '' });

@@ -76,9 +76,8 @@ describe('a worker whose Temporal address is wrong', () => {
   it('fails naming the address and what to start', async () => {
     const address = `127.0.0.1:${await closedPort()}`;
     const starting = createAgentWorker({
-      address,
-      taskQueue: 'nowhere',
-      model: { baseURL: 'http://127.0.0.1:1/v1', model: 'unused' },
+      connection: { address, taskQueue: 'nowhere' },
+      models: { model: { baseURL: 'http://127.0.0.1:1/v1', model: 'unused' } },
     });
     await expect(starting).rejects.toThrow(`Temporal at ${address} is unreachable (`);
     await expect(starting).rejects.toThrow('Start a server ("yiem server" or "yiem dev")');

@@ -52,7 +52,7 @@ describe('cancelling a running turn', () => {
       // A model call outlives the slowest start of `yiem cancel` from sources on a loaded machine:
       // with the harness's 5 s, the call timed out and its retry finished the turn before the CLI ran.
       modelTimeoutMs: 60_000,
-      worker: { workerOptions: { interceptors: { activity: [modelLookup.interceptor] } } },
+      worker: { worker: { options: { interceptors: { activity: [modelLookup.interceptor] } } } },
     });
   });
   afterAll(async () => agent?.close());

@@ -15,11 +15,10 @@ describe('encryption configured by the environment alone', () => {
     model = await startScriptedModel();
     agent = await createAgentWorker({
       env,
-      address: inject('temporalAddress'),
-      taskQueue,
-      builtinTools: false,
-      model: { baseURL: model.baseURL, apiKey: 'k', model: 'scripted' },
-      workflowBundle: await workflowBundle(),
+      connection: { address: inject('temporalAddress'), taskQueue },
+      tools: { builtinTools: false },
+      models: { model: { baseURL: model.baseURL, apiKey: 'k', model: 'scripted' } },
+      worker: { workflowBundle: await workflowBundle() },
     });
     running = agent.run();
   });

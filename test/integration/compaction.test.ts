@@ -29,10 +29,12 @@ describe('compaction', () => {
       startTestAgent({ maxContextBytes: WINDOW_BYTES }),
       startTestAgent({
         worker: {
-          compact: (messages, context) =>
-            messages.some((message) => message.content === 'long')
-              ? LONG_SUMMARY
-              : `custom: ${messages.length} messages, the last "${String(messages.at(-1)?.content)}"; before: ${context.previousSummary ?? 'nothing'}`,
+          compaction: {
+            compact: (messages, context) =>
+              messages.some((message) => message.content === 'long')
+                ? LONG_SUMMARY
+                : `custom: ${messages.length} messages, the last "${String(messages.at(-1)?.content)}"; before: ${context.previousSummary ?? 'nothing'}`,
+          },
         },
       }),
     ]);
@@ -171,17 +173,19 @@ describe("a compaction's model call is held to its model's rules, as the turn's 
     ]);
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          limited: {
-            baseURL: limited.baseURL,
-            rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+          model: undefined,
+          models: {
+            limited: {
+              baseURL: limited.baseURL,
+              rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+            },
+            down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
+            backup: { baseURL: backup.baseURL },
           },
-          down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
-          backup: { baseURL: backup.baseURL },
+          defaultModel: 'limited',
+          fallbacks: { down: ['backup'] },
         },
-        defaultModel: 'limited',
-        fallbacks: { down: ['backup'] },
       },
     });
   });

@@ -38,10 +38,10 @@ describe('worker and client configured by a Temporal config profile', () => {
     const taskQueue = `profile-${randomUUID()}`;
     const agent = await createAgentWorker({
       env,
-      taskQueue,
-      builtinTools: false,
-      model: { baseURL: model.baseURL, apiKey: 'k', model: 'scripted' },
-      workflowBundle: await workflowBundle(),
+      connection: { taskQueue },
+      tools: { builtinTools: false },
+      models: { model: { baseURL: model.baseURL, apiKey: 'k', model: 'scripted' } },
+      worker: { workflowBundle: await workflowBundle() },
     });
     const running = agent.run();
     const client = new AgentClient({ env, taskQueue });

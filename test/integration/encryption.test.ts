@@ -85,7 +85,10 @@ describe('encrypted payloads (AES-256-GCM codec)', () => {
       address: server.address,
       tools: [vault, lockedSafe],
       // No prebuilt bundle: the worker bundles the workflow with the encrypting failure converter.
-      worker: { dataConverter: encryptedDataConverter(codec), workflowBundle: undefined },
+      worker: {
+        connection: { dataConverter: encryptedDataConverter(codec) },
+        worker: { workflowBundle: undefined },
+      },
     });
     codecServer = await startCodecServer({
       codec,

@@ -56,7 +56,7 @@ describe('yiem payloads sweep on the file store', () => {
     const dataConverter = dataConverterFromEnv(env);
     agent = await startTestAgent({
       tools: [archive],
-      worker: { ...(dataConverter ? { dataConverter } : {}) },
+      worker: { connection: { ...(dataConverter ? { dataConverter } : {}) } },
     });
   });
   afterAll(async () => {

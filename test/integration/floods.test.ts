@@ -131,7 +131,7 @@ describe('a model reply streamed in 125,000 tiny deltas', () => {
       'line',
     )) as [string];
     agent = await startTestAgent({
-      worker: { model: { baseURL, apiKey: 'test', model: 'scripted', timeoutMs: 120_000 } },
+      worker: { models: { model: { baseURL, apiKey: 'test', model: 'scripted', timeoutMs: 120_000 } } },
     });
   });
   afterAll(async () => {

@@ -37,7 +37,7 @@ describe('GenAI traces through a real OpenTelemetry Collector', () => {
       tools: [lookup],
       prices: { scripted: { inputPerMillion: 2, outputPerMillion: 8 } },
       // No prebuilt bundle: the worker bundles the workflow with the tracing interceptors itself.
-      worker: { tracing, workflowBundle: undefined },
+      worker: { tracing, worker: { workflowBundle: undefined } },
       client: { tracing },
     });
   }, 900_000);

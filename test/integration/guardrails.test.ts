@@ -106,7 +106,10 @@ async function eventsOfTurn(conversation: Conversation, turn: number): Promise<C
 describe('guardrails', () => {
   let agent: TestAgent;
   beforeAll(async () => {
-    agent = await startTestAgent({ tools: [readConfig, planner], worker: { guardrails: GUARDRAILS } });
+    agent = await startTestAgent({
+      tools: [readConfig, planner],
+      worker: { hooks: { guardrails: GUARDRAILS } },
+    });
   });
   afterAll(async () => agent?.close());
   afterEach(() => {
@@ -314,17 +317,19 @@ describe("a guardrail's model call is held to its model's rules, as the turn's c
     ]);
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          backup: { baseURL: backup.baseURL },
-          limited: {
-            baseURL: limited.baseURL,
-            rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+          model: undefined,
+          models: {
+            backup: { baseURL: backup.baseURL },
+            limited: {
+              baseURL: limited.baseURL,
+              rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: 100_000 },
+            },
+            down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
           },
-          down: { baseURL: `http://127.0.0.1:${await closedPort()}/v1`, timeoutMs: 2_000 },
+          fallbacks: { down: ['backup'] },
         },
-        fallbacks: { down: ['backup'] },
-        guardrails: { input: [judgeOn('limited'), judgeOn('down')] },
+        hooks: { guardrails: { input: [judgeOn('limited'), judgeOn('down')] } },
       },
     });
   });

@@ -46,17 +46,19 @@ describe('tools from MCP servers', () => {
     agent = await startTestAgent({
       tools: [localTool],
       worker: {
-        mcpServers: {
-          fs: filesystemServer(root),
-          everything: { ...everythingServer(), requiresApproval: ['get-sum'] },
-          counter: {
-            ...counterServer({ COUNTER_CANCELLED_FILE: path.join(root, 'cancelled') }),
-            // Heartbeats every 2/3 s: a cancelled turn reaches a running call within a second.
-            policy: { heartbeatTimeout: '2 seconds' },
-          },
-          web: {
-            url: httpCounter.url,
-            policy: { retry: { initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' } },
+        tools: {
+          mcpServers: {
+            fs: filesystemServer(root),
+            everything: { ...everythingServer(), requiresApproval: ['get-sum'] },
+            counter: {
+              ...counterServer({ COUNTER_CANCELLED_FILE: path.join(root, 'cancelled') }),
+              // Heartbeats every 2/3 s: a cancelled turn reaches a running call within a second.
+              policy: { heartbeatTimeout: '2 seconds' },
+            },
+            web: {
+              url: httpCounter.url,
+              policy: { retry: { initialInterval: '100 milliseconds', maximumInterval: '500 milliseconds' } },
+            },
           },
         },
       },
@@ -285,12 +287,9 @@ describe('tools from MCP servers', () => {
     const clash: AgentTool = { ...localTool, name: 'counter__increment' };
     await expect(
       createAgentWorker({
-        address: agent.address,
-        taskQueue: `clash-${randomUUID()}`,
-        builtinTools: false,
-        tools: [clash],
-        mcpServers: { counter: counterServer() },
-        workflowBundle: await workflowBundle(),
+        connection: { address: agent.address, taskQueue: `clash-${randomUUID()}` },
+        tools: { builtinTools: false, tools: [clash], mcpServers: { counter: counterServer() } },
+        worker: { workflowBundle: await workflowBundle() },
       }),
     ).rejects.toThrow(
       'Duplicate tool name "counter__increment": registered by registerTool() and again by MCP server "counter"',

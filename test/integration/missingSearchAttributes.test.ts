@@ -145,7 +145,7 @@ async function startTestAgentOnceKnown(namespace: string): Promise<TestAgent> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      return await startTestAgent({ worker: { namespace }, client: { namespace } });
+      return await startTestAgent({ worker: { connection: { namespace } }, client: { namespace } });
     } catch (error) {
       if (Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500));

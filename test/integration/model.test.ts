@@ -93,7 +93,9 @@ describe('a model endpoint that does not answer', () => {
     port = await closedPort();
     refused = `http://127.0.0.1:${port}/v1`;
     agent = await startTestAgent({
-      worker: { model: { baseURL: refused, apiKey: 'k', model: 'local-llama', timeoutMs: 2_000 } },
+      worker: {
+        models: { model: { baseURL: refused, apiKey: 'k', model: 'local-llama', timeoutMs: 2_000 } },
+      },
     });
   });
   afterAll(async () => agent?.close());

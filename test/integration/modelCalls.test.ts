@@ -52,15 +52,17 @@ describe("a compaction's and a guardrail's model calls go through the worker's m
     const port = await closedPort();
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          fast: { baseURL: fast.baseURL, apiKey: 'fast-key' },
-          strong: { baseURL: strong.baseURL, apiKey: 'strong-key', model: 'provider-strong' },
-          down: { baseURL: `http://127.0.0.1:${port}/v1`, timeoutMs: 2_000 },
+          model: undefined,
+          models: {
+            fast: { baseURL: fast.baseURL, apiKey: 'fast-key' },
+            strong: { baseURL: strong.baseURL, apiKey: 'strong-key', model: 'provider-strong' },
+            down: { baseURL: `http://127.0.0.1:${port}/v1`, timeoutMs: 2_000 },
+          },
+          defaultModel: 'fast',
+          fallbacks: { down: ['strong'] },
         },
-        defaultModel: 'fast',
-        fallbacks: { down: ['strong'] },
-        guardrails: { input: [judge, unknownModel] },
+        hooks: { guardrails: { input: [judge, unknownModel] } },
       },
     });
   });

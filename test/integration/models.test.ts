@@ -34,20 +34,22 @@ describe('several models on one worker, chosen per conversation, per turn and by
     strong = await startScriptedModel({ respond: () => ({ kind: 'text', text: 'strong answer' }) });
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          fast: { baseURL: fast.baseURL, apiKey: 'fast-key-never-in-history', model: 'provider-fast' },
-          strong: { baseURL: strong.baseURL, apiKey: 'strong-key-never-in-history' },
-          routed: { baseURL: strong.baseURL, apiKey: 'strong-key-never-in-history' },
-        },
-        defaultModel: 'fast',
-        // Conversations whose system prompt says "route" go by the route: turn 2 to `strong`, and a
-        // model the worker does not have on turn 3.
-        route: (context) => {
-          routed.push(context);
-          if (context.requested !== 'routed') return undefined;
-          if (context.turn === 2) return 'strong';
-          return context.turn === 3 ? 'missing' : undefined;
+          model: undefined,
+          models: {
+            fast: { baseURL: fast.baseURL, apiKey: 'fast-key-never-in-history', model: 'provider-fast' },
+            strong: { baseURL: strong.baseURL, apiKey: 'strong-key-never-in-history' },
+            routed: { baseURL: strong.baseURL, apiKey: 'strong-key-never-in-history' },
+          },
+          defaultModel: 'fast',
+          // Conversations whose system prompt says "route" go by the route: turn 2 to `strong`, and a
+          // model the worker does not have on turn 3.
+          route: (context) => {
+            routed.push(context);
+            if (context.requested !== 'routed') return undefined;
+            if (context.turn === 2) return 'strong';
+            return context.turn === 3 ? 'missing' : undefined;
+          },
         },
       },
     });
@@ -133,13 +135,15 @@ describe('fallbacks when a model cannot answer', () => {
     backup = await startScriptedModel({ respond: () => ({ kind: 'text', text: 'backup answer' }) });
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          primary: { baseURL: `http://127.0.0.1:${port}/v1`, timeoutMs: 2_000 },
-          broken: { baseURL: broken.baseURL },
-          backup: { baseURL: backup.baseURL },
+          model: undefined,
+          models: {
+            primary: { baseURL: `http://127.0.0.1:${port}/v1`, timeoutMs: 2_000 },
+            broken: { baseURL: broken.baseURL },
+            backup: { baseURL: backup.baseURL },
+          },
+          fallbacks: { primary: ['broken', 'backup'], broken: ['backup'] },
         },
-        fallbacks: { primary: ['broken', 'backup'], broken: ['backup'] },
       },
     });
   });
@@ -204,8 +208,12 @@ describe('a rate-limited model, shared by every conversation through its task qu
     });
     agent = await startTestAgent({
       worker: {
-        model: undefined,
-        models: { limited: { baseURL: limited.baseURL, rateLimit: { requestsPerMinute: PER_SECOND * 60 } } },
+        models: {
+          model: undefined,
+          models: {
+            limited: { baseURL: limited.baseURL, rateLimit: { requestsPerMinute: PER_SECOND * 60 } },
+          },
+        },
       },
     });
   });

@@ -53,7 +53,7 @@ describe('the payload store (External Storage) with encryption', () => {
     const storage = payloadStorage({ directory });
     agent = await startTestAgent({
       tools: [archive],
-      worker: { dataConverter: encryptedDataConverter(codec, storage) },
+      worker: { connection: { dataConverter: encryptedDataConverter(codec, storage) } },
     });
     codecServer = await startCodecServer({
       codec,

@@ -98,7 +98,7 @@ describe('following a conversation live', () => {
   beforeAll(async () => {
     agent = await startTestAgent({
       tools: [lookup, slowTool],
-      worker: { workerOptions: { interceptors: { activity: [toolListing.interceptor] } } },
+      worker: { worker: { options: { interceptors: { activity: [toolListing.interceptor] } } } },
     });
   });
   afterAll(async () => agent?.close());

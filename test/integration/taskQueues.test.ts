@@ -147,8 +147,8 @@ describe('two agents on one task queue', () => {
   let users: TestAgent;
   beforeAll(async () => {
     // Like `yiem dev` and a user's own worker left on the same queue: another model, other tools.
-    devStack = await startTestAgent({ tools: [lookup], worker: { taskQueue: shared } });
-    users = await startTestAgent({ tools: [renderOnMain], worker: { taskQueue: shared } });
+    devStack = await startTestAgent({ tools: [lookup], worker: { connection: { taskQueue: shared } } });
+    users = await startTestAgent({ tools: [renderOnMain], worker: { connection: { taskQueue: shared } } });
   });
   afterAll(async () => {
     await users?.close();

@@ -15,11 +15,17 @@ describe('a model with tokensPerMinute, shared by every conversation through its
     limited = await startScriptedModel({ respond: () => ({ kind: 'text', text: 'within the tokens' }) });
     agent = await startTestAgent({
       worker: {
-        model: undefined,
         models: {
-          limited: {
-            baseURL: limited.baseURL,
-            rateLimit: { requestsPerMinute: 6_000, tokensPerMinute: TOKENS_PER_WINDOW, windowMs: WINDOW_MS },
+          model: undefined,
+          models: {
+            limited: {
+              baseURL: limited.baseURL,
+              rateLimit: {
+                requestsPerMinute: 6_000,
+                tokensPerMinute: TOKENS_PER_WINDOW,
+                windowMs: WINDOW_MS,
+              },
+            },
           },
         },
       },

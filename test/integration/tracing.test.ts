@@ -21,7 +21,7 @@ describe('OpenTelemetry tracing', () => {
     agent = await startTestAgent({
       tools: [lookup],
       // No prebuilt bundle: the worker bundles the workflow with the tracing interceptors itself.
-      worker: { tracing, workflowBundle: undefined },
+      worker: { tracing, worker: { workflowBundle: undefined } },
       client: { tracing },
     });
   });

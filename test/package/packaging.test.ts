@@ -262,7 +262,7 @@ describe('the installed package', () => {
       const script = [
         "import { createAgentWorker } from 'yiem-agent/worker';",
         'try {',
-        "  await createAgentWorker({ taskQueue: 'broken-sandbox', selfWriting: { toolsDir: './written-tools' } });",
+        "  await createAgentWorker({ connection: { taskQueue: 'broken-sandbox' }, tools: { selfWriting: { toolsDir: './written-tools' } } });",
         "  console.log('started');",
         '} catch (error) {',
         '  console.log(error.message);',

@@ -9,7 +9,8 @@ import type { ModelSettings } from '../../src/contract/types/models.ts';
 import type { SelfWritingOptions } from '../../src/contract/types/sandbox.ts';
 import type { AgentTool } from '../../src/contract/types/tools.ts';
 import { type ScriptedModel, startScriptedModel } from '../../src/testing/index.ts';
-import { type AgentWorker, type AgentWorkerOptions, createAgentWorker } from '../../src/worker/worker.ts';
+import type { GroupedWorkerOptions } from '../../src/worker/options.ts';
+import { type AgentWorker, createAgentWorker } from '../../src/worker/worker.ts';
 
 let bundle: Promise<{ code: string }> | undefined;
 /** The workflow bundle, built once per test file process. */
@@ -43,8 +44,8 @@ export interface TestAgentOptions {
   chunkSize?: number;
   /** Another Temporal server than the run's shared one. */
   address?: string;
-  /** More worker options (a data converter, tracing, another task queue...). */
-  worker?: Partial<AgentWorkerOptions>;
+  /** More worker options (a data converter, tracing, another task queue...), merged into each group. */
+  worker?: GroupedWorkerOptions;
   /** More client options; a `dataConverter` given to the worker is passed on unless set here. */
   client?: Partial<AgentClientOptions>;
 }
@@ -69,35 +70,40 @@ export interface TestAgent {
 
 export async function startTestAgent(options: TestAgentOptions = {}): Promise<TestAgent> {
   const address = options.address ?? inject('temporalAddress');
-  const taskQueue = options.worker?.taskQueue ?? `test-${randomUUID()}`;
+  const taskQueue = options.worker?.connection?.taskQueue ?? `test-${randomUUID()}`;
   const model = await startScriptedModel(options.chunkSize ? { chunkSize: options.chunkSize } : {});
   const events: AgentEvent[] = [];
   const startWorker = async (): Promise<{ worker: AgentWorker; running: Promise<void> }> => {
-    const worker = await createAgentWorker({
-      address,
-      taskQueue,
-      tools: options.tools ?? [],
-      builtinTools: options.builtinTools ?? false,
-      ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
-      ...(options.hooks ? { hooks: options.hooks } : {}),
-      ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
-      model: {
-        baseURL: model.baseURL,
-        apiKey: 'test-key-never-in-history',
-        model: 'scripted',
-        timeoutMs: options.modelTimeoutMs ?? 5_000,
-        ...(options.maxContextBytes ? { maxContextBytes: options.maxContextBytes } : {}),
-        ...(options.prices ? { prices: options.prices } : {}),
+    const defaults: GroupedWorkerOptions = {
+      connection: { address, taskQueue },
+      models: {
+        model: {
+          baseURL: model.baseURL,
+          apiKey: 'test-key-never-in-history',
+          model: 'scripted',
+          timeoutMs: options.modelTimeoutMs ?? 5_000,
+          ...(options.maxContextBytes ? { maxContextBytes: options.maxContextBytes } : {}),
+          ...(options.prices ? { prices: options.prices } : {}),
+        },
       },
-      eventSink: (event) => events.push(event),
-      ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
-      workflowBundle: await workflowBundle(),
-      ...options.worker,
-    });
+      tools: {
+        tools: options.tools ?? [],
+        builtinTools: options.builtinTools ?? false,
+        ...(options.toolsDir ? { toolsDir: options.toolsDir } : {}),
+        ...(options.selfWriting ? { selfWriting: options.selfWriting } : {}),
+        ...(options.maxToolResultBytes ? { maxToolResultBytes: options.maxToolResultBytes } : {}),
+      },
+      hooks: {
+        ...(options.hooks ? { toolCalls: options.hooks } : {}),
+        eventSink: (event) => events.push(event),
+      },
+      worker: { workflowBundle: await workflowBundle() },
+    };
+    const worker = await createAgentWorker(mergedGroups(defaults, options.worker ?? {}));
     return { worker, running: worker.run() };
   };
   let current = await startWorker();
-  const dataConverter = options.worker?.dataConverter;
+  const dataConverter = options.worker?.connection?.dataConverter;
   const client = new AgentClient({
     address,
     taskQueue,
@@ -138,3 +144,13 @@ export async function startTestAgent(options: TestAgentOptions = {}): Promise<Te
 export const FAST_MODEL_RETRY = {
   retry: { initialInterval: '50 milliseconds', maximumInterval: '200 milliseconds', maximumAttempts: 3 },
 };
+
+/** `overrides` over `defaults`, group by group: a group's fields given in `overrides` replace its defaults'. */
+function mergedGroups(defaults: GroupedWorkerOptions, overrides: GroupedWorkerOptions): GroupedWorkerOptions {
+  const merged: Record<string, unknown> = { ...defaults };
+  for (const [group, fields] of Object.entries(overrides)) {
+    const base = merged[group];
+    merged[group] = base && fields && typeof fields === 'object' ? { ...base, ...fields } : fields;
+  }
+  return merged as GroupedWorkerOptions;
+}

@@ -183,27 +183,30 @@ const toolsDir = process.env.TOOLS_DIR;
 
 installWorkerRuntime({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
-  address: env('TEMPORAL_ADDRESS'),
-  taskQueue: env('YIEM_TASK_QUEUE'),
-  builtinTools: false,
-  // A sub-agent whose only tool is `step`, to kill a worker during a child conversation's turn.
-  tools: [
-    step,
-    localStep,
-    batchedStep,
-    agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
-    pay,
-    payBlind,
-    askClient,
-    transfer,
-  ],
-  ...(eventSink ? { eventSink } : {}),
-  ...(toolsDir ? { toolsDir } : {}),
-  model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
-  workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
-  // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1 second' },
-  ...(maxWorkerDeaths ? { worker: { maxWorkerDeaths: Number(maxWorkerDeaths) } } : {}),
+  connection: { address: env('TEMPORAL_ADDRESS'), taskQueue: env('YIEM_TASK_QUEUE') },
+  tools: {
+    builtinTools: false,
+    // A sub-agent whose only tool is `step`, to kill a worker during a child conversation's turn.
+    tools: [
+      step,
+      localStep,
+      batchedStep,
+      agentTool({ name: 'helper', description: 'Does steps', systemPrompt: 'You help.', tools: ['step'] }),
+      pay,
+      payBlind,
+      askClient,
+      transfer,
+    ],
+    ...(toolsDir ? { toolsDir } : {}),
+  },
+  ...(eventSink ? { hooks: { eventSink } } : {}),
+  models: { model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 } },
+  worker: {
+    workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
+    // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
+    options: { stickyQueueScheduleToStartTimeout: '1 second' },
+    ...(maxWorkerDeaths ? { maxWorkerDeaths: Number(maxWorkerDeaths) } : {}),
+  },
 });
 const running = agent.run();
 process.stdout.write('ready\n');

@@ -15,14 +15,14 @@ const env = (name: string): string => {
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const agent = await createAgentWorker({
-  address: env('TEMPORAL_ADDRESS'),
-  taskQueue: env('YIEM_TASK_QUEUE'),
-  builtinTools: false,
-  mcpServers: await loadMcpConfig(env('MCP_CONFIG')),
-  model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 },
-  workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
-  // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1 second' },
+  connection: { address: env('TEMPORAL_ADDRESS'), taskQueue: env('YIEM_TASK_QUEUE') },
+  tools: { builtinTools: false, mcpServers: await loadMcpConfig(env('MCP_CONFIG')) },
+  models: { model: { baseURL: env('MODEL_BASE_URL'), apiKey: 'test', model: 'scripted', timeoutMs: 30_000 } },
+  worker: {
+    workflowBundle: { code: await readFile(env('WORKFLOW_BUNDLE'), 'utf8') },
+    // A killed worker's sticky queue is abandoned; its conversations move on to another worker quickly.
+    options: { stickyQueueScheduleToStartTimeout: '1 second' },
+  },
 });
 const running = agent.run();
 process.stdout.write('ready\n');

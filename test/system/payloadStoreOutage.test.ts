@@ -62,7 +62,7 @@ describe('a payload store outage during a 1 MB tool result', () => {
     if (!dataConverter) throw new Error('the S3 environment configures no store');
     const agent = await startTestAgent({
       tools: [bigResult],
-      worker: { dataConverter, ...(payloadStoreRetryMs ? { payloadStoreRetryMs } : {}) },
+      worker: { connection: { dataConverter, ...(payloadStoreRetryMs ? { payloadStoreRetryMs } : {}) } },
     });
     agents.push(agent);
     agent.model.enqueue(

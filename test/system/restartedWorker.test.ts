@@ -75,7 +75,7 @@ describe('a worker restarted with another model on the same task queue', () => {
   }
 
   async function answersWithFixedModel(taskQueue: string): Promise<void> {
-    fixed = await startTestAgent({ worker: { taskQueue } });
+    fixed = await startTestAgent({ worker: { connection: { taskQueue } } });
     fixed.model.enqueue({ kind: 'text', text: 'The fixed model answers.' });
     const conversation = await fixed.client.startConversation({ systemPrompt: '' });
     const result = await conversation.send('hello?');

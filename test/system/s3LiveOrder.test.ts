@@ -12,7 +12,7 @@ describe('live events in log order across continue-as-new, on the S3 store', () 
     s3 = await startS3Server();
     const dataConverter = dataConverterFromEnv(s3.env);
     if (!dataConverter) throw new Error('the S3 environment configures no store');
-    agent = await startTestAgent({ tools: [lookupTool], worker: { dataConverter } });
+    agent = await startTestAgent({ tools: [lookupTool], worker: { connection: { dataConverter } } });
   }, 600_000);
   afterAll(async () => {
     await agent?.close();

@@ -106,7 +106,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
     const dataConverter = dataConverterFromEnv(env);
     agent = await startTestAgent({
       tools: [archive, survey.tool],
-      worker: { ...(dataConverter ? { dataConverter } : {}) },
+      worker: { connection: { ...(dataConverter ? { dataConverter } : {}) } },
     });
     raw = new S3Client({
       endpoint: s3.endpoint,
@@ -369,7 +369,7 @@ describe('the S3 payload store (YIEM_PAYLOAD_STORAGE=s3) against a real S3-compa
       const dataConverter = dataConverterFromEnv({ ...env, YIEM_S3_LIVE_CHANNEL: '0' });
       const polled = await startTestAgent({
         tools: [survey.tool],
-        worker: { ...(dataConverter ? { dataConverter } : {}) },
+        worker: { connection: { ...(dataConverter ? { dataConverter } : {}) } },
         // The client would read the channel; the workers say they do not write it.
         client: { dataConverter: dataConverterFromEnv(env) },
       });

@@ -129,13 +129,11 @@ describe('safe deploys with Worker Versioning', () => {
     });
     const startWorker = async (buildId: string, bundle: { code: string }) => {
       const worker = await createAgentWorker({
-        address,
-        taskQueue,
-        tools: [transferMoney],
-        builtinTools: false,
-        model: { baseURL: model.baseURL, apiKey: 'test', model: 'scripted', timeoutMs: 5_000 },
+        connection: { address, taskQueue },
+        tools: { tools: [transferMoney], builtinTools: false },
+        models: { model: { baseURL: model.baseURL, apiKey: 'test', model: 'scripted', timeoutMs: 5_000 } },
         deployment: { name: deploymentName, buildId },
-        workflowBundle: bundle,
+        worker: { workflowBundle: bundle },
       });
       const started = { worker, running: worker.run() };
       workers.push(started);

@@ -36,7 +36,10 @@ describe('agent, handoff and callback tools', () => {
 
   it('refuse to start a worker whose agent is given a tool it does not register', async () => {
     await expect(
-      createAgentWorker({ builtinTools: false, tools: [agentTool(researcher)], address: '127.0.0.1:1' }),
+      createAgentWorker({
+        tools: { builtinTools: false, tools: [agentTool(researcher)] },
+        connection: { address: '127.0.0.1:1' },
+      }),
     ).rejects.toThrow(
       'Agent "researcher" (tool "researcher") is given tools this worker does not register: lookup',
     );
