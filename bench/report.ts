@@ -758,6 +758,7 @@ function batchedGoalRows(results: BenchResults): string[][] {
           met: efficiency >= 0.92,
         },
     ),
+    defaultAgainstFloorRow(results),
     goalRow(
       `A reply with ${OVERHEAD_TOOL_CALLS} fast batched tool calls ≤ 4 Actions besides the status upserts`,
       'a',
@@ -768,6 +769,34 @@ function batchedGoalRows(results: BenchResults): string[][] {
       },
     ),
   ];
+}
+
+/** Issue 49: a default tool call (one activity) within 1.1 × the bare workflow's, in latency and in CPU (a, l). */
+function defaultAgainstFloorRow(results: BenchResults): string[] {
+  const ours = results.overhead?.ours;
+  const floor = results.floor;
+  const figure = (label: string, mine: Summary | undefined, bare: Summary) =>
+    mine && {
+      label,
+      text: `${label} ${mine.median.toFixed(1)} ms against ${bare.median.toFixed(1)} ms (${(mine.median / bare.median).toFixed(2)} ×)`,
+      ratio: mine.median / bare.median,
+    };
+  const figures = floor
+    ? [
+        figure('per call', ours?.perToolMs, floor.perToolMs.activity),
+        figure('CPU per call', ours?.cpuPerToolMs, floor.cpuPerToolMs.activity),
+      ].filter((each) => each !== undefined)
+    : [];
+  const worst = Math.max(...figures.map((each) => each.ratio));
+  return goalRow(
+    'Default tool call (one activity) ≤ 1.1 × the bare workflow, in latency and in CPU (server + worker) per call',
+    ours ? 'l' : 'a',
+    figures.length > 0 && {
+      measured: `${figures.map((each) => each.text).join('; ')} (l)`,
+      gap: over(worst, 1.1, 2, ' ×'),
+      met: worst <= 1.1,
+    },
+  );
 }
 
 /** A row of section (a): per call, its CPU, the three turns, and the Actions of the turn with the calls when counted. */

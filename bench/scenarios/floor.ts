@@ -32,6 +32,8 @@ export interface FloorResult {
   runs: number;
   /** (tool turn with 20 sequential no-op calls − turn with one) / 19, as section (a) measures ours. */
   perToolMs: ByToolKind;
+  /** The server's and the worker's CPU by the same rule, as (a)'s CPU per tool call. */
+  cpuPerToolMs: ByToolKind;
   /** 8 × 200 ms tools in parallel: the model call that asked for them completed → the next one scheduled, as (b). */
   parallelBatchMs: ByToolKind;
   /** A plain turn (an Update, one model call, the reply) on one conversation, and the CPU it cost. */
@@ -85,17 +87,27 @@ export async function measureFloor(
       tools,
     });
     const perTool = samplesByKind();
+    const cpuPerTool = samplesByKind();
+    const serverAndWorkerCpu = () => {
+      const { server, worker } = cpu();
+      return server + worker;
+    };
     // As (a): many calls against one, in a fresh conversation each run.
     const perCall = async (handle: FloorHandle, tools: FloorToolKind) => {
+      const before = serverAndWorkerCpu();
       const many = await timed(() => send(handle, sequential(OVERHEAD_TOOL_CALLS, tools)));
+      const between = serverAndWorkerCpu();
       const one = await timed(() => send(handle, sequential(1, tools)));
-      return perCallMs(many.ms, one.ms);
+      const after = serverAndWorkerCpu();
+      return { ms: perCallMs(many.ms, one.ms), cpuMs: perCallMs(between - before, after - between) };
     };
     for (let run = -2; run < options.runs; run++) {
       const fresh = await start();
       for (const tools of TOOL_KINDS) {
-        const ms = await perCall(fresh, tools);
-        if (run >= 0) perTool[tools].push(ms);
+        const { ms, cpuMs } = await perCall(fresh, tools);
+        if (run < 0) continue;
+        perTool[tools].push(ms);
+        cpuPerTool[tools].push(cpuMs);
       }
       await end(fresh);
     }
@@ -159,6 +171,7 @@ export async function measureFloor(
     return {
       runs: options.runs,
       perToolMs: summarizeByKind(perTool),
+      cpuPerToolMs: summarizeByKind(cpuPerTool),
       parallelBatchMs: summarizeByKind(batch),
       textTurn: {
         ms: summarize(textMs),
