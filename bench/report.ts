@@ -775,12 +775,12 @@ function batchedGoalRows(results: BenchResults): string[][] {
 function defaultAgainstFloorRow(results: BenchResults): string[] {
   const ours = results.overhead?.ours;
   const floor = results.floor;
-  const figure = (label: string, mine: Summary | undefined, bare: Summary) =>
-    mine && {
-      label,
-      text: `${label} ${mine.median.toFixed(1)} ms against ${bare.median.toFixed(1)} ms (${(mine.median / bare.median).toFixed(2)} ×)`,
-      ratio: mine.median / bare.median,
-    };
+  const figure = (label: string, mine: Summary | undefined, bare: Summary) => {
+    if (!mine) return undefined;
+    const ratio = mine.median / bare.median;
+    const text = `${label} ${mine.median.toFixed(1)} ms against ${bare.median.toFixed(1)} ms (${ratio.toFixed(2)} ×)`;
+    return { text, ratio };
+  };
   const figures = floor
     ? [
         figure('per call', ours?.perToolMs, floor.perToolMs.activity),

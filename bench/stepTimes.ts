@@ -9,19 +9,17 @@
  *   npx tsx bench/stepTimes.ts [--tool=noop|sleep200] [--calls=20] [--mode=sequential|parallel]
  *     [--turns=5] [--dynamic-config=JSON] [--worker-options=JSON] [--local-model-calls] [--floor]
  */
-import { randomUUID } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { temporal as protoTypes } from '@temporalio/proto';
 import proto from '@temporalio/proto';
 import { type BenchEnvironment, startEnvironment } from './environment.ts';
-import { floorConversation, floorEndSignal, floorTurnUpdate } from './floor/workflows.ts';
+import { floorEndSignal, floorTurnUpdate } from './floor/workflows.ts';
 import { eventMs } from './history.ts';
+import { startFloorWorker } from './scenarios/floor.ts';
 import { sendOk } from './scenarios/overhead.ts';
 import { callDirective } from './scriptedReplies.ts';
 import { summarize, timed } from './stats.ts';
-import { forkWorkerProcess } from './workerHandle.ts';
 
 type HistoryEvent = protoTypes.api.history.v1.IHistoryEvent;
 
@@ -61,19 +59,8 @@ async function oursConversation(env: BenchEnvironment) {
 
 /** The bare workflow of section (l) on its own worker process. */
 async function floorWorkflow(env: BenchEnvironment) {
-  const taskQueue = `floor-${randomUUID()}`;
-  const worker = await forkWorkerProcess(
-    fileURLToPath(new URL('./floor/workerProcess.ts', import.meta.url)),
-    {
-      address: env.server.address,
-      taskQueue,
-      modelBaseURL: env.model.baseURL,
-    },
-  );
-  const handle = await env.temporal.workflow.start(floorConversation, {
-    taskQueue,
-    workflowId: `floor-${randomUUID()}`,
-  });
+  const { worker, start } = await startFloorWorker(env);
+  const handle = await start();
   const send: SendTools = (count) =>
     handle.executeUpdate(floorTurnUpdate, {
       args: [{ text: callDirective(values.tool, count), parallel: mode === 'parallel', tools: 'activity' }],

@@ -14,7 +14,7 @@ import { lastToolBatch } from '../history.ts';
 import { processCpuMs } from '../machine.ts';
 import { callDirective } from '../scriptedReplies.ts';
 import { type Summary, summarize, timed } from '../stats.ts';
-import { forkWorkerProcess } from '../workerHandle.ts';
+import { forkWorkerProcess, type WorkerHandle } from '../workerHandle.ts';
 import { OVERHEAD_TOOL_CALLS, perCallMs } from './overhead.ts';
 import { PARALLEL_TOOLS } from './parallel.ts';
 
@@ -49,6 +49,22 @@ export interface FloorResult {
 
 type FloorHandle = WorkflowHandle<typeof floorConversation>;
 
+/** The bare workflow's own worker process on a fresh task queue, and a way to start its conversations. */
+export async function startFloorWorker(
+  env: BenchEnvironment,
+): Promise<{ worker: WorkerHandle; start: () => Promise<FloorHandle> }> {
+  const taskQueue = `floor-${randomUUID()}`;
+  const config: FloorWorkerConfig = {
+    address: env.server.address,
+    taskQueue,
+    modelBaseURL: env.model.baseURL,
+  };
+  const worker = await forkWorkerProcess(FLOOR_WORKER_SCRIPT, config);
+  const start = () =>
+    env.temporal.workflow.start(floorConversation, { taskQueue, workflowId: `floor-${randomUUID()}` });
+  return { worker, start };
+}
+
 /**
  * (l) The platform's floor: the shapes of sections (a), (b) and (e) on a bare Temporal workflow
  * (bench/floor/workflows.ts: an Update, a model call over HTTP to the same scripted model, the tools,
@@ -65,17 +81,9 @@ export async function measureFloor(
     seconds: number;
   },
 ): Promise<FloorResult> {
-  const taskQueue = `floor-${randomUUID()}`;
-  const config: FloorWorkerConfig = {
-    address: env.server.address,
-    taskQueue,
-    modelBaseURL: env.model.baseURL,
-  };
-  const worker = await forkWorkerProcess(FLOOR_WORKER_SCRIPT, config);
+  const { worker, start } = await startFloorWorker(env);
   const pids = { server: env.server.pid, worker: worker.child.pid as number };
   const cpu = () => ({ server: processCpuMs(pids.server), worker: processCpuMs(pids.worker) });
-  const start = () =>
-    env.temporal.workflow.start(floorConversation, { taskQueue, workflowId: `floor-${randomUUID()}` });
   const send = (handle: FloorHandle, turn: FloorTurn) =>
     handle.executeUpdate(floorTurnUpdate, { args: [turn] });
   const end = (handle: FloorHandle) => handle.signal(floorEndSignal);
